@@ -1,0 +1,159 @@
+"""The one error hierarchy of oncelog.
+
+Every error carries a stable, machine-readable ``code`` and an HTTP-style
+``http_status``. Third-party errors are translated at adapter boundaries with
+``raise ... from exc``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class LedgerError(Exception):
+    """Root of every error oncelog raises."""
+
+    code: ClassVar[str] = "ledger_error"
+    http_status: ClassVar[int] = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"
+
+
+# --- configuration and environment -----------------------------------------
+
+
+class ConfigError(LedgerError):
+    """Settings are missing, contradictory or invalid."""
+
+    code = "config_error"
+
+
+class JavaNotFoundError(ConfigError):
+    """No Java runtime, or one too old for the pinned Kafka broker."""
+
+    code = "java_not_found"
+
+
+class BrokerError(LedgerError):
+    """The local broker could not be fetched, started, reached or stopped."""
+
+    code = "broker_error"
+    http_status = 503
+
+
+class TopicConfigError(LedgerError):
+    """A topic is missing or configured against the spec (e.g. requests compacts)."""
+
+    code = "topic_config"
+
+
+class KafkaOperationError(LedgerError):
+    """A Kafka client call failed; the message names topic, partition and offset."""
+
+    code = "kafka_error"
+    http_status = 503
+
+
+# --- input validation --------------------------------------------------------
+
+
+class InvalidArgumentError(LedgerError, ValueError):
+    """A caller passed a wrong argument. Raised before anything is produced."""
+
+    code = "invalid_argument"
+    http_status = 400
+
+
+class CanonicalJsonError(InvalidArgumentError):
+    """A value cannot be encoded as canonical JSON (NaN, non-string key, ...)."""
+
+    code = "non_canonical_json"
+
+
+class CodecError(LedgerError):
+    """Bytes on a topic could not be decoded as an oncelog record."""
+
+    code = "codec_error"
+    http_status = 422
+
+    def __init__(self, message: str, *, length: int, fingerprint: bytes | None) -> None:
+        fp = fingerprint.hex() if fingerprint is not None else "none"
+        super().__init__(f"{message} (length={length}, fingerprint={fp})")
+        self.length = length
+        self.fingerprint = fingerprint
+
+
+# --- ledger outcomes that are errors for the caller --------------------------
+
+
+class ConflictError(LedgerError):
+    """Same operation, different content: never a second record."""
+
+    code = "conflict"
+    http_status = 409
+
+    def __init__(self, message: str, *, stored_hash: str, request_hash: str) -> None:
+        super().__init__(f"{message} (stored={stored_hash}, requested={request_hash})")
+        self.stored_hash = stored_hash
+        self.request_hash = request_hash
+
+
+class ResultExpiredError(LedgerError):
+    """The result was purged after retention; the key stays claimed forever."""
+
+    code = "result_expired"
+    http_status = 409
+
+
+class StaleClaimError(LedgerError):
+    """The claim token is not (or no longer) the holder: fenced."""
+
+    code = "stale_claim"
+    http_status = 409
+
+
+class InProgressError(LedgerError):
+    """Another holder has a live lease on the operation."""
+
+    code = "in_progress"
+    http_status = 409
+
+
+class ExecutionFailedError(LedgerError):
+    """The operation failed for good (not retryable)."""
+
+    code = "execution_failed"
+    http_status = 409
+
+
+class LeaseLostError(LedgerError):
+    """The holder's lease was lost or cancelled while the tool ran."""
+
+    code = "lease_lost"
+    http_status = 409
+
+
+class LedgerTimeoutError(LedgerError, TimeoutError):
+    """A bounded wait (delivery or decision) ran out."""
+
+    code = "timeout"
+    http_status = 504
+
+
+class NotFoundError(LedgerError):
+    """The queried execution or step is unknown."""
+
+    code = "not_found"
+    http_status = 404
+
+
+class ReceiptError(LedgerError):
+    """A receipt is malformed, forged, altered, expired or signed with another key."""
+
+    code = "invalid_receipt"
+    http_status = 401

@@ -1,0 +1,1 @@
+"""The SDK side: identity (keys) and, later, the ledger clients."""

@@ -1,0 +1,1 @@
+"""The projector: the pure fold and, later, the service that runs it."""

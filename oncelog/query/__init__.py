@@ -1,0 +1,1 @@
+"""Read-only queries over the DuckDB projection (built in the query issue)."""

@@ -1,0 +1,1 @@
+"""Wire records: the .avsc files are the source of truth."""

@@ -1,0 +1,77 @@
+"""Frozen settings, read once at the edge from ``ONCELOG_*`` variables and flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "oncelog"
+
+
+def _default_data_dir() -> Path:
+    return Path.home() / ".local" / "share" / "oncelog"
+
+
+class Settings(BaseSettings):
+    """All configuration of oncelog. Build it once and pass it down."""
+
+    model_config = SettingsConfigDict(env_prefix="ONCELOG_", frozen=True, extra="ignore")
+
+    bootstrap_servers: str | None = Field(
+        default=None,
+        description="An external broker. When unset, the local embedded broker is used.",
+    )
+    topic_prefix: str = "oncelog"
+    partitions: int = Field(default=6, ge=1, le=1024)
+    db_path: Path = Path("oncelog.duckdb")
+    http_host: str = "127.0.0.1"
+    http_port: int = Field(default=8765, ge=0, le=65535)
+    receipt_key: SecretStr | None = None
+
+    cache_dir: Path = Field(default_factory=_default_cache_dir)
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    java_home: Path | None = None
+    broker_heap: str = "512m"
+    broker_start_timeout_s: float = Field(default=60.0, gt=0)
+
+    security_protocol: str | None = None
+    sasl_mechanism: str | None = None
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = None
+    ssl_ca_location: str | None = None
+    kafka_extra_config: dict[str, Any] = Field(default_factory=dict)
+
+    def kafka_config(self, bootstrap: str) -> dict[str, Any]:
+        """librdkafka settings shared by every client: bootstrap, SASL/TLS, passthrough."""
+        conf: dict[str, Any] = {"bootstrap.servers": bootstrap}
+        optional = {
+            "security.protocol": self.security_protocol,
+            "sasl.mechanism": self.sasl_mechanism,
+            "sasl.username": self.sasl_username,
+            "ssl.ca.location": self.ssl_ca_location,
+        }
+        conf.update({k: v for k, v in optional.items() if v is not None})
+        if self.sasl_password is not None:
+            conf["sasl.password"] = self.sasl_password.get_secret_value()
+        conf.update(self.kafka_extra_config)
+        return conf
+
+    @property
+    def requests_topic(self) -> str:
+        """The append-only audit log of every request."""
+        return f"{self.topic_prefix}.requests"
+
+    @property
+    def executions_topic(self) -> str:
+        """The compacted topic of full execution snapshots."""
+        return f"{self.topic_prefix}.executions"
+
+    @property
+    def deadletter_topic(self) -> str:
+        """Where undecodable records go, with their source position."""
+        return f"{self.topic_prefix}.deadletter"
