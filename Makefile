@@ -1,0 +1,44 @@
+# oncelog: `make demo` runs the ledger on the embedded broker, `make test` runs the suite.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: venv jars test lint format broker broker-stop demo bench bench-core clean
+
+$(STAMP): pyproject.toml constraints.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+jars: venv  ## fetch the broker's jars from Maven Central once (cached afterwards)
+	$(PY) -m oncelog broker fetch
+
+test: jars  ## the whole suite against a real broker
+	$(PY) -m pytest -q --durations=10
+
+lint: venv
+	$(PY) -m ruff check oncelog tests bench
+	$(PY) -m ruff format --check oncelog tests bench
+	$(PY) -m mypy --strict oncelog tests bench
+
+format: venv
+	$(PY) -m ruff check --fix oncelog tests bench
+	$(PY) -m ruff format oncelog tests bench
+
+broker: jars  ## start the local broker (reuses a running one)
+	$(PY) -m oncelog broker start
+
+broker-stop: venv
+	$(PY) -m oncelog broker stop
+
+demo: jars
+	$(PY) -m oncelog.demo
+
+bench-core: venv
+	$(PY) bench/bench_core.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

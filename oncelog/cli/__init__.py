@@ -1,0 +1,24 @@
+"""The ``oncelog`` command line: settings are built here, once, and passed down."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from oncelog.cli import broker_cmd, topics_cmd
+from oncelog.errors import LedgerError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+app.add_typer(broker_cmd.app, name="broker")
+app.add_typer(topics_cmd.app, name="topics")
+
+
+def main() -> None:
+    """Entry point: run the app and turn ledger errors into a message and exit code 2."""
+    try:
+        app()
+    except LedgerError as exc:
+        Console(stderr=True).print(f"[red]error[/red] {exc}", highlight=False)
+        sys.exit(2)

@@ -1,0 +1,142 @@
+"""Create and check the ledger's topics (spec section 3)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+from oncelog.errors import KafkaOperationError, TopicConfigError
+from oncelog.settings import Settings
+
+_ADMIN_TIMEOUT_S = 30.0
+
+#: The requests topic is the audit log: never compacted, never aged out by default.
+REQUESTS_CONFIG: Mapping[str, str] = {
+    "cleanup.policy": "delete",
+    "retention.ms": "-1",
+    "retention.bytes": "-1",
+    "message.timestamp.type": "LogAppendTime",
+}
+
+#: Full snapshots keyed by operation id. A recent history (1 h) survives compaction
+#: so that audits and clients reading right behind the projector still see it.
+EXECUTIONS_CONFIG: Mapping[str, str] = {
+    "cleanup.policy": "compact",
+    "min.compaction.lag.ms": "3600000",
+    "message.timestamp.type": "LogAppendTime",
+}
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    """One topic oncelog needs, with the configs it must carry."""
+
+    name: str
+    partitions: int
+    config: Mapping[str, str]
+
+
+def ledger_topics(settings: Settings, partitions: int | None = None) -> list[TopicSpec]:
+    """The requests/executions pair, with the same partition count."""
+    count = partitions or settings.partitions
+    return [
+        TopicSpec(settings.requests_topic, count, REQUESTS_CONFIG),
+        TopicSpec(settings.executions_topic, count, EXECUTIONS_CONFIG),
+    ]
+
+
+def admin_client(settings: Settings, bootstrap: str) -> AdminClient:
+    """An AdminClient with the shared librdkafka settings (SASL/TLS passthrough)."""
+    return AdminClient({**settings.kafka_config(bootstrap), "log_level": 3})
+
+
+def create_topics(admin: AdminClient, specs: list[TopicSpec]) -> list[str]:
+    """Create the topics that are missing; return the names it created."""
+    existing = set(admin.list_topics(timeout=_ADMIN_TIMEOUT_S).topics)
+    new = [
+        NewTopic(s.name, num_partitions=s.partitions, replication_factor=1, config=dict(s.config))
+        for s in specs
+        if s.name not in existing
+    ]
+    if not new:
+        return []
+    for name, future in admin.create_topics(new, operation_timeout=_ADMIN_TIMEOUT_S).items():
+        try:
+            future.result(timeout=_ADMIN_TIMEOUT_S)
+        except KafkaException as exc:
+            raise KafkaOperationError(f"creating topic {name} failed: {exc}") from exc
+    names = [t.topic for t in new]
+    _wait_until_visible(admin, names)
+    return names
+
+
+def _wait_until_visible(admin: AdminClient, names: list[str]) -> None:
+    """Creation is acknowledged before every broker's metadata shows the topic."""
+    deadline = time.monotonic() + _ADMIN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        topics = admin.list_topics(timeout=_ADMIN_TIMEOUT_S).topics
+        if all(name in topics and topics[name].partitions for name in names):
+            return
+    raise KafkaOperationError(f"topics {names} were created but never became visible")
+
+
+def describe_configs(admin: AdminClient, topic: str) -> dict[str, str]:
+    """The effective configuration of ``topic``."""
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    future = admin.describe_configs([resource])[resource]
+    try:
+        entries = future.result(timeout=_ADMIN_TIMEOUT_S)
+    except KafkaException as exc:
+        raise KafkaOperationError(f"describing topic {topic} failed: {exc}") from exc
+    return {name: entry.value for name, entry in entries.items()}
+
+
+def check_topics(admin: AdminClient, specs: list[TopicSpec]) -> dict[str, int]:
+    """Refuse topics that are missing, misconfigured, or differ in partition count.
+
+    Returns the partition count of each topic.
+    """
+    metadata = admin.list_topics(timeout=_ADMIN_TIMEOUT_S).topics
+    problems: list[str] = []
+    counts: dict[str, int] = {}
+    for spec in specs:
+        if spec.name not in metadata:
+            problems.append(f"topic {spec.name} does not exist (run `oncelog topics create`)")
+            continue
+        counts[spec.name] = len(metadata[spec.name].partitions)
+        problems += _config_problems(spec, describe_configs(admin, spec.name))
+    if len(set(counts.values())) > 1:
+        problems.append(f"partition counts differ, they must be equal: {counts}")
+    if problems:
+        raise TopicConfigError("; ".join(problems))
+    return counts
+
+
+def _config_problems(spec: TopicSpec, actual: Mapping[str, str]) -> list[str]:
+    problems = []
+    policy = set(actual.get("cleanup.policy", "").split(","))
+    if spec.config["cleanup.policy"] == "delete" and "compact" in policy:
+        problems.append(
+            f"topic {spec.name} compacts (cleanup.policy={actual['cleanup.policy']}): "
+            "the requests log is the audit trail and must use cleanup.policy=delete"
+        )
+    if spec.config["cleanup.policy"] == "compact" and "compact" not in policy:
+        problems.append(
+            f"topic {spec.name} does not compact (cleanup.policy={actual.get('cleanup.policy')}): "
+            "the executions topic must use cleanup.policy=compact"
+        )
+    if spec.config["cleanup.policy"] == "compact" and "delete" in policy:
+        problems.append(
+            f"topic {spec.name} also deletes (cleanup.policy={actual['cleanup.policy']}): "
+            "snapshots that age out lose a key's identity, use cleanup.policy=compact"
+        )
+    if actual.get("message.timestamp.type") != "LogAppendTime":
+        problems.append(
+            f"topic {spec.name} has message.timestamp.type={actual.get('message.timestamp.type')}, "
+            "decisions need LogAppendTime"
+        )
+    return problems

@@ -1,0 +1,125 @@
+"""Session-wide fixtures: one real Kafka broker, unique topics per test, DuckDB paths."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from oncelog.settings import Settings
+
+BrokerSource = tuple[str, str]  # (bootstrap, where it came from)
+
+
+def _docker_answers() -> bool:
+    try:
+        import docker  # noqa: PLC0415 - optional, only with testcontainers
+
+        docker.from_env(timeout=3).ping()
+    except Exception:  # no daemon, no socket, no package: all mean "no"
+        return False
+    return True
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerSource]:
+    """The one broker of the session: env var, else testcontainers, else the local broker."""
+    external = os.environ.get("ONCELOG_BOOTSTRAP_SERVERS")
+    if external:
+        yield external, "ONCELOG_BOOTSTRAP_SERVERS"
+        return
+    if _docker_answers():
+        yield from _container_broker()
+        return
+    from oncelog.broker.local import LocalBroker  # noqa: PLC0415
+
+    settings = Settings(bootstrap_servers=None)
+    broker = LocalBroker(settings, data_dir=tmp_path_factory.mktemp("broker"))
+    info = broker.start()
+    print(f"\nlocal broker {info.bootstrap} started in {info.started_in_s:.1f}s")
+    try:
+        yield info.bootstrap, f"local broker (started in {info.started_in_s:.1f}s)"
+    finally:
+        broker.stop()
+
+
+COMPOSE_FILE = Path(__file__).resolve().parent.parent / "docker-compose.yml"
+
+
+def compose_service(name: str) -> dict[str, Any]:
+    """One service of docker-compose.yml, the single source of the container's setup."""
+    import yaml  # noqa: PLC0415
+
+    services: dict[str, dict[str, Any]] = yaml.safe_load(COMPOSE_FILE.read_text())["services"]
+    return services[name]
+
+
+def _container_broker() -> Iterator[BrokerSource]:
+    from testcontainers.core.container import DockerContainer  # noqa: PLC0415
+    from testcontainers.core.waiting_utils import wait_for_logs  # noqa: PLC0415
+
+    service = compose_service("kafka")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    container = DockerContainer(service["image"]).with_bind_ports(9092, port)
+    env = {**service["environment"], "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://localhost:{port}"}
+    for key, value in env.items():
+        container = container.with_env(key, value)
+    with container:
+        wait_for_logs(container, "Kafka Server started", timeout=60)
+        yield f"localhost:{port}", "testcontainers apache/kafka"
+
+
+@pytest.fixture(scope="session")
+def bootstrap(kafka: BrokerSource) -> str:
+    """The bootstrap address of the session's broker."""
+    return kafka[0]
+
+
+@pytest.fixture
+def prefix() -> str:
+    """A topic prefix unique to this test."""
+    return f"t{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def settings(bootstrap: str, prefix: str, tmp_path: Path) -> Settings:
+    """Settings pointing at the session broker, with a unique prefix and DuckDB path."""
+    return Settings(
+        bootstrap_servers=bootstrap,
+        topic_prefix=prefix,
+        partitions=3,
+        db_path=tmp_path / "ledger.duckdb",
+        data_dir=tmp_path / "data",
+    )
+
+
+TopicFactory = Callable[..., str]
+
+
+@pytest.fixture
+def make_topic(bootstrap: str) -> TopicFactory:
+    """Create a uniquely named topic: ``make_topic(partitions=1, config={...})``."""
+    from confluent_kafka.admin import AdminClient, NewTopic  # noqa: PLC0415
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    def create(partitions: int = 1, config: Mapping[str, str] | None = None) -> str:
+        name = f"t{uuid.uuid4().hex}"
+        topic = NewTopic(name, num_partitions=partitions, config=dict(config or {}))
+        admin.create_topics([topic])[name].result(timeout=30)
+        return name
+
+    return create
+
+
+@pytest.fixture
+def duckdb_path(tmp_path: Path) -> Path:
+    """A fresh DuckDB file path in the test's temporary folder."""
+    return tmp_path / "test.duckdb"
