@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from oncelog.schemas.models import (
@@ -31,6 +31,7 @@ from oncelog.schemas.models import (
     Request,
     Status,
     Sweep,
+    evolve,
 )
 
 RECENT_LIMIT: Final = 32
@@ -77,7 +78,6 @@ def _decide(
             log_time_ms=t,
             **detail,
         )
-    claimed = state.status is _CLAIMED
     detail.setdefault("epoch", state.epoch)
     return Decision(
         request_id=request.request_id,
@@ -86,11 +86,7 @@ def _decide(
         outcome=outcome,
         changed=changed,
         log_time_ms=t,
-        version=state.version,
         state=state,
-        holder_worker_id=state.worker_id if claimed else None,
-        lease_deadline_ms=state.lease_deadline_ms if claimed else None,
-        cancel_requested=state.cancel_requested,
         **detail,
     )
 
@@ -130,7 +126,7 @@ def _commit(
 ) -> Result:
     """Make a new state version and a decision with ``changed=True``."""
     epoch = changes.get("epoch", state.epoch)
-    new = replace(
+    new = evolve(
         state,
         version=state.version + 1,
         updated_at_ms=t,

@@ -196,6 +196,12 @@ _PLAIN_DECISION_FIELDS: Final = tuple(
     for name in Decision.__dataclass_fields__
     if name not in {"kind", "outcome", "state", "previous"}
 )
+_DERIVED_DECISION_FIELDS: Final = (
+    "version",
+    "holder_worker_id",
+    "lease_deadline_ms",
+    "cancel_requested",
+)
 
 
 def decision_to_avro(x: Decision) -> dict[str, Any]:
@@ -205,6 +211,8 @@ def decision_to_avro(x: Decision) -> dict[str, Any]:
     d["outcome"] = x.outcome.value
     d["state"] = None if x.state is None else state_to_avro(x.state)
     d["previous"] = _previous_to_avro(x.previous)
+    for name in _DERIVED_DECISION_FIELDS:  # flat on the wire for plain consumers
+        d[name] = getattr(x, name)
     return d
 
 

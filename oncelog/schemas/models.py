@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class Kind(StrEnum):
@@ -224,8 +227,11 @@ class ExecutionSnapshot:
 class Decision:
     """The referee's answer to one request; exactly one per request.
 
-    ``source_partition``/``source_offset`` are -1 out of the pure fold, which
-    does not know where the request sat; the runtime stamps them.
+    ``state`` is the state after (the unchanged state too), ``None`` while the
+    operation is absent. ``source_partition``/``source_offset`` are -1 out of
+    the pure fold, which does not know where the request sat; the runtime
+    stamps them. Holder, deadline, version and the cancel flag are read from
+    ``state`` rather than stored twice (the Avro record carries them flat).
     """
 
     request_id: str
@@ -234,18 +240,65 @@ class Decision:
     outcome: Outcome
     changed: bool
     log_time_ms: int
-    retried: bool = False
-    version: int = 0
-    epoch: int | None = None
     state: ExecutionState | None = None
+    epoch: int | None = None
+    retried: bool = False
     stored_hash: str | None = None
     request_hash: str | None = None
     result: bytes | None = None
     error: str | None = None
-    holder_worker_id: str | None = None
-    lease_deadline_ms: int | None = None
-    cancel_requested: bool = False
     duplicate_effect_suspected: bool = False
     previous: PreviousAttempt | None = None
     source_partition: int = -1
     source_offset: int = -1
+
+    @property
+    def version(self) -> int:
+        """The state version after the decision; 0 while absent."""
+        return 0 if self.state is None else self.state.version
+
+    @property
+    def holder_worker_id(self) -> str | None:
+        """The worker holding the lease, when the state is CLAIMED."""
+        state = self.state
+        return state.worker_id if state is not None and state.status is Status.CLAIMED else None
+
+    @property
+    def lease_deadline_ms(self) -> int | None:
+        """The holder's lease deadline (log time), when the state is CLAIMED."""
+        state = self.state
+        if state is not None and state.status is Status.CLAIMED:
+            return state.lease_deadline_ms
+        return None
+
+    @property
+    def cancel_requested(self) -> bool:
+        """Whether a cancel is pending for the current holder."""
+        return self.state is not None and self.state.cancel_requested
+
+
+_SLOT_ACCESS: dict[type, tuple[tuple[str, Any, Any], ...]] = {}
+
+
+def evolve(obj: T, /, **changes: Any) -> T:
+    """``dataclasses.replace`` for the frozen slotted models, about twice as fast.
+
+    It sets the slots through their descriptors instead of running the frozen
+    ``__init__`` (which pays an ``object.__setattr__`` per field); the fold
+    makes one new state per state-changing request, so this is the hot path.
+    """
+    cls = type(obj)
+    access = _SLOT_ACCESS.get(cls)
+    if access is None:
+        access = tuple(
+            (name, cls.__dict__[name].__get__, cls.__dict__[name].__set__)
+            for name in cls.__dataclass_fields__  # type: ignore[attr-defined]
+        )
+        _SLOT_ACCESS[cls] = access
+    for name in changes:
+        if name not in cls.__dataclass_fields__:  # type: ignore[attr-defined]
+            raise TypeError(f"{cls.__name__} has no field {name!r}")
+    new = object.__new__(cls)
+    for name, get, set_ in access:
+        set_(new, changes[name] if name in changes else get(obj))
+    return new
