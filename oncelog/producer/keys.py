@@ -10,7 +10,8 @@ import hashlib
 import math
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from json.encoder import encode_basestring
 from typing import Any, Final
 
 from oncelog.errors import CanonicalJsonError, InvalidArgumentError
@@ -30,19 +31,11 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # --- canonical JSON ------------------------------------------------------------
 
 
-def _quote(text: str) -> str:
-    out = ['"']
-    for ch in text:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch < " ":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+# json's own string encoder (the ensure_ascii=False flavour) escapes the quote,
+# the backslash, the short forms of control characters (newline as backslash-n)
+# and the others as backslash-u00XX, like JSON.stringify and RFC 8785, so that
+# other SDKs can match it easily.
+_quote: Final[Callable[[str], str]] = encode_basestring
 
 
 def _encode(value: Any, out: list[str]) -> None:
