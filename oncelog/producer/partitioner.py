@@ -1,0 +1,54 @@
+"""Kafka's default partitioner, bit for bit, so that placement matches Java clients.
+
+librdkafka's default is CRC32-based; oncelog computes the partition itself so
+that every record of one channel lands where a Java producer would put it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from oncelog.errors import InvalidArgumentError
+
+_SEED: Final = 0x9747B28C
+_M: Final = 0x5BD1E995
+_MASK: Final = 0xFFFFFFFF
+
+
+def murmur2(data: bytes) -> int:
+    """Kafka's ``Utils.murmur2``: a signed 32-bit MurmurHash2 with Kafka's seed."""
+    length = len(data)
+    h = (_SEED ^ length) & _MASK
+    full = length - length % 4
+    for i in range(0, full, 4):
+        k = int.from_bytes(data[i : i + 4], "little")
+        k = (k * _M) & _MASK
+        k ^= k >> 24
+        k = (k * _M) & _MASK
+        h = ((h * _M) & _MASK) ^ k
+    tail = length % 4
+    if tail == 3:
+        h ^= data[full + 2] << 16
+    if tail >= 2:
+        h ^= data[full + 1] << 8
+    if tail >= 1:
+        h ^= data[full]
+        h = (h * _M) & _MASK
+    h ^= h >> 13
+    h = (h * _M) & _MASK
+    h ^= h >> 15
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def to_positive(number: int) -> int:
+    """Kafka's ``Utils.toPositive``: clear the sign bit (not ``abs``)."""
+    return number & 0x7FFFFFFF
+
+
+def partition_for(channel_id: str, num_partitions: int) -> int:
+    """The partition Kafka's default partitioner picks for key ``channel_id``."""
+    if isinstance(num_partitions, bool) or not isinstance(num_partitions, int):
+        raise InvalidArgumentError("num_partitions must be an int")
+    if num_partitions < 1:
+        raise InvalidArgumentError(f"num_partitions must be >= 1, got {num_partitions}")
+    return to_positive(murmur2(channel_id.encode("utf-8"))) % num_partitions

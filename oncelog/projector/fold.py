@@ -1,0 +1,423 @@
+"""The referee: a pure fold of one request into the state of its operation.
+
+``fold(state, request, log_time_ms)`` is a pure function of its arguments: no
+clock, no randomness, no I/O, no logging. Refolding the same requests from the
+same state therefore yields the same states and decisions byte for byte, and a
+state restored from the last snapshot plus the tail equals the live state.
+The table it implements is section 4 of the ledger spec.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from oncelog.schemas.models import (
+    Body,
+    Cancel,
+    Claim,
+    Complete,
+    Decision,
+    ExecutionSnapshot,
+    ExecutionState,
+    Fail,
+    Heartbeat,
+    Outcome,
+    PreviousAttempt,
+    RecentRequest,
+    Release,
+    Request,
+    Status,
+    Sweep,
+    evolve,
+)
+
+RECENT_LIMIT: Final = 32
+"""How many state-changing request ids a state remembers, so a retry takes no effect."""
+
+Result = tuple[ExecutionState | None, Decision]
+
+_CLAIMED: Final = Status.CLAIMED
+_COMPLETED: Final = Status.COMPLETED
+_FAILED: Final = Status.FAILED
+_EXPIRED: Final = Status.EXPIRED
+
+_NAMING: Final = {
+    Status.CLAIMED: Outcome.STATE_CLAIMED,
+    Status.COMPLETED: Outcome.STATE_COMPLETED,
+    Status.FAILED: Outcome.STATE_FAILED,
+    Status.EXPIRED: Outcome.STATE_EXPIRED,
+}
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# --- decisions ---------------------------------------------------------------------
+
+
+def _decide(
+    state: ExecutionState | None,
+    request: Request,
+    outcome: Outcome,
+    t: int,
+    changed: bool = False,
+    **detail: Any,
+) -> Decision:
+    """A decision that reports ``state`` (the state after) alongside ``detail``."""
+    if state is None:
+        return Decision(
+            request_id=request.request_id,
+            operation_id=request.operation_id,
+            kind=request.kind,
+            outcome=outcome,
+            changed=changed,
+            log_time_ms=t,
+            **detail,
+        )
+    detail.setdefault("epoch", state.epoch)
+    return Decision(
+        request_id=request.request_id,
+        operation_id=request.operation_id,
+        kind=request.kind,
+        outcome=outcome,
+        changed=changed,
+        log_time_ms=t,
+        state=state,
+        **detail,
+    )
+
+
+def _same(state: ExecutionState | None, request: Request, outcome: Outcome, t: int) -> Result:
+    """No change: judged, answered, nothing new to publish on the changelog."""
+    return state, _decide(state, request, outcome, t)
+
+
+def _naming(state: ExecutionState, request: Request, t: int) -> Result:
+    """The "any other pair" row: an outcome naming the state, no change."""
+    return state, _decide(state, request, _NAMING[state.status], t)
+
+
+def _stale(state: ExecutionState, request: Request, t: int, suspected: bool = False) -> Result:
+    return state, _decide(
+        state, request, Outcome.STALE_CLAIM, t, duplicate_effect_suspected=suspected
+    )
+
+
+def _remember(
+    recent: tuple[RecentRequest, ...], request_id: str, outcome: Outcome, epoch: int
+) -> tuple[RecentRequest, ...]:
+    entry = RecentRequest(request_id, outcome, epoch)
+    if len(recent) < RECENT_LIMIT:
+        return (*recent, entry)
+    return (*recent[1 - RECENT_LIMIT :], entry)
+
+
+def _commit(
+    state: ExecutionState,
+    request: Request,
+    outcome: Outcome,
+    t: int,
+    detail: dict[str, Any] | None = None,
+    **changes: Any,
+) -> Result:
+    """Make a new state version and a decision with ``changed=True``."""
+    epoch = changes.get("epoch", state.epoch)
+    new = evolve(
+        state,
+        version=state.version + 1,
+        updated_at_ms=t,
+        recent=_remember(state.recent, request.request_id, outcome, epoch),
+        **changes,
+    )
+    return new, _decide(new, request, outcome, t, True, **(detail or {}))
+
+
+# --- per-kind rules ----------------------------------------------------------------
+
+
+def _grant_changes(request: Request, body: Claim, t: int) -> dict[str, Any]:
+    """Everything a grant (first claim or reclaim) sets on the state."""
+    return {
+        "status": _CLAIMED,
+        "tool_name": body.tool_name,
+        "params": body.params,
+        "effect": body.effect,
+        "lease_ms": body.lease_ms,
+        "retention_ms": body.retention_ms,
+        "claim_token": request.claim_token,
+        "worker_id": body.worker_id,
+        "claimed_at_ms": t,
+        "lease_deadline_ms": t + body.lease_ms,
+        "last_heartbeat_ms": None,
+        "cancel_requested": False,
+        "cancel_reason": None,
+        "error": None,
+        "retryable": False,
+    }
+
+
+def _first_claim(request: Request, body: Claim, t: int) -> Result:
+    token = request.claim_token
+    if token is None:
+        return _same(None, request, Outcome.INVALID_REQUEST, t)
+    state = ExecutionState(
+        operation_id=request.operation_id,
+        channel_id=request.channel_id,
+        key_name=request.key_name,
+        version=1,
+        epoch=1,
+        request_hash=body.request_hash,
+        recent=(RecentRequest(request.request_id, Outcome.CLAIMED, 1),),
+        updated_at_ms=t,
+        **_grant_changes(request, body, t),
+    )
+    return state, _decide(state, request, Outcome.CLAIMED, t, True)
+
+
+def _reclaim(state: ExecutionState, request: Request, body: Claim, t: int) -> Result:
+    previous = PreviousAttempt(
+        state.epoch,
+        state.claim_token,
+        state.worker_id,
+        state.claimed_at_ms,
+        state.last_heartbeat_ms,
+        state.status,
+        state.error,
+    )
+    changes = _grant_changes(request, body, t)
+    return _commit(
+        state,
+        request,
+        Outcome.RECLAIMED,
+        t,
+        {"previous": previous},
+        epoch=state.epoch + 1,
+        previous=previous,
+        **changes,
+    )
+
+
+def _on_claim(state: ExecutionState, request: Request, body: Claim, t: int) -> Result:
+    status = state.status
+    if request.claim_token is None:
+        return _same(state, request, Outcome.INVALID_REQUEST, t)
+    if status is _CLAIMED:
+        if request.claim_token == state.claim_token:
+            return _same(state, request, Outcome.CLAIMED, t)
+        if t < state.lease_deadline_ms:
+            return _same(state, request, Outcome.IN_PROGRESS, t)
+        return _reclaim(state, request, body, t)
+    if status is _COMPLETED and state.expires_at_ms is not None and t < state.expires_at_ms:
+        return state, _decide(state, request, Outcome.REPLAYED, t, result=state.result)
+    if status is _COMPLETED or status is _EXPIRED:
+        return _same(state, request, Outcome.RESULT_EXPIRED, t)
+    if state.retryable:
+        return _reclaim(state, request, body, t)
+    return state, _decide(state, request, Outcome.FAILED, t, error=state.error)
+
+
+def _on_heartbeat(state: ExecutionState, request: Request, body: Heartbeat, t: int) -> Result:
+    if request.claim_token != state.claim_token:
+        return _stale(state, request, t)
+    if state.status is not _CLAIMED:
+        return _naming(state, request, t)
+    lease = state.lease_ms if body.lease_ms is None else body.lease_ms
+    return _commit(
+        state, request, Outcome.HEARTBEAT_OK, t, lease_deadline_ms=t + lease, last_heartbeat_ms=t
+    )
+
+
+def _on_complete(state: ExecutionState, request: Request, body: Complete, t: int) -> Result:
+    if request.claim_token != state.claim_token:
+        # The stale holder's side effect already happened: flag it for the audit.
+        return _stale(state, request, t, suspected=True)
+    status = state.status
+    if status is _CLAIMED:
+        return _commit(
+            state,
+            request,
+            Outcome.COMPLETED,
+            t,
+            {"result": body.result},
+            status=_COMPLETED,
+            result=body.result,
+            result_hash=_hash(body.result),
+            completed_at_ms=t,
+            expires_at_ms=t + state.retention_ms,
+        )
+    if status is _FAILED:
+        return _naming(state, request, t)
+    if status is _COMPLETED and body.result == state.result:
+        return state, _decide(state, request, Outcome.COMPLETED, t, result=state.result)
+    requested = _hash(body.result)
+    if requested == state.result_hash:  # EXPIRED: same result, but its body is gone
+        return _naming(state, request, t)
+    return state, _decide(
+        state,
+        request,
+        Outcome.CONFLICT,
+        t,
+        stored_hash=state.result_hash,
+        request_hash=requested,
+    )
+
+
+def _on_fail(state: ExecutionState, request: Request, body: Fail, t: int) -> Result:
+    if request.claim_token != state.claim_token:
+        return _stale(state, request, t)
+    if state.status is not _CLAIMED:
+        return _naming(state, request, t)
+    return _commit(
+        state,
+        request,
+        Outcome.FAILED,
+        t,
+        {"error": body.error},
+        status=_FAILED,
+        error=body.error,
+        retryable=body.retryable,
+    )
+
+
+def _on_release(state: ExecutionState, request: Request, body: Release, t: int) -> Result:
+    if request.claim_token != state.claim_token:
+        return _stale(state, request, t)
+    if state.status is not _CLAIMED:
+        return _naming(state, request, t)
+    return _commit(state, request, Outcome.RELEASED, t, lease_deadline_ms=t)
+
+
+def _on_cancel(state: ExecutionState, request: Request, body: Cancel, t: int) -> Result:
+    if state.status is not _CLAIMED:
+        return _naming(state, request, t)
+    if state.cancel_requested:
+        return _same(state, request, Outcome.CANCEL_REQUESTED, t)
+    return _commit(
+        state,
+        request,
+        Outcome.CANCEL_REQUESTED,
+        t,
+        cancel_requested=True,
+        cancel_reason=body.reason,
+    )
+
+
+def _on_sweep(state: ExecutionState, request: Request, body: Sweep, t: int) -> Result:
+    expires = state.expires_at_ms
+    if state.status is not _COMPLETED or expires is None or expires > t:
+        return _naming(state, request, t)
+    return _commit(state, request, Outcome.EXPIRED, t, status=_EXPIRED, result=None)
+
+
+_RULES: Final[dict[type, Callable[[ExecutionState, Request, Any, int], Result]]] = {
+    Claim: _on_claim,
+    Heartbeat: _on_heartbeat,
+    Complete: _on_complete,
+    Fail: _on_fail,
+    Release: _on_release,
+    Cancel: _on_cancel,
+    Sweep: _on_sweep,
+}
+
+
+def _retried(state: ExecutionState, request: Request, seen: RecentRequest, t: int) -> Result:
+    """A retry of a request that already changed the state gets its first answer."""
+    result = state.result if seen.outcome is Outcome.COMPLETED else None
+    return state, _decide(
+        state, request, seen.outcome, t, retried=True, epoch=seen.epoch, result=result
+    )
+
+
+# --- the fold ----------------------------------------------------------------------
+
+
+def fold(state: ExecutionState | None, request: Request, log_time_ms: int) -> Result:
+    """Judge ``request`` against ``state`` at log time ``log_time_ms``.
+
+    Returns the state after (the same object when nothing changed; ``None``
+    while the operation is absent) and exactly one decision. The decision's
+    ``changed`` is True only when a new state version was made.
+    """
+    body: Body = request.body
+    if state is None:
+        if type(body) is Claim:
+            return _first_claim(request, body, log_time_ms)
+        return _same(None, request, Outcome.STATE_ABSENT, log_time_ms)
+    # The conflict rule comes first: a different request_hash never takes effect.
+    if type(body) is Claim and body.request_hash != state.request_hash:
+        return state, _decide(
+            state,
+            request,
+            Outcome.CONFLICT,
+            log_time_ms,
+            stored_hash=state.request_hash,
+            request_hash=body.request_hash,
+        )
+    request_id = request.request_id
+    for seen in state.recent:
+        if seen.request_id == request_id:
+            return _retried(state, request, seen, log_time_ms)
+    return _RULES[type(body)](state, request, body, log_time_ms)
+
+
+# --- log time and batches ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionClock:
+    """The clamp that keeps log time non-decreasing on one partition.
+
+    The caller owns it: persist it with the projector's position, pass it back.
+    """
+
+    last_ms: int | None = None
+
+    def advance(self, broker_ts_ms: int) -> tuple[PartitionClock, int]:
+        """Clamp ``broker_ts_ms`` to at least the last log time; return the new clock."""
+        last = self.last_ms
+        clamped = broker_ts_ms if last is None or broker_ts_ms > last else last
+        if clamped == last:
+            return self, clamped
+        return PartitionClock(clamped), clamped
+
+
+def fold_batch(
+    states: Mapping[str, ExecutionState],
+    clock: PartitionClock,
+    requests_with_ts: Iterable[tuple[Request, int]],
+) -> tuple[dict[str, ExecutionState], PartitionClock, list[Decision]]:
+    """Fold requests of one partition in log order.
+
+    Returns the states touched (by operation id, latest version), the advanced
+    clock and one decision per request, in order. Every decision with
+    ``changed=True`` carries a state version to publish (see :func:`snapshot_of`).
+    """
+    touched: dict[str, ExecutionState] = {}
+    decisions: list[Decision] = []
+    for request, broker_ts_ms in requests_with_ts:
+        clock, t = clock.advance(broker_ts_ms)
+        op = request.operation_id
+        before = touched.get(op) or states.get(op)
+        after, decision = fold(before, request, t)
+        if after is not None and after is not before:
+            touched[op] = after
+        decisions.append(decision)
+    return touched, clock, decisions
+
+
+def snapshot_of(decision: Decision, partition: int, offset: int) -> ExecutionSnapshot:
+    """The executions-topic record for a decision that made a new state version."""
+    if not decision.changed or decision.state is None:
+        raise ValueError("only a decision that changed the state has a snapshot")
+    return ExecutionSnapshot(
+        state=decision.state,
+        source_partition=partition,
+        source_offset=offset,
+        source_request_id=decision.request_id,
+        outcome=decision.outcome,
+        log_time_ms=decision.log_time_ms,
+    )

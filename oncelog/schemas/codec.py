@@ -1,0 +1,178 @@
+"""Avro single-object encoding of the wire records, with fastavro.
+
+Wire format: ``C3 01`` + the 8-byte little-endian CRC-64-AVRO fingerprint of the
+writer schema's parsing canonical form + the schemaless Avro body. Decoding finds
+the writer schema by fingerprint (the current schemas plus older versions under
+``history/``) and resolves it against the current reader schema, so old records
+stay readable after a schema gains a field with a default.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import fastavro
+from fastavro.schema import load_schema, to_parsing_canonical_form
+
+from oncelog.errors import CodecError
+from oncelog.schemas import convert
+from oncelog.schemas.models import Decision, ExecutionSnapshot, Request
+
+MAGIC: Final = b"\xc3\x01"
+HEADER_LEN: Final = 10
+SCHEMA_DIR: Final = Path(__file__).parent
+HISTORY_DIR: Final = SCHEMA_DIR / "history"
+
+REQUEST: Final = "dev.oncelog.Request"
+SNAPSHOT: Final = "dev.oncelog.ExecutionSnapshot"
+DECISION: Final = "dev.oncelog.Decision"
+
+_EMPTY64: Final = 0xC15D213AA4D7A795
+
+
+def _crc64_table() -> tuple[int, ...]:
+    table = []
+    for i in range(256):
+        fp = i
+        for _ in range(8):
+            fp = (fp >> 1) ^ (_EMPTY64 & -(fp & 1))
+        table.append(fp)
+    return tuple(table)
+
+
+_TABLE: Final = _crc64_table()
+
+
+def crc64_avro(data: bytes) -> int:
+    """The Avro spec's 64-bit Rabin fingerprint (CRC-64-AVRO) of ``data``."""
+    fp = _EMPTY64
+    for byte in data:
+        fp = (fp >> 8) ^ _TABLE[(fp ^ byte) & 0xFF]
+    return fp
+
+
+def schema_fingerprint(parsed_schema: Any) -> bytes:
+    """The 8 little-endian fingerprint bytes that prefix records of this schema."""
+    canonical = to_parsing_canonical_form(parsed_schema).encode("utf-8")
+    return struct.pack("<Q", crc64_avro(canonical))
+
+
+class SchemaRegistry:
+    """Known writer schemas by fingerprint, and the current schema of each record type."""
+
+    def __init__(self) -> None:
+        self.current: dict[str, Any] = {}
+        self.current_fingerprint: dict[str, bytes] = {}
+        self.writers: dict[bytes, tuple[str, Any]] = {}
+
+    def add_current(self, parsed_schema: Any) -> None:
+        """Make ``parsed_schema`` the reader (and writer) schema of its record type."""
+        name = parsed_schema["name"]
+        fingerprint = self.register_writer(parsed_schema)
+        self.current[name] = parsed_schema
+        self.current_fingerprint[name] = fingerprint
+
+    def register_writer(self, parsed_schema: Any) -> bytes:
+        """Accept records written with ``parsed_schema`` (an older version, say)."""
+        fingerprint = schema_fingerprint(parsed_schema)
+        self.writers[fingerprint] = (parsed_schema["name"], parsed_schema)
+        return fingerprint
+
+    def register_writer_file(self, path: Path) -> bytes:
+        """Register a self-contained ``.avsc`` file as a known writer schema."""
+        return self.register_writer(fastavro.parse_schema(json.loads(path.read_text("utf-8"))))
+
+
+def default_registry() -> SchemaRegistry:
+    """The current schemas from this package plus every file under ``history/``."""
+    registry = SchemaRegistry()
+    for stem in ("request", "execution_snapshot", "decision"):
+        registry.add_current(load_schema(str(SCHEMA_DIR / f"{stem}.avsc")))
+    if HISTORY_DIR.is_dir():
+        for path in sorted(HISTORY_DIR.glob("*.avsc")):
+            registry.register_writer_file(path)
+    return registry
+
+
+REGISTRY: Final = default_registry()
+
+T = TypeVar("T")
+
+
+def _encode(registry: SchemaRegistry, name: str, record: dict[str, Any]) -> bytes:
+    buf = io.BytesIO()
+    buf.write(MAGIC)
+    buf.write(registry.current_fingerprint[name])
+    fastavro.schemaless_writer(buf, registry.current[name], record)
+    return buf.getvalue()
+
+
+def _read_body(registry: SchemaRegistry, name: str, data: bytes) -> Any:
+    if len(data) < HEADER_LEN:
+        raise CodecError("record shorter than the single-object header", length=len(data), fingerprint=None)
+    fingerprint = bytes(data[2:HEADER_LEN])
+    if data[:2] != MAGIC:
+        raise CodecError("bad single-object magic", length=len(data), fingerprint=fingerprint)
+    known = registry.writers.get(fingerprint)
+    if known is None:
+        raise CodecError("unknown writer schema", length=len(data), fingerprint=fingerprint)
+    writer_name, writer = known
+    if writer_name != name:
+        raise CodecError(f"expected {name}, got {writer_name}", length=len(data), fingerprint=fingerprint)
+    reader = registry.current[name]
+    buf = io.BytesIO(data)
+    buf.seek(HEADER_LEN)
+    try:
+        record = fastavro.schemaless_reader(
+            buf, writer, None if writer is reader else reader,
+            return_record_name=True, return_record_name_override=True,
+        )
+    except Exception as exc:  # fastavro raises many types on corrupt input
+        raise CodecError(f"corrupt {name} body: {exc!r}", length=len(data), fingerprint=fingerprint) from exc
+    if buf.tell() != len(data):
+        raise CodecError(f"trailing bytes after {name}", length=len(data), fingerprint=fingerprint)
+    return record
+
+
+def _decode(registry: SchemaRegistry, name: str, data: bytes, build: Callable[[Any], T]) -> T:
+    record = _read_body(registry, name, data)
+    try:
+        return build(record)
+    except Exception as exc:  # e.g. invalid UTF-8 slipped into a field we re-check
+        fingerprint = bytes(data[2:HEADER_LEN])
+        raise CodecError(f"invalid {name}: {exc!r}", length=len(data), fingerprint=fingerprint) from exc
+
+
+def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> bytes:
+    """Single-object encode a request."""
+    return _encode(registry, REQUEST, convert.request_to_avro(request))
+
+
+def decode_request(data: bytes, registry: SchemaRegistry = REGISTRY) -> Request:
+    """Decode a request; any failure is a :class:`CodecError`."""
+    return _decode(registry, REQUEST, data, convert.request_from_avro)
+
+
+def encode_snapshot(snapshot: ExecutionSnapshot, registry: SchemaRegistry = REGISTRY) -> bytes:
+    """Single-object encode an execution snapshot."""
+    return _encode(registry, SNAPSHOT, convert.snapshot_to_avro(snapshot))
+
+
+def decode_snapshot(data: bytes, registry: SchemaRegistry = REGISTRY) -> ExecutionSnapshot:
+    """Decode an execution snapshot; any failure is a :class:`CodecError`."""
+    return _decode(registry, SNAPSHOT, data, convert.snapshot_from_avro)
+
+
+def encode_decision(decision: Decision, registry: SchemaRegistry = REGISTRY) -> bytes:
+    """Single-object encode a decision."""
+    return _encode(registry, DECISION, convert.decision_to_avro(decision))
+
+
+def decode_decision(data: bytes, registry: SchemaRegistry = REGISTRY) -> Decision:
+    """Decode a decision; any failure is a :class:`CodecError`."""
+    return _decode(registry, DECISION, data, convert.decision_from_avro)

@@ -1,0 +1,228 @@
+"""Plain-dict (fastavro) forms of the models, both ways.
+
+Hand-written rather than reflective (``dataclasses.asdict``) because decoding
+is on the projector's hot path and the union bodies need tagging anyway.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from oncelog.schemas.models import (
+    Body,
+    Cancel,
+    Claim,
+    Complete,
+    Decision,
+    Effect,
+    ExecutionSnapshot,
+    ExecutionState,
+    Fail,
+    Heartbeat,
+    Kind,
+    Outcome,
+    PreviousAttempt,
+    RecentRequest,
+    Release,
+    Request,
+    Status,
+    Sweep,
+)
+
+NS: Final = "dev.oncelog."
+
+# Dict lookups are cheaper than calling the enum class on the hot path.
+_EFFECT: Final = {e.value: e for e in Effect}
+_STATUS: Final = {s.value: s for s in Status}
+_OUTCOME: Final = {o.value: o for o in Outcome}
+_KIND: Final = {k.value: k for k in Kind}
+
+
+# --- request -----------------------------------------------------------------------
+
+
+def _body_to_avro(body: Body) -> tuple[str, dict[str, Any]]:
+    if isinstance(body, Claim):
+        return NS + "Claim", {
+            "tool_name": body.tool_name,
+            "params": body.params,
+            "request_hash": body.request_hash,
+            "lease_ms": body.lease_ms,
+            "retention_ms": body.retention_ms,
+            "effect": body.effect.value,
+            "worker_id": body.worker_id,
+        }
+    if isinstance(body, Heartbeat):
+        return NS + "Heartbeat", {"lease_ms": body.lease_ms}
+    if isinstance(body, Complete):
+        return NS + "Complete", {"result": body.result}
+    if isinstance(body, Fail):
+        return NS + "Fail", {"error": body.error, "retryable": body.retryable}
+    if isinstance(body, Cancel):
+        return NS + "Cancel", {"reason": body.reason}
+    if isinstance(body, Release):
+        return NS + "Release", {}
+    return NS + "Sweep", {}
+
+
+def _claim(d: dict[str, Any]) -> Body:
+    return Claim(
+        d["tool_name"], d["params"], d["request_hash"], d["lease_ms"],
+        d["retention_ms"], _EFFECT[d["effect"]], d["worker_id"],
+    )
+
+
+_BODY_FROM: Final = {
+    NS + "Claim": _claim,
+    NS + "Heartbeat": lambda d: Heartbeat(d["lease_ms"]),
+    NS + "Complete": lambda d: Complete(d["result"]),
+    NS + "Fail": lambda d: Fail(d["error"], d["retryable"]),
+    NS + "Release": lambda d: Release(),
+    NS + "Cancel": lambda d: Cancel(d["reason"]),
+    NS + "Sweep": lambda d: Sweep(),
+}
+
+
+def request_to_avro(request: Request) -> dict[str, Any]:
+    """The fastavro datum of a request."""
+    return {
+        "request_id": request.request_id,
+        "operation_id": request.operation_id,
+        "channel_id": request.channel_id,
+        "key_name": request.key_name,
+        "claim_token": request.claim_token,
+        "body": _body_to_avro(request.body),
+    }
+
+
+def request_from_avro(d: dict[str, Any]) -> Request:
+    """A request from its fastavro datum."""
+    name, body = d["body"]
+    return Request(
+        d["request_id"], d["operation_id"], d["channel_id"], d["key_name"],
+        d["claim_token"], _BODY_FROM[name](body),
+    )
+
+
+# --- state -------------------------------------------------------------------------
+
+
+def _previous_to_avro(p: PreviousAttempt | None) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    return {
+        "epoch": p.epoch,
+        "claim_token": p.claim_token,
+        "worker_id": p.worker_id,
+        "claimed_at_ms": p.claimed_at_ms,
+        "last_heartbeat_ms": p.last_heartbeat_ms,
+        "status": p.status.value,
+        "error": p.error,
+    }
+
+
+def _previous_from_avro(d: dict[str, Any] | None) -> PreviousAttempt | None:
+    if d is None:
+        return None
+    return PreviousAttempt(
+        d["epoch"], d["claim_token"], d["worker_id"], d["claimed_at_ms"],
+        d["last_heartbeat_ms"], _STATUS[d["status"]], d["error"],
+    )
+
+
+def state_to_avro(s: ExecutionState) -> dict[str, Any]:
+    """The fastavro datum of an execution state."""
+    d: dict[str, Any] = {name: getattr(s, name) for name in _PLAIN_STATE_FIELDS}
+    d["status"] = s.status.value
+    d["effect"] = s.effect.value
+    d["previous"] = _previous_to_avro(s.previous)
+    d["recent"] = [
+        {"request_id": r.request_id, "outcome": r.outcome.value, "epoch": r.epoch}
+        for r in s.recent
+    ]
+    return d
+
+
+def state_from_avro(d: dict[str, Any]) -> ExecutionState:
+    """An execution state from its fastavro datum."""
+    plain = {name: d[name] for name in _PLAIN_STATE_FIELDS}
+    return ExecutionState(
+        **plain,
+        status=_STATUS[d["status"]],
+        effect=_EFFECT[d["effect"]],
+        previous=_previous_from_avro(d["previous"]),
+        recent=tuple(
+            RecentRequest(r["request_id"], _OUTCOME[r["outcome"]], r["epoch"])
+            for r in d["recent"]
+        ),
+    )
+
+
+_PLAIN_STATE_FIELDS: Final = tuple(
+    name
+    for name in ExecutionState.__dataclass_fields__
+    if name not in {"status", "effect", "previous", "recent"}
+)
+
+
+def snapshot_to_avro(s: ExecutionSnapshot) -> dict[str, Any]:
+    """The fastavro datum of a snapshot."""
+    return {
+        "state": state_to_avro(s.state),
+        "source_partition": s.source_partition,
+        "source_offset": s.source_offset,
+        "source_request_id": s.source_request_id,
+        "outcome": s.outcome.value,
+        "log_time_ms": s.log_time_ms,
+    }
+
+
+def snapshot_from_avro(d: dict[str, Any]) -> ExecutionSnapshot:
+    """A snapshot from its fastavro datum."""
+    return ExecutionSnapshot(
+        state=state_from_avro(d["state"]),
+        source_partition=d["source_partition"],
+        source_offset=d["source_offset"],
+        source_request_id=d["source_request_id"],
+        outcome=_OUTCOME[d["outcome"]],
+        log_time_ms=d["log_time_ms"],
+    )
+
+
+# --- decision ----------------------------------------------------------------------
+
+_PLAIN_DECISION_FIELDS: Final = tuple(
+    name
+    for name in Decision.__dataclass_fields__
+    if name not in {"kind", "outcome", "state", "previous"}
+)
+_DERIVED_DECISION_FIELDS: Final = (
+    "version",
+    "holder_worker_id",
+    "lease_deadline_ms",
+    "cancel_requested",
+)
+
+
+def decision_to_avro(x: Decision) -> dict[str, Any]:
+    """The fastavro datum of a decision."""
+    d: dict[str, Any] = {name: getattr(x, name) for name in _PLAIN_DECISION_FIELDS}
+    d["kind"] = x.kind.value
+    d["outcome"] = x.outcome.value
+    d["state"] = None if x.state is None else state_to_avro(x.state)
+    d["previous"] = _previous_to_avro(x.previous)
+    for name in _DERIVED_DECISION_FIELDS:  # flat on the wire for plain consumers
+        d[name] = getattr(x, name)
+    return d
+
+
+def decision_from_avro(d: dict[str, Any]) -> Decision:
+    """A decision from its fastavro datum."""
+    plain = {name: d[name] for name in _PLAIN_DECISION_FIELDS}
+    return Decision(
+        **plain,
+        kind=_KIND[d["kind"]],
+        outcome=_OUTCOME[d["outcome"]],
+        state=None if d["state"] is None else state_from_avro(d["state"]),
+        previous=_previous_from_avro(d["previous"]),
+    )

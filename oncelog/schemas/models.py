@@ -1,0 +1,304 @@
+"""Typed, immutable models of the wire records.
+
+Frozen slotted dataclasses rather than pydantic models: the decode+fold hot path
+builds several per record, and plain slotted dataclasses are several times
+cheaper to construct (see ``bench/bench_core.py``). Validation happens at the
+edges (``oncelog.producer.keys``), not here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class Kind(StrEnum):
+    """What a request asks for."""
+
+    CLAIM = "claim"
+    HEARTBEAT = "heartbeat"
+    COMPLETE = "complete"
+    FAIL = "fail"
+    RELEASE = "release"
+    CANCEL = "cancel"
+    SWEEP = "sweep"
+
+
+class Status(StrEnum):
+    """The status of an existing execution (absent is ``None``)."""
+
+    CLAIMED = "CLAIMED"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    EXPIRED = "EXPIRED"
+
+
+class Effect(StrEnum):
+    """Whether a tool touches the outside world (declared at claim)."""
+
+    PURE = "pure"
+    EXTERNAL = "external"
+
+
+class Outcome(StrEnum):
+    """The referee's verdict on one request."""
+
+    CLAIMED = "claimed"
+    RECLAIMED = "reclaimed"
+    IN_PROGRESS = "in_progress"
+    REPLAYED = "replayed"
+    CONFLICT = "conflict"
+    RESULT_EXPIRED = "result_expired"
+    FAILED = "failed"
+    HEARTBEAT_OK = "heartbeat_ok"
+    COMPLETED = "completed"
+    STALE_CLAIM = "stale_claim"
+    RELEASED = "released"
+    CANCEL_REQUESTED = "cancel_requested"
+    EXPIRED = "expired"
+    INVALID_REQUEST = "invalid_request"
+    STATE_ABSENT = "state_absent"
+    STATE_CLAIMED = "state_claimed"
+    STATE_COMPLETED = "state_completed"
+    STATE_FAILED = "state_failed"
+    STATE_EXPIRED = "state_expired"
+
+
+# --- request bodies ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Ask to run an operation (or learn its fate)."""
+
+    tool_name: str
+    params: bytes
+    request_hash: str
+    lease_ms: int
+    retention_ms: int
+    effect: Effect
+    worker_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """The holder is alive; extend the lease (by ``lease_ms`` or the claim's)."""
+
+    lease_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Complete:
+    """The holder finished; ``result`` is canonical JSON."""
+
+    result: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """The holder failed."""
+
+    error: str
+    retryable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """The holder gives the lease back without a result."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    """Anyone asks the holder to stop; it learns at its next heartbeat."""
+
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """The projector's retention tick for one operation."""
+
+
+Body = Claim | Heartbeat | Complete | Fail | Release | Cancel | Sweep
+
+BODY_KIND: dict[type, Kind] = {
+    Claim: Kind.CLAIM,
+    Heartbeat: Kind.HEARTBEAT,
+    Complete: Kind.COMPLETE,
+    Fail: Kind.FAIL,
+    Release: Kind.RELEASE,
+    Cancel: Kind.CANCEL,
+    Sweep: Kind.SWEEP,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One record of ``<prefix>.requests``, keyed by ``operation_id``."""
+
+    request_id: str
+    operation_id: str
+    channel_id: str
+    key_name: str
+    claim_token: str | None
+    body: Body
+
+    @property
+    def kind(self) -> Kind:
+        """The kind of the body."""
+        return BODY_KIND[type(self.body)]
+
+
+# --- state -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousAttempt:
+    """The attempt a grant superseded, for the new holder to reconcile with."""
+
+    epoch: int
+    claim_token: str
+    worker_id: str
+    claimed_at_ms: int
+    last_heartbeat_ms: int | None
+    status: Status
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecentRequest:
+    """A request id that changed the state, remembered so a retry takes no effect."""
+
+    request_id: str
+    outcome: Outcome
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionState:
+    """The full decided state of one operation: what a snapshot carries."""
+
+    operation_id: str
+    channel_id: str
+    key_name: str
+    status: Status
+    version: int
+    epoch: int
+    request_hash: str
+    tool_name: str
+    params: bytes
+    effect: Effect
+    lease_ms: int
+    retention_ms: int
+    claim_token: str
+    worker_id: str
+    claimed_at_ms: int
+    lease_deadline_ms: int
+    last_heartbeat_ms: int | None = None
+    cancel_requested: bool = False
+    cancel_reason: str | None = None
+    result: bytes | None = None
+    result_hash: str | None = None
+    completed_at_ms: int | None = None
+    expires_at_ms: int | None = None
+    error: str | None = None
+    retryable: bool = False
+    previous: PreviousAttempt | None = None
+    recent: tuple[RecentRequest, ...] = ()
+    updated_at_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionSnapshot:
+    """One record of ``<prefix>.executions``: a state version and what made it."""
+
+    state: ExecutionState
+    source_partition: int
+    source_offset: int
+    source_request_id: str
+    outcome: Outcome
+    log_time_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decision:
+    """The referee's answer to one request; exactly one per request.
+
+    ``state`` is the state after (the unchanged state too), ``None`` while the
+    operation is absent. ``source_partition``/``source_offset`` are -1 out of
+    the pure fold, which does not know where the request sat; the runtime
+    stamps them. Holder, deadline, version and the cancel flag are read from
+    ``state`` rather than stored twice (the Avro record carries them flat).
+    """
+
+    request_id: str
+    operation_id: str
+    kind: Kind
+    outcome: Outcome
+    changed: bool
+    log_time_ms: int
+    state: ExecutionState | None = None
+    epoch: int | None = None
+    retried: bool = False
+    stored_hash: str | None = None
+    request_hash: str | None = None
+    result: bytes | None = None
+    error: str | None = None
+    duplicate_effect_suspected: bool = False
+    previous: PreviousAttempt | None = None
+    source_partition: int = -1
+    source_offset: int = -1
+
+    @property
+    def version(self) -> int:
+        """The state version after the decision; 0 while absent."""
+        return 0 if self.state is None else self.state.version
+
+    @property
+    def holder_worker_id(self) -> str | None:
+        """The worker holding the lease, when the state is CLAIMED."""
+        state = self.state
+        return state.worker_id if state is not None and state.status is Status.CLAIMED else None
+
+    @property
+    def lease_deadline_ms(self) -> int | None:
+        """The holder's lease deadline (log time), when the state is CLAIMED."""
+        state = self.state
+        if state is not None and state.status is Status.CLAIMED:
+            return state.lease_deadline_ms
+        return None
+
+    @property
+    def cancel_requested(self) -> bool:
+        """Whether a cancel is pending for the current holder."""
+        return self.state is not None and self.state.cancel_requested
+
+
+_SLOT_ACCESS: dict[type, tuple[tuple[str, Any, Any], ...]] = {}
+
+
+def evolve(obj: T, /, **changes: Any) -> T:
+    """``dataclasses.replace`` for the frozen slotted models, about twice as fast.
+
+    It sets the slots through their descriptors instead of running the frozen
+    ``__init__`` (which pays an ``object.__setattr__`` per field); the fold
+    makes one new state per state-changing request, so this is the hot path.
+    """
+    cls = type(obj)
+    access = _SLOT_ACCESS.get(cls)
+    if access is None:
+        access = tuple(
+            (name, cls.__dict__[name].__get__, cls.__dict__[name].__set__)
+            for name in cls.__dataclass_fields__  # type: ignore[attr-defined]
+        )
+        _SLOT_ACCESS[cls] = access
+    for name in changes:
+        if name not in cls.__dataclass_fields__:  # type: ignore[attr-defined]
+            raise TypeError(f"{cls.__name__} has no field {name!r}")
+    new = object.__new__(cls)
+    for name, get, set_ in access:
+        set_(new, changes[name] if name in changes else get(obj))
+    return new

@@ -1,0 +1,108 @@
+"""Pure factories of requests for the fold tests (no I/O, no clock)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from oncelog.producer.keys import canonical_json, operation_id, request_hash
+from oncelog.projector.fold import fold
+from oncelog.schemas.models import (
+    Body,
+    Cancel,
+    Claim,
+    Complete,
+    Decision,
+    Effect,
+    ExecutionState,
+    Fail,
+    Heartbeat,
+    Release,
+    Request,
+    Sweep,
+)
+
+LEASE_MS = 10_000
+RETENTION_MS = 60_000
+
+
+@dataclass
+class Op:
+    """Builds requests for one operation; request ids are unique unless given."""
+
+    channel_id: str = "run-42"
+    key_name: str = "charge:order-4471"
+    tool_name: str = "charge_customer"
+    _ids: itertools.count[int] = field(default_factory=itertools.count)
+
+    @property
+    def operation_id(self) -> str:
+        return operation_id(self.channel_id, self.key_name)
+
+    def request(self, token: str | None, body: Body, rid: str | None = None) -> Request:
+        return Request(
+            request_id=rid or f"req-{next(self._ids)}",
+            operation_id=self.operation_id,
+            channel_id=self.channel_id,
+            key_name=self.key_name,
+            claim_token=token,
+            body=body,
+        )
+
+    def claim(
+        self,
+        token: str,
+        worker: str = "w1",
+        params: dict[str, object] | None = None,
+        dedup: list[str] | None = None,
+        lease_ms: int = LEASE_MS,
+        retention_ms: int = RETENTION_MS,
+        rid: str | None = None,
+    ) -> Request:
+        params = {"order_id": "4471", "amount_cents": 4200} if params is None else params
+        body = Claim(
+            tool_name=self.tool_name,
+            params=canonical_json(params),
+            request_hash=request_hash(self.tool_name, params, dedup),
+            lease_ms=lease_ms,
+            retention_ms=retention_ms,
+            effect=Effect.EXTERNAL,
+            worker_id=worker,
+        )
+        return self.request(token, body, rid)
+
+    def heartbeat(self, token: str, lease_ms: int | None = None, rid: str | None = None) -> Request:
+        return self.request(token, Heartbeat(lease_ms), rid)
+
+    def complete(self, token: str, result: object = "ok", rid: str | None = None) -> Request:
+        return self.request(token, Complete(canonical_json(result)), rid)
+
+    def fail(self, token: str, retryable: bool, rid: str | None = None) -> Request:
+        return self.request(token, Fail("boom", retryable), rid)
+
+    def release(self, token: str, rid: str | None = None) -> Request:
+        return self.request(token, Release(), rid)
+
+    def cancel(self, reason: str | None = "stop", rid: str | None = None) -> Request:
+        return self.request(None, Cancel(reason), rid)
+
+    def sweep(self, rid: str | None = None) -> Request:
+        return self.request(None, Sweep(), rid)
+
+
+def run(
+    steps: list[tuple[Request, int]], state: ExecutionState | None = None
+) -> tuple[ExecutionState | None, list[Decision]]:
+    """Fold ``(request, log_time)`` steps in order; return the last state and all decisions."""
+    decisions = []
+    for request, t in steps:
+        state, decision = fold(state, request, t)
+        decisions.append(decision)
+    return state, decisions
+
+
+def given(steps: list[tuple[Request, int]]) -> ExecutionState:
+    """The state after ``steps``; it must exist."""
+    state, _ = run(steps)
+    assert state is not None
+    return state

@@ -1,0 +1,205 @@
+"""Random interleavings of several workers over a few operations, against invariants."""
+
+from __future__ import annotations
+
+import hypothesis.strategies as st
+from fold_factories import Op
+from hypothesis import settings
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from oncelog.projector.fold import PartitionClock, fold, snapshot_of
+from oncelog.schemas.codec import decode_snapshot, encode_decision, encode_snapshot
+from oncelog.schemas.models import Claim, Decision, ExecutionState, Outcome, Request, Status
+
+WORKERS = ("w0", "w1", "w2")
+OPS = (Op(key_name="step-1"), Op(key_name="step-2"))
+GRANTS = (Outcome.CLAIMED, Outcome.RECLAIMED)
+
+workers = st.sampled_from(WORKERS)
+ops = st.integers(0, len(OPS) - 1)
+
+
+class Fleet(RuleBasedStateMachine):
+    """Workers claim, beat, complete, fail, release, crash; the referee folds it all."""
+
+    @initialize()
+    def start(self) -> None:
+        self.clock = PartitionClock()
+        self.broker_ts = 0
+        self.tokens: dict[tuple[str, int], str] = {}
+        self.minted = 0
+        self.states: dict[int, ExecutionState | None] = dict.fromkeys(range(len(OPS)))
+        self.log: list[tuple[int, Request, int]] = []  # (op index, request, clamped log time)
+        self.decisions: list[Decision] = []
+        self.snapshots: list[tuple[int, int, bytes]] = []  # (op index, offset, encoded)
+        self.results: dict[int, bytes] = {}
+        self.result_hashes: dict[int, str] = {}
+        self.max_epoch: dict[int, int] = {}
+
+    # --- plumbing ------------------------------------------------------------------
+
+    def send(self, index: int, request: Request) -> Decision:
+        self.clock, t = self.clock.advance(self.broker_ts)
+        before = self.states[index]
+        after, decision = fold(before, request, t)
+        self.check_transition(index, before, after, decision, t)
+        offset = len(self.log)
+        self.log.append((index, request, t))
+        self.decisions.append(decision)
+        self.states[index] = after
+        if decision.changed:
+            encoded = encode_snapshot(snapshot_of(decision, 0, offset))
+            self.snapshots.append((index, offset, encoded))
+        return decision
+
+    def check_transition(
+        self,
+        index: int,
+        before: ExecutionState | None,
+        after: ExecutionState | None,
+        decision: Decision,
+        t: int,
+    ) -> None:
+        assert decision.changed == (after is not before)
+        if decision.changed:
+            assert after is not None
+            assert after.version == (0 if before is None else before.version) + 1
+        if decision.changed and decision.outcome in GRANTS:
+            assert after is not None
+            # one live holder: a grant never overlaps a live lease
+            if before is not None and before.status is Status.CLAIMED:
+                assert t >= before.lease_deadline_ms
+            assert after.epoch == self.max_epoch.get(index, 0) + 1
+            self.max_epoch[index] = after.epoch
+        if before is not None and before.status is Status.EXPIRED:
+            assert after is before
+        if decision.outcome is Outcome.REPLAYED:
+            assert decision.result == self.results[index]
+
+    def token_of(self, worker: str, index: int) -> str | None:
+        return self.tokens.get((worker, index))
+
+    # --- rules ---------------------------------------------------------------------
+
+    @rule(worker=workers, index=ops, fresh=st.booleans())
+    def claim(self, worker: str, index: int, fresh: bool) -> None:
+        token = self.token_of(worker, index)
+        if token is None or fresh:
+            self.minted += 1
+            token = f"{worker}-t{self.minted}"
+        decision = self.send(index, OPS[index].claim(token, worker=worker, lease_ms=5_000))
+        if decision.outcome in GRANTS:
+            self.tokens[(worker, index)] = token
+
+    @rule(worker=workers, index=ops)
+    def conflicting_claim(self, worker: str, index: int) -> None:
+        request = OPS[index].claim(f"{worker}-x", worker=worker, params={"other": True})
+        before = self.states[index]
+        decision = self.send(index, request)
+        body = request.body
+        assert isinstance(body, Claim)
+        if before is not None and before.request_hash != body.request_hash:
+            assert decision.outcome is Outcome.CONFLICT
+            assert (decision.stored_hash, decision.request_hash) == (
+                before.request_hash,
+                body.request_hash,
+            )
+
+    @rule(worker=workers, index=ops, lease=st.none() | st.sampled_from([1_000, 8_000]))
+    def heartbeat(self, worker: str, index: int, lease: int | None) -> None:
+        token = self.token_of(worker, index)
+        if token is not None:
+            self.send(index, OPS[index].heartbeat(token, lease_ms=lease))
+
+    @rule(worker=workers, index=ops, result=st.sampled_from(["a", "b"]))
+    def complete(self, worker: str, index: int, result: str) -> None:
+        token = self.token_of(worker, index)
+        if token is not None:
+            self.send(index, OPS[index].complete(token, {"r": result, "by": worker}))
+
+    @rule(worker=workers, index=ops, retryable=st.booleans())
+    def fail(self, worker: str, index: int, retryable: bool) -> None:
+        token = self.token_of(worker, index)
+        if token is not None:
+            self.send(index, OPS[index].fail(token, retryable))
+
+    @rule(worker=workers, index=ops)
+    def release(self, worker: str, index: int) -> None:
+        token = self.token_of(worker, index)
+        if token is not None:
+            self.send(index, OPS[index].release(token))
+
+    @rule(worker=workers)
+    def crash(self, worker: str) -> None:
+        for index in range(len(OPS)):
+            self.tokens.pop((worker, index), None)
+
+    @rule(index=ops)
+    def cancel(self, index: int) -> None:
+        self.send(index, OPS[index].cancel())
+
+    @rule(index=ops)
+    def sweep(self, index: int) -> None:
+        self.send(index, OPS[index].sweep())
+
+    @rule(dt=st.sampled_from([1, 500, 3_000, 6_000, 40_000]))
+    def advance(self, dt: int) -> None:
+        self.broker_ts += dt
+
+    @rule(back=st.integers(1, 5_000))
+    def broker_clock_skew(self, back: int) -> None:
+        self.broker_ts = max(0, self.broker_ts - back)  # the clamp must absorb it
+
+    @precondition(lambda self: bool(self.log))
+    @rule(pick=st.integers(0, 10**6))
+    def retry_request(self, pick: int) -> None:
+        index, request, _ = self.log[pick % len(self.log)]
+        self.send(index, request)
+
+    # --- invariants ----------------------------------------------------------------
+
+    @invariant()
+    def completed_result_never_changes(self) -> None:
+        for index, state in self.states.items():
+            if state is None or state.result_hash is None:
+                continue
+            known = self.result_hashes.setdefault(index, state.result_hash)
+            assert state.result_hash == known
+            if state.result is not None:
+                assert self.results.setdefault(index, state.result) == state.result
+
+    @invariant()
+    def at_most_one_holder(self) -> None:
+        for index, state in self.states.items():
+            if state is not None and state.status is Status.CLAIMED:
+                holders = [w for w in WORKERS if self.token_of(w, index) == state.claim_token]
+                assert len(holders) <= 1
+
+    def teardown(self) -> None:
+        if not hasattr(self, "log"):
+            return
+        self.check_determinism()
+        self.check_compaction_safety()
+
+    def check_determinism(self) -> None:
+        states: dict[int, ExecutionState | None] = dict.fromkeys(range(len(OPS)))
+        for (index, request, t), original in zip(self.log, self.decisions, strict=True):
+            states[index], decision = fold(states[index], request, t)
+            assert encode_decision(decision) == encode_decision(original)
+        assert states == self.states
+
+    def check_compaction_safety(self) -> None:
+        for cut in range(0, len(self.log) + 1, max(1, len(self.log) // 7)):
+            restored: dict[int, ExecutionState | None] = dict.fromkeys(range(len(OPS)))
+            for index, offset, encoded in self.snapshots:
+                if offset < cut:  # compaction keeps the last snapshot per key
+                    restored[index] = decode_snapshot(encoded).state
+            for offset in range(cut, len(self.log)):
+                index, request, t = self.log[offset]
+                restored[index], decision = fold(restored[index], request, t)
+                assert encode_decision(decision) == encode_decision(self.decisions[offset])
+            assert restored == self.states
+
+
+Fleet.TestCase.settings = settings(max_examples=200, stateful_step_count=60, deadline=None)
+TestFleet = Fleet.TestCase

@@ -1,0 +1,274 @@
+"""Single-object encoding: round trips, schema evolution, and corrupt input."""
+
+from __future__ import annotations
+
+import io
+import struct
+from pathlib import Path
+
+import fastavro
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oncelog.errors import CodecError
+from oncelog.schemas import codec
+from oncelog.schemas.codec import (
+    MAGIC,
+    REQUEST,
+    SchemaRegistry,
+    crc64_avro,
+    decode_decision,
+    decode_request,
+    decode_snapshot,
+    default_registry,
+    encode_decision,
+    encode_request,
+    encode_snapshot,
+)
+from oncelog.schemas.models import (
+    Body,
+    Cancel,
+    Claim,
+    Complete,
+    Decision,
+    Effect,
+    ExecutionSnapshot,
+    ExecutionState,
+    Fail,
+    Heartbeat,
+    Kind,
+    Outcome,
+    PreviousAttempt,
+    RecentRequest,
+    Release,
+    Request,
+    Status,
+    Sweep,
+)
+
+OLD_REQUEST = Path(__file__).parent / "old" / "request.v0.avsc"
+
+BODIES: list[Body] = [
+    Claim("charge", b'{"a":1}', "ab" * 32, 1_000, 60_000, Effect.EXTERNAL, "w1"),
+    Heartbeat(),
+    Heartbeat(5_000),
+    Complete(b'{"ok":true}'),
+    Fail("boom", True),
+    Release(),
+    Cancel(),
+    Cancel("user asked"),
+    Sweep(),
+]
+
+
+def _request(body: Body, token: str | None = "tok-é") -> Request:
+    return Request("rid", "op-1", "run-42", "step-1", token, body)
+
+
+def _state() -> ExecutionState:
+    return ExecutionState(
+        operation_id="op-1",
+        channel_id="run-42",
+        key_name="step-1",
+        status=Status.COMPLETED,
+        version=7,
+        epoch=2,
+        request_hash="cd" * 32,
+        tool_name="charge",
+        params=b"{}",
+        effect=Effect.PURE,
+        lease_ms=10_000,
+        retention_ms=2**40,
+        claim_token="t2",
+        worker_id="w2",
+        claimed_at_ms=5,
+        lease_deadline_ms=10_005,
+        last_heartbeat_ms=7,
+        cancel_requested=True,
+        cancel_reason="why",
+        result=b'"r"',
+        result_hash="ef" * 32,
+        completed_at_ms=9,
+        expires_at_ms=2**40 + 9,
+        previous=PreviousAttempt(1, "t1", "w1", 1, None, Status.CLAIMED),
+        recent=(RecentRequest("a", Outcome.RECLAIMED, 2), RecentRequest("b", Outcome.COMPLETED, 2)),
+        updated_at_ms=9,
+    )
+
+
+@pytest.mark.parametrize("body", BODIES, ids=lambda b: type(b).__name__)
+def test_request_round_trip_for_every_kind(body: Body) -> None:
+    request = _request(body)
+    data = encode_request(request)
+    assert data[:2] == MAGIC
+    assert decode_request(data) == request
+
+
+def test_request_round_trip_without_token() -> None:
+    request = _request(Sweep(), token=None)
+    assert decode_request(encode_request(request)) == request
+
+
+def test_snapshot_round_trip() -> None:
+    snapshot = ExecutionSnapshot(
+        state=_state(),
+        source_partition=3,
+        source_offset=2**40,
+        source_request_id="rid",
+        outcome=Outcome.EXPIRED,
+        log_time_ms=9,
+    )
+    assert decode_snapshot(encode_snapshot(snapshot)) == snapshot
+
+
+@pytest.mark.parametrize("state", [None, _state()])
+def test_decision_round_trip(state: ExecutionState | None) -> None:
+    decision = Decision(
+        request_id="rid",
+        operation_id="op-1",
+        kind=Kind.CLAIM,
+        outcome=Outcome.CONFLICT,
+        changed=False,
+        log_time_ms=9,
+        state=state,
+        epoch=2,
+        retried=True,
+        stored_hash="a",
+        request_hash="b",
+        result=b"1",
+        error="e",
+        duplicate_effect_suspected=True,
+        previous=PreviousAttempt(1, "t1", "w1", 1, 3, Status.FAILED, "x"),
+        source_partition=1,
+        source_offset=2,
+    )
+    assert decode_decision(encode_decision(decision)) == decision
+
+
+def test_decoders_refuse_another_record_type() -> None:
+    data = encode_request(_request(Sweep()))
+    with pytest.raises(CodecError, match="expected"):
+        decode_snapshot(data)
+
+
+def test_crc64_avro_matches_the_avro_spec_vector() -> None:
+    # Avro's own test data (share/test/data/schema-tests.txt): "int" -> 8247732601305521295
+    assert crc64_avro(b'"int"') == 8247732601305521295
+
+
+def test_fingerprint_prefix_is_little_endian_crc64_of_canonical_form() -> None:
+    schema = codec.REGISTRY.current[REQUEST]
+    canonical = fastavro.schema.to_parsing_canonical_form(schema).encode()
+    data = encode_request(_request(Sweep()))
+    assert data[2:10] == struct.pack("<Q", crc64_avro(canonical))
+
+
+# --- evolution ---------------------------------------------------------------------
+
+
+def _write_old(record: dict[str, object]) -> tuple[bytes, SchemaRegistry]:
+    registry = default_registry()
+    fingerprint = registry.register_writer_file(OLD_REQUEST)
+    old = registry.writers[fingerprint][1]
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, old, record)
+    return MAGIC + fingerprint + buf.getvalue(), registry
+
+
+def test_old_writer_new_reader_fills_defaults() -> None:
+    record = {
+        "request_id": "rid",
+        "operation_id": "op",
+        "channel_id": "ch",
+        "key_name": "k",
+        "claim_token": "tok",
+        "body": ("dev.oncelog.Heartbeat", {}),
+    }
+    data, registry = _write_old(record)
+    assert decode_request(data, registry) == Request("rid", "op", "ch", "k", "tok", Heartbeat(None))
+    with pytest.raises(CodecError, match="unknown writer schema"):
+        decode_request(data)  # the default registry does not know this test-only version
+
+
+def test_old_writer_unchanged_branch_reads_as_is() -> None:
+    record = {
+        "request_id": "rid",
+        "operation_id": "op",
+        "channel_id": "ch",
+        "key_name": "k",
+        "claim_token": None,
+        "body": ("dev.oncelog.Cancel", {}),
+    }
+    data, registry = _write_old(record)
+    assert decode_request(data, registry).body == Cancel(None)
+
+
+# --- corrupt input -----------------------------------------------------------------
+
+
+def test_bad_magic_is_codec_error_with_length_and_fingerprint() -> None:
+    data = b"\x00\x01" + encode_request(_request(Sweep()))[2:]
+    with pytest.raises(CodecError) as info:
+        decode_request(data)
+    assert info.value.length == len(data)
+    assert info.value.fingerprint == data[2:10]
+
+
+def test_unknown_fingerprint_is_codec_error() -> None:
+    data = MAGIC + b"\xff" * 8 + b"\x00"
+    with pytest.raises(CodecError, match="unknown writer schema") as info:
+        decode_request(data)
+    assert info.value.fingerprint == b"\xff" * 8
+
+
+@pytest.mark.parametrize("body", BODIES, ids=lambda b: type(b).__name__)
+def test_every_truncation_is_codec_error(body: Body) -> None:
+    data = encode_request(_request(body))
+    for end in range(len(data)):
+        with pytest.raises(CodecError):
+            decode_request(data[:end])
+
+
+def test_trailing_bytes_are_codec_error() -> None:
+    with pytest.raises(CodecError, match="trailing"):
+        decode_request(encode_request(_request(Sweep())) + b"\x00")
+
+
+def test_invalid_utf8_is_codec_error() -> None:
+    data = encode_request(_request(Sweep(), token=None))
+    bad = data.replace(b"run-42", b"run-\xff2")
+    with pytest.raises(CodecError):
+        decode_request(bad)
+
+
+_VALID = [encode_request(_request(b)) for b in BODIES]
+_HEADER = _VALID[0][:10]
+
+
+@st.composite
+def _mutations(draw: st.DrawFn) -> bytes:
+    base = bytearray(draw(st.sampled_from(_VALID)))
+    how = draw(st.sampled_from(["flip", "truncate", "splice", "random"]))
+    if how == "flip":
+        for _ in range(draw(st.integers(1, 4))):
+            pos = draw(st.integers(0, len(base) - 1))
+            base[pos] = draw(st.integers(0, 255))
+    elif how == "truncate":
+        base = base[: draw(st.integers(0, len(base)))]
+    elif how == "splice":
+        pos = draw(st.integers(10, len(base)))
+        base[pos:pos] = draw(st.binary(max_size=12))
+    else:
+        base = bytearray(_HEADER + draw(st.binary(max_size=64)))
+    return bytes(base)
+
+
+@settings(max_examples=10_000, deadline=None)
+@given(data=_mutations() | st.binary(max_size=80))
+def test_fuzz_decoding_raises_only_codec_error(data: bytes) -> None:
+    for decode in (decode_request, decode_snapshot, decode_decision):
+        try:
+            decode(data)  # type: ignore[operator]
+        except CodecError as exc:
+            assert exc.length == len(data)
