@@ -157,3 +157,10 @@ class ReceiptError(LedgerError):
 
     code = "invalid_receipt"
     http_status = 401
+
+
+class InvalidRequestError(LedgerError):
+    """A record on the requests topic decoded, but holds impossible values."""
+
+    code = "invalid_request"
+    http_status = 422

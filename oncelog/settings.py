@@ -72,6 +72,11 @@ class Settings(BaseSettings):
         return f"{self.topic_prefix}.executions"
 
     @property
+    def decisions_topic(self) -> str:
+        """One decision per request, read by the client that sent it."""
+        return f"{self.topic_prefix}.decisions"
+
+    @property
     def deadletter_topic(self) -> str:
         """Where undecodable records go, with their source position."""
         return f"{self.topic_prefix}.deadletter"

@@ -31,6 +31,21 @@ EXECUTIONS_CONFIG: Mapping[str, str] = {
 }
 
 
+#: Answers to clients: one per request, read right after it is written, so a week is ample.
+DECISIONS_CONFIG: Mapping[str, str] = {
+    "cleanup.policy": "delete",
+    "retention.ms": "604800000",
+    "message.timestamp.type": "LogAppendTime",
+}
+
+#: Undecodable or impossible requests, with their source position in headers. Kept forever.
+DEADLETTER_CONFIG: Mapping[str, str] = {
+    "cleanup.policy": "delete",
+    "retention.ms": "-1",
+    "message.timestamp.type": "LogAppendTime",
+}
+
+
 @dataclass(frozen=True)
 class TopicSpec:
     """One topic oncelog needs, with the configs it must carry."""
@@ -41,11 +56,17 @@ class TopicSpec:
 
 
 def ledger_topics(settings: Settings, partitions: int | None = None) -> list[TopicSpec]:
-    """The requests/executions pair, with the same partition count."""
+    """The requests/executions pair and the decisions and dead-letter topics.
+
+    All have the same partition count: a request, its snapshot, its decision and
+    its dead letter share one partition number.
+    """
     count = partitions or settings.partitions
     return [
         TopicSpec(settings.requests_topic, count, REQUESTS_CONFIG),
         TopicSpec(settings.executions_topic, count, EXECUTIONS_CONFIG),
+        TopicSpec(settings.decisions_topic, count, DECISIONS_CONFIG),
+        TopicSpec(settings.deadletter_topic, count, DEADLETTER_CONFIG),
     ]
 
 

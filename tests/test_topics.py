@@ -60,7 +60,7 @@ def test_create_topics_and_read_configs_back(settings: Settings, bootstrap: str)
 
 def test_check_refuses_compacting_requests_topic(settings: Settings, bootstrap: str) -> None:
     admin = admin_client(settings, bootstrap)
-    requests, executions = ledger_topics(settings, partitions=2)
+    requests, executions = ledger_topics(settings, partitions=2)[:2]
     bad = type(requests)(requests.name, 2, {**REQUESTS_CONFIG, "cleanup.policy": "compact"})
     create_topics(admin, [bad, executions])
     with pytest.raises(TopicConfigError, match=r"compacts .*cleanup.policy=delete"):
@@ -71,7 +71,7 @@ def test_check_refuses_non_compacting_executions_and_partition_mismatch(
     settings: Settings, bootstrap: str
 ) -> None:
     admin = admin_client(settings, bootstrap)
-    requests, executions = ledger_topics(settings, partitions=2)
+    requests, executions = ledger_topics(settings, partitions=2)[:2]
     bad = type(executions)(executions.name, 3, {**EXECUTIONS_CONFIG, "cleanup.policy": "delete"})
     create_topics(admin, [requests, bad])
     with pytest.raises(TopicConfigError) as info:

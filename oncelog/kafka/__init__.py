@@ -1,0 +1,1 @@
+"""Thin wrappers over confluent-kafka: lazy clients, typed arguments, translated errors."""

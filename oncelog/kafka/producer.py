@@ -1,0 +1,117 @@
+"""A thin, lazy, idempotent producer whose deliveries are futures.
+
+Delivery reports are served by a background poll thread, so both the sync and
+the async client can wait on them. A failed delivery fails its own future and is
+also raised by the next ``send`` call, so no error goes unnoticed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
+
+from oncelog.errors import KafkaOperationError
+
+Delivery = tuple[int, int]  # (partition, offset)
+Headers = Sequence[tuple[str, bytes]]
+
+#: Idempotent, fully acknowledged, with a small linger so concurrent callers batch.
+DEFAULT_PRODUCER_CONFIG: Mapping[str, Any] = {
+    "enable.idempotence": True,
+    "acks": "all",
+    "linger.ms": 1,
+    "compression.type": "lz4",
+    "log_level": 3,
+}
+
+
+def delivery_error(topic: str, partition: int, err: KafkaError | Exception) -> KafkaOperationError:
+    """A delivery failure, naming where the record was going."""
+    return KafkaOperationError(f"delivery to {topic}[{partition}] failed: {err}")
+
+
+class FutureProducer:
+    """Produce records and get a :class:`Future` of their (partition, offset)."""
+
+    def __init__(self, config: Mapping[str, Any], extra_config: Mapping[str, Any] | None = None):
+        self._config = {**DEFAULT_PRODUCER_CONFIG, **config, **(extra_config or {})}
+        self._producer: Producer | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._poller: threading.Thread | None = None
+        self._pending_error: KafkaOperationError | None = None
+
+    def _client(self) -> Producer:
+        with self._lock:
+            if self._producer is None:
+                self._producer = Producer(self._config)
+                self._poller = threading.Thread(
+                    target=self._poll_loop, name="oncelog-producer-poll", daemon=True
+                )
+                self._poller.start()
+            return self._producer
+
+    def _poll_loop(self) -> None:
+        producer = self._producer
+        assert producer is not None
+        while not self._stop.is_set():
+            producer.poll(0.05)
+
+    def send(
+        self,
+        topic: str,
+        partition: int,
+        key: bytes,
+        value: bytes,
+        headers: Headers | None = None,
+    ) -> Future[Delivery]:
+        """Queue one record; raise the last delivery error first, if one is pending."""
+        if self._pending_error is not None:
+            error, self._pending_error = self._pending_error, None
+            raise error
+        future: Future[Delivery] = Future()
+
+        def on_delivery(err: KafkaError | None, msg: Message) -> None:
+            if err is not None:
+                exc = delivery_error(topic, partition, err)
+                self._pending_error = exc
+                future.set_exception(exc)
+            else:
+                future.set_result((msg.partition(), msg.offset()))
+
+        producer = self._client()
+        while True:
+            try:
+                producer.produce(
+                    topic, value, key, partition=partition, on_delivery=on_delivery,
+                    headers=list(headers) if headers else None,
+                )  # fmt: skip
+                return future
+            except BufferError:
+                producer.flush(0.1)  # the local queue is full: let deliveries drain
+            except KafkaException as exc:
+                raise delivery_error(topic, partition, exc) from exc
+
+    def flush(self, timeout_s: float) -> None:
+        """Wait for every queued record; raise a pending delivery error."""
+        if self._producer is not None:
+            left = self._producer.flush(timeout_s)
+            if left:
+                raise KafkaOperationError(f"{left} records still undelivered after {timeout_s}s")
+        if self._pending_error is not None:
+            error, self._pending_error = self._pending_error, None
+            raise error
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Flush what is queued, then stop the poll thread."""
+        try:
+            if self._producer is not None:
+                self._producer.flush(timeout_s)
+        finally:
+            self._stop.set()
+            if self._poller is not None:
+                self._poller.join(timeout=5)

@@ -1,0 +1,91 @@
+"""Read a partition from an offset up to its high watermark, then stop.
+
+"Caught up" is position >= high watermark, never "last offset == high - 1":
+transaction markers and compaction leave offsets that are never delivered.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, TopicPartition
+
+from oncelog.errors import KafkaOperationError, LedgerTimeoutError
+
+_METADATA_TIMEOUT_S = 30.0
+
+
+def plain_consumer(config: Mapping[str, Any]) -> Consumer:
+    """A consumer that never commits and belongs to a throwaway group."""
+    return Consumer(
+        {
+            "group.id": f"oncelog-reader-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": False,
+            "log_level": 3,
+            **config,
+        }
+    )
+
+
+def partition_count(consumer: Consumer, topic: str) -> int:
+    """The number of partitions of ``topic``; an error when it does not exist."""
+    meta = consumer.list_topics(topic, timeout=_METADATA_TIMEOUT_S).topics.get(topic)
+    if meta is None or meta.error is not None or not meta.partitions:
+        raise KafkaOperationError(f"topic {topic} does not exist or has no partitions")
+    return len(meta.partitions)
+
+
+def high_watermarks(consumer: Consumer, topic: str, partitions: range | list[int]) -> dict[int, int]:
+    """The high watermark of each partition, read from the broker now."""
+    out = {}
+    for p in partitions:
+        _, high = consumer.get_watermark_offsets(
+            TopicPartition(topic, p), timeout=_METADATA_TIMEOUT_S, cached=False
+        )
+        out[p] = high
+    return out
+
+
+def read_to_end(
+    config: Mapping[str, Any],
+    topic: str,
+    partition: int,
+    start: int = OFFSET_BEGINNING,
+    *,
+    timeout_s: float = 120.0,
+    batch: int = 5000,
+) -> Iterator[Message]:
+    """Yield the records of one partition from ``start`` until the high watermark seen first."""
+    consumer = plain_consumer(config)
+    try:
+        tp = TopicPartition(topic, partition)
+        low, high = consumer.get_watermark_offsets(tp, timeout=_METADATA_TIMEOUT_S, cached=False)
+        if max(low, start) >= high:
+            return
+        consumer.assign([TopicPartition(topic, partition, start)])
+        deadline = time.monotonic() + timeout_s
+        while _position(consumer, tp) < high:
+            if time.monotonic() > deadline:
+                raise LedgerTimeoutError(
+                    f"reading {topic}[{partition}] to offset {high} took over {timeout_s}s"
+                )
+            for msg in consumer.consume(batch, timeout=0.5):
+                err = msg.error()
+                if err is not None and err.code() != KafkaError._PARTITION_EOF:
+                    raise KafkaOperationError(
+                        f"reading {topic}[{partition}] at offset {msg.offset()}: {err}"
+                    )
+                if err is None:
+                    yield msg
+    finally:
+        consumer.close()
+
+
+def _position(consumer: Consumer, tp: TopicPartition) -> int:
+    offset: int = consumer.position([tp])[0].offset
+    # Before the first fetch the position is a logical value (negative): not caught up.
+    return offset if offset >= 0 else -1
