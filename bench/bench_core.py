@@ -39,8 +39,13 @@ def _lifecycle(rng: random.Random, index: int, t: int) -> list[tuple[bytes, int]
     op = operation_id(channel, key)
     params = {"order_id": str(index), "amount_cents": rng.randrange(10_000), "ts": t}
     claim = Claim(
-        "charge", canonical_json(params), request_hash("charge", params, ["order_id"]),
-        LEASE_MS, 86_400_000, Effect.EXTERNAL, "w1",
+        "charge",
+        canonical_json(params),
+        request_hash("charge", params, ["order_id"]),
+        LEASE_MS,
+        86_400_000,
+        Effect.EXTERNAL,
+        "w1",
     )
     token = f"tok-{index}"
     n = 0
