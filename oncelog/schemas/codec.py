@@ -114,7 +114,9 @@ def _encode(registry: SchemaRegistry, name: str, record: dict[str, Any]) -> byte
 
 def _read_body(registry: SchemaRegistry, name: str, data: bytes) -> Any:
     if len(data) < HEADER_LEN:
-        raise CodecError("record shorter than the single-object header", length=len(data), fingerprint=None)
+        raise CodecError(
+            "record shorter than the single-object header", length=len(data), fingerprint=None
+        )
     fingerprint = bytes(data[2:HEADER_LEN])
     if data[:2] != MAGIC:
         raise CodecError("bad single-object magic", length=len(data), fingerprint=fingerprint)
@@ -123,17 +125,24 @@ def _read_body(registry: SchemaRegistry, name: str, data: bytes) -> Any:
         raise CodecError("unknown writer schema", length=len(data), fingerprint=fingerprint)
     writer_name, writer = known
     if writer_name != name:
-        raise CodecError(f"expected {name}, got {writer_name}", length=len(data), fingerprint=fingerprint)
+        raise CodecError(
+            f"expected {name}, got {writer_name}", length=len(data), fingerprint=fingerprint
+        )
     reader = registry.current[name]
     buf = io.BytesIO(data)
     buf.seek(HEADER_LEN)
     try:
         record = fastavro.schemaless_reader(
-            buf, writer, None if writer is reader else reader,
-            return_record_name=True, return_record_name_override=True,
+            buf,
+            writer,
+            None if writer is reader else reader,
+            return_record_name=True,
+            return_record_name_override=True,
         )
     except Exception as exc:  # fastavro raises many types on corrupt input
-        raise CodecError(f"corrupt {name} body: {exc!r}", length=len(data), fingerprint=fingerprint) from exc
+        raise CodecError(
+            f"corrupt {name} body: {exc!r}", length=len(data), fingerprint=fingerprint
+        ) from exc
     if buf.tell() != len(data):
         raise CodecError(f"trailing bytes after {name}", length=len(data), fingerprint=fingerprint)
     return record
@@ -145,7 +154,9 @@ def _decode(registry: SchemaRegistry, name: str, data: bytes, build: Callable[[A
         return build(record)
     except Exception as exc:  # e.g. invalid UTF-8 slipped into a field we re-check
         fingerprint = bytes(data[2:HEADER_LEN])
-        raise CodecError(f"invalid {name}: {exc!r}", length=len(data), fingerprint=fingerprint) from exc
+        raise CodecError(
+            f"invalid {name}: {exc!r}", length=len(data), fingerprint=fingerprint
+        ) from exc
 
 
 def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> bytes:

@@ -6,6 +6,7 @@ is on the projector's hot path and the union bodies need tagging anyway.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from oncelog.schemas.models import (
@@ -67,12 +68,17 @@ def _body_to_avro(body: Body) -> tuple[str, dict[str, Any]]:
 
 def _claim(d: dict[str, Any]) -> Body:
     return Claim(
-        d["tool_name"], d["params"], d["request_hash"], d["lease_ms"],
-        d["retention_ms"], _EFFECT[d["effect"]], d["worker_id"],
+        d["tool_name"],
+        d["params"],
+        d["request_hash"],
+        d["lease_ms"],
+        d["retention_ms"],
+        _EFFECT[d["effect"]],
+        d["worker_id"],
     )
 
 
-_BODY_FROM: Final = {
+_BODY_FROM: Final[dict[str, Callable[[dict[str, Any]], Body]]] = {
     NS + "Claim": _claim,
     NS + "Heartbeat": lambda d: Heartbeat(d["lease_ms"]),
     NS + "Complete": lambda d: Complete(d["result"]),
@@ -99,8 +105,12 @@ def request_from_avro(d: dict[str, Any]) -> Request:
     """A request from its fastavro datum."""
     name, body = d["body"]
     return Request(
-        d["request_id"], d["operation_id"], d["channel_id"], d["key_name"],
-        d["claim_token"], _BODY_FROM[name](body),
+        d["request_id"],
+        d["operation_id"],
+        d["channel_id"],
+        d["key_name"],
+        d["claim_token"],
+        _BODY_FROM[name](body),
     )
 
 
@@ -125,8 +135,13 @@ def _previous_from_avro(d: dict[str, Any] | None) -> PreviousAttempt | None:
     if d is None:
         return None
     return PreviousAttempt(
-        d["epoch"], d["claim_token"], d["worker_id"], d["claimed_at_ms"],
-        d["last_heartbeat_ms"], _STATUS[d["status"]], d["error"],
+        d["epoch"],
+        d["claim_token"],
+        d["worker_id"],
+        d["claimed_at_ms"],
+        d["last_heartbeat_ms"],
+        _STATUS[d["status"]],
+        d["error"],
     )
 
 
@@ -137,8 +152,7 @@ def state_to_avro(s: ExecutionState) -> dict[str, Any]:
     d["effect"] = s.effect.value
     d["previous"] = _previous_to_avro(s.previous)
     d["recent"] = [
-        {"request_id": r.request_id, "outcome": r.outcome.value, "epoch": r.epoch}
-        for r in s.recent
+        {"request_id": r.request_id, "outcome": r.outcome.value, "epoch": r.epoch} for r in s.recent
     ]
     return d
 
@@ -152,8 +166,7 @@ def state_from_avro(d: dict[str, Any]) -> ExecutionState:
         effect=_EFFECT[d["effect"]],
         previous=_previous_from_avro(d["previous"]),
         recent=tuple(
-            RecentRequest(r["request_id"], _OUTCOME[r["outcome"]], r["epoch"])
-            for r in d["recent"]
+            RecentRequest(r["request_id"], _OUTCOME[r["outcome"]], r["epoch"]) for r in d["recent"]
         ),
     )
 

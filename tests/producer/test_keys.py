@@ -95,7 +95,10 @@ def test_bool_is_not_an_int() -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
     max_leaves=20,
@@ -138,7 +141,7 @@ def test_request_hash_refuses_a_bare_string_as_dedup_fields() -> None:
 def test_ids_are_uuid5_in_the_oncelog_namespace() -> None:
     op = uuid.UUID(operation_id("run-42", "step-1"))
     assert op.version == 5
-    assert ONCELOG_NAMESPACE == uuid.uuid5(uuid.NAMESPACE_URL, "urn:oncelog:identity:v1")
+    assert uuid.uuid5(uuid.NAMESPACE_URL, "urn:oncelog:identity:v1") == ONCELOG_NAMESPACE
     assert uuid.UUID(idempotency_key(str(op), "ab" * 32)).version == 5
 
 

@@ -65,11 +65,13 @@ def test_claim_on_absent_is_claimed_epoch_1_deadline_t_plus_lease(op: Op) -> Non
 def test_claim_on_any_state_with_different_request_hash_is_conflict(op: Op, make: object) -> None:
     state = make(op)  # type: ignore[operator]
     request = op.claim("B", params={"order_id": "9999", "amount_cents": 4200})
+    assert state is not None
+    stored = state.request_hash
     after, decision = fold(state, request, 3_000)
     assert after is state
     assert decision.outcome == "conflict"
     assert decision.changed is False
-    assert decision.stored_hash == state.request_hash
+    assert decision.stored_hash == stored
     assert decision.request_hash == request.body.request_hash  # type: ignore[union-attr]
     assert decision.stored_hash != decision.request_hash
 
@@ -350,7 +352,7 @@ def test_recent_memory_is_bounded(op: Op) -> None:
 
 
 def test_seed_retry_after_lost_completion_response_is_replayed(op: Op) -> None:
-    state, decisions = run(
+    _state, decisions = run(
         [
             (op.claim("A"), 1_000),
             (op.complete("A", {"charge_id": "ch_1"}), 2_000),

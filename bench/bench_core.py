@@ -1,0 +1,119 @@
+"""Decode+fold throughput of the referee on one core (not a test).
+
+    python bench/bench_core.py [N] [--profile]
+
+Generates N (default 1,000,000) encoded requests over many operations, in a
+realistic mix (a claim, a few heartbeats, a completion; some contention,
+failures and retries), then times decoding and folding them. The last line is
+``decode+fold: <N> records/s``.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+import random
+import sys
+import time
+
+from oncelog.producer.keys import canonical_json, operation_id, request_hash
+from oncelog.projector.fold import PartitionClock, fold
+from oncelog.schemas.codec import decode_request, encode_request
+from oncelog.schemas.models import (
+    Body,
+    Claim,
+    Complete,
+    Effect,
+    ExecutionState,
+    Fail,
+    Heartbeat,
+    Request,
+)
+
+LEASE_MS = 30_000
+
+
+def _lifecycle(rng: random.Random, index: int, t: int) -> list[tuple[bytes, int]]:
+    """The encoded requests of one operation, with broker timestamps."""
+    channel, key = f"run-{index // 8}", f"step-{index % 8}"
+    op = operation_id(channel, key)
+    params = {"order_id": str(index), "amount_cents": rng.randrange(10_000), "ts": t}
+    claim = Claim(
+        "charge",
+        canonical_json(params),
+        request_hash("charge", params, ["order_id"]),
+        LEASE_MS,
+        86_400_000,
+        Effect.EXTERNAL,
+        "w1",
+    )
+    token = f"tok-{index}"
+    n = 0
+
+    def make(body: Body, tok: str | None = token) -> Request:
+        nonlocal n
+        n += 1
+        return Request(f"{op}-{n}", op, channel, key, tok, body)
+
+    out = [make(claim)]
+    if rng.random() < 0.2:
+        out.append(make(claim, f"other-{index}"))  # contention: in_progress
+    out.extend(make(Heartbeat()) for _ in range(rng.randrange(1, 6)))
+    if rng.random() < 0.05:
+        out.append(make(Fail("transient", True)))
+    else:
+        out.append(make(Complete(canonical_json({"charge_id": f"ch_{index}"}))))
+    if rng.random() < 0.1:
+        out.append(out[-1])  # a producer retry of the same request id
+    return [(encode_request(r), t + i * 1_000) for i, r in enumerate(out)]
+
+
+def generate(count: int, seed: int = 7) -> list[tuple[bytes, int]]:
+    """At least ``count`` encoded requests, interleaved across live operations."""
+    rng = random.Random(seed)
+    records: list[tuple[bytes, int]] = []
+    index = 0
+    while len(records) < count:
+        batch = [_lifecycle(rng, index + i, len(records)) for i in range(64)]
+        index += 64
+        # interleave 64 concurrent operations, as a partition would
+        for step in range(max(len(b) for b in batch)):
+            records.extend(b[step] for b in batch if step < len(b))
+    return records
+
+
+def decode_and_fold(records: list[tuple[bytes, int]]) -> dict[str, ExecutionState]:
+    """The projector's hot loop without I/O."""
+    states: dict[str, ExecutionState] = {}
+    clock = PartitionClock()
+    get = states.get
+    for data, broker_ts in records:
+        request = decode_request(data)
+        clock, t = clock.advance(broker_ts)
+        state, _decision = fold(get(request.operation_id), request, t)
+        if state is not None:
+            states[request.operation_id] = state
+    return states
+
+
+def main() -> None:
+    """Generate, time, print; ``--profile`` adds the top cProfile entries."""
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    count = int(args[0]) if args else 1_000_000
+    started = time.perf_counter()
+    records = generate(count)
+    print(f"generated {len(records):,} records in {time.perf_counter() - started:.1f} s")
+    started = time.perf_counter()
+    states = decode_and_fold(records)
+    elapsed = time.perf_counter() - started
+    print(f"folded into {len(states):,} operations in {elapsed:.2f} s")
+    print(f"{elapsed / len(records) * 1e6:.2f} us per record")
+    if "--profile" in sys.argv:
+        profiler = cProfile.Profile()
+        profiler.runcall(decode_and_fold, records[:200_000])
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
+    print(f"decode+fold: {int(len(records) / elapsed)} records/s")
+
+
+if __name__ == "__main__":
+    main()
