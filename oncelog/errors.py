@@ -164,3 +164,14 @@ class InvalidRequestError(LedgerError):
 
     code = "invalid_request"
     http_status = 422
+
+
+class InvalidStateError(LedgerError):
+    """The request does not apply to the operation's current state (e.g. absent)."""
+
+    code = "invalid_state"
+    http_status = 409
+
+    def __init__(self, message: str, *, state: str) -> None:
+        super().__init__(message)
+        self.state = state

@@ -1,0 +1,107 @@
+"""Send a request and wait for its decision, bounded, re-sending the same request id.
+
+A re-send is safe by construction: the fold never lets one request id take
+effect twice, so a retry gets the first copy's answer back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any
+
+from oncelog.errors import KafkaOperationError, LedgerTimeoutError
+from oncelog.kafka.producer import FutureProducer
+from oncelog.producer.listener import DecisionListener
+from oncelog.producer.partitioner import partition_for
+from oncelog.schemas.codec import encode_request
+from oncelog.schemas.models import Decision, Request
+from oncelog.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """How long a call may take in all, and how long before the same request is re-sent."""
+
+    total_s: float = 30.0
+    resend_after_s: float = 5.0
+
+
+class Dispatcher:
+    """The client's transport: a producer for requests, a listener for decisions."""
+
+    def __init__(self, settings: Settings, bootstrap: str, timeouts: Timeouts) -> None:
+        kafka = settings.kafka_config(bootstrap)
+        self._topic = settings.requests_topic
+        self._producer = FutureProducer(kafka)
+        self._listener = DecisionListener(kafka, settings.decisions_topic)
+        self.timeouts = timeouts
+
+    def start(self) -> None:
+        """Connect: read the partition count and start listening for decisions."""
+        self._listener.start()
+
+    def close(self) -> None:
+        """Stop listening and flush the producer."""
+        self._listener.close()
+        self._producer.close()
+
+    def _send(self, request: Request) -> Future[tuple[int, int]]:
+        partition = partition_for(request.channel_id, self._listener.partitions)
+        value = encode_request(request)
+        return self._producer.send(self._topic, partition, request.operation_id.encode(), value)
+
+    def call(self, request: Request) -> Decision:
+        """Blocking: send, wait for the decision, re-send on silence."""
+        answer = self._listener.expect(request.request_id)
+        deadline = time.monotonic() + self.timeouts.total_s
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _timeout(request, self.timeouts.total_s)
+                _try_send(self, request)
+                try:
+                    return answer.result(timeout=min(left, self.timeouts.resend_after_s))
+                except FutureTimeout:
+                    continue
+        finally:
+            self._listener.forget(request.request_id)
+
+    async def acall(self, request: Request) -> Decision:
+        """Async: the same protocol as :meth:`call`, without blocking the loop."""
+        answer = asyncio.wrap_future(self._listener.expect(request.request_id))
+        deadline = time.monotonic() + self.timeouts.total_s
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _timeout(request, self.timeouts.total_s)
+                _try_send(self, request)
+                done, _ = await asyncio.wait({answer}, timeout=min(left, self.timeouts.resend_after_s))
+                if done:
+                    return answer.result()
+        finally:
+            self._listener.forget(request.request_id)
+            answer.cancel()
+
+
+def _try_send(dispatcher: Dispatcher, request: Request) -> None:
+    # A send that cannot even be queued (or a pending delivery error) is retried
+    # by the caller's loop until its deadline; the same request id keeps it safe.
+    try:
+        dispatcher._send(request)
+    except KafkaOperationError:
+        pass
+
+
+def _timeout(request: Request, total_s: float) -> LedgerTimeoutError:
+    return LedgerTimeoutError(
+        f"no decision for {request.kind.value} request {request.request_id} "
+        f"(operation {request.operation_id}) within {total_s}s"
+    )
+
+

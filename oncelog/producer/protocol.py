@@ -1,0 +1,201 @@
+"""Build validated requests and turn decisions into results or typed errors.
+
+Shared by the async and the sync client. Every argument is checked here, before
+anything is produced.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from oncelog.errors import (
+    ConflictError,
+    ExecutionFailedError,
+    InvalidArgumentError,
+    InvalidRequestError,
+    InvalidStateError,
+    LedgerError,
+    ResultExpiredError,
+    StaleClaimError,
+)
+from oncelog.producer import keys
+from oncelog.producer.results import Claim, ClaimStatus, Execution, Heartbeat
+from oncelog.schemas import models as m
+from oncelog.schemas.models import Decision, Outcome
+
+DEFAULT_RETENTION_S: Final = 7 * 24 * 3600
+_EFFECTS: Final = {"pure": m.Effect.PURE, "external": m.Effect.EXTERNAL}
+
+
+def new_claim_token() -> str:
+    """A fresh 128-bit random claim token (hex)."""
+    return secrets.token_hex(16)
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where an operation's records go: its channel and key name."""
+
+    channel_id: str
+    key_name: str
+
+
+def _seconds_to_ms(field: str, seconds: object) -> int:
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise InvalidArgumentError(f"{field} must be a number, got {type(seconds).__name__}")
+    return round(seconds * 1000)
+
+
+def _token(claim_token: object) -> str:
+    if not isinstance(claim_token, str) or not 0 < len(claim_token) <= 256:
+        raise InvalidArgumentError("claim_token must be the non-empty string a claim returned")
+    return claim_token
+
+
+def _request(route: Route, token: str | None, body: m.Body) -> m.Request:
+    op = keys.operation_id(route.channel_id, route.key_name)
+    return m.Request(str(uuid.uuid4()), op, route.channel_id, route.key_name, token, body)
+
+
+def build_claim(
+    route: Route,
+    *,
+    tool_name: str,
+    params: Mapping[str, Any],
+    dedup_fields: Sequence[str] | None,
+    lease_seconds: float,
+    retention_seconds: float,
+    effect: str,
+    worker_id: str,
+) -> m.Request:
+    """A claim request with a fresh token; raises on any bad argument."""
+    if effect not in _EFFECTS:
+        raise InvalidArgumentError(f"effect must be 'pure' or 'external', got {effect!r}")
+    body = m.Claim(
+        tool_name=keys.validate_id("tool_name", tool_name),
+        params=keys.validate_params(params),
+        request_hash=keys.request_hash(tool_name, params, dedup_fields),
+        lease_ms=keys.validate_lease_ms(_seconds_to_ms("lease_seconds", lease_seconds)),
+        retention_ms=keys.validate_retention_ms(
+            _seconds_to_ms("retention_seconds", retention_seconds)
+        ),
+        effect=_EFFECTS[effect],
+        worker_id=keys.validate_id("worker_id", worker_id),
+    )
+    return _request(route, new_claim_token(), body)
+
+
+def build_complete(route: Route, claim_token: str, result: Any) -> m.Request:
+    """A completion carrying ``result`` as canonical JSON."""
+    return _request(route, _token(claim_token), m.Complete(keys.validate_result(result)))
+
+
+def build_fail(route: Route, claim_token: str, error: str, retryable: bool) -> m.Request:
+    """A failure; ``retryable`` lets the next claim take over at once."""
+    if not isinstance(error, str) or len(error.encode()) > keys.MAX_JSON_BYTES:
+        raise InvalidArgumentError("error must be a string of at most 1 MiB")
+    if not isinstance(retryable, bool):
+        raise InvalidArgumentError("retryable must be a bool")
+    return _request(route, _token(claim_token), m.Fail(error, retryable))
+
+
+def build_heartbeat(route: Route, claim_token: str, lease_seconds: float | None) -> m.Request:
+    """A heartbeat; ``lease_seconds`` overrides the claim's lease for this extension."""
+    lease = None
+    if lease_seconds is not None:
+        lease = keys.validate_lease_ms(_seconds_to_ms("lease_seconds", lease_seconds))
+    return _request(route, _token(claim_token), m.Heartbeat(lease))
+
+
+def build_release(route: Route, claim_token: str) -> m.Request:
+    """Give the lease back: the operation is reclaimable at once."""
+    return _request(route, _token(claim_token), m.Release())
+
+
+def build_cancel(route: Route, reason: str | None) -> m.Request:
+    """Ask the holder to stop; it learns at its next heartbeat."""
+    if reason is not None and (not isinstance(reason, str) or len(reason) > 4096):
+        raise InvalidArgumentError("reason must be a string of at most 4096 characters")
+    return _request(route, None, m.Cancel(reason))
+
+
+# --- decisions -> results ----------------------------------------------------------
+
+
+def _state_name(decision: Decision) -> str:
+    return "absent" if decision.state is None else decision.state.status.value.lower()
+
+
+def raise_for(decision: Decision) -> None:
+    """Raise the typed error an outcome stands for; return for the others."""
+    outcome, op = decision.outcome, decision.operation_id
+    if outcome is Outcome.CONFLICT:
+        raise ConflictError(
+            f"operation {op}: the payload differs from the recorded one",
+            stored_hash=decision.stored_hash or "",
+            request_hash=decision.request_hash or "",
+        )
+    if outcome is Outcome.RESULT_EXPIRED:
+        raise ResultExpiredError(f"operation {op}: the result was purged after retention")
+    if outcome is Outcome.STALE_CLAIM:
+        raise StaleClaimError(f"operation {op}: this claim token is fenced (not the holder)")
+    if outcome is Outcome.FAILED and decision.kind is m.Kind.CLAIM:
+        raise ExecutionFailedError(f"operation {op} failed for good: {decision.error}")
+    if outcome is Outcome.INVALID_REQUEST:
+        raise InvalidRequestError(f"operation {op}: {decision.error}")
+
+
+def claim_result(decision: Decision, token: str) -> Claim:
+    """The :class:`Claim` for a claim decision, or the typed error it stands for."""
+    raise_for(decision)
+    state = decision.state
+    if state is None:
+        raise LedgerError(f"claim of {decision.operation_id} decided without a state")
+    execution = Execution.of(state)
+    outcome = decision.outcome
+    if outcome in (Outcome.CLAIMED, Outcome.RECLAIMED):
+        if state.claim_token != token:
+            raise StaleClaimError(
+                f"operation {decision.operation_id}: the grant to this retried claim was superseded"
+            )
+        return Claim(
+            ClaimStatus(outcome.value), execution, token,
+            previous=decision.previous or state.previous, decision=decision,
+        )  # fmt: skip
+    if outcome is Outcome.REPLAYED:
+        result = None if decision.result is None else json.loads(decision.result)
+        return Claim(ClaimStatus.REPLAYED, execution, token, result=result, decision=decision)
+    if outcome is Outcome.IN_PROGRESS:
+        return Claim(
+            ClaimStatus.IN_PROGRESS, execution, token, holder=decision.holder_worker_id,
+            lease_deadline_ms=decision.lease_deadline_ms, decision=decision,
+        )  # fmt: skip
+    raise InvalidStateError(
+        f"claim of {decision.operation_id} answered {outcome.value}", state=_state_name(decision)
+    )
+
+
+def _expect(decision: Decision, expected: Outcome) -> m.ExecutionState:
+    raise_for(decision)
+    if decision.outcome is not expected or decision.state is None:
+        raise InvalidStateError(
+            f"{decision.kind.value} of {decision.operation_id} answered {decision.outcome.value}",
+            state=_state_name(decision),
+        )
+    return decision.state
+
+
+def state_result(decision: Decision, expected: Outcome) -> Execution:
+    """The execution after a complete/fail/release, or the typed error."""
+    return Execution.of(_expect(decision, expected))
+
+
+def heartbeat_result(decision: Decision) -> Heartbeat:
+    """The new deadline and the cancel flag, or the typed error."""
+    state = _expect(decision, Outcome.HEARTBEAT_OK)
+    return Heartbeat(state.lease_deadline_ms, state.cancel_requested, state.cancel_reason)

@@ -1,0 +1,129 @@
+"""``SyncLedgerClient``: the same calls as :class:`LedgerClient`, blocking."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from oncelog.broker.local import resolve_bootstrap
+from oncelog.producer.calls import Call, Calls
+from oncelog.producer.client import ExecutionRef
+from oncelog.producer.dispatch import Dispatcher, Timeouts
+from oncelog.producer.protocol import DEFAULT_RETENTION_S
+from oncelog.producer.results import Claim, Execution, Heartbeat
+from oncelog.settings import Settings
+
+
+T = TypeVar("T")
+
+class SyncLedgerClient:
+    """Blocking twin of :class:`~oncelog.producer.client.LedgerClient`."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        worker_id: str | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self._calls = Calls(worker_id)
+        self._timeouts = timeouts or Timeouts()
+        self._dispatcher: Dispatcher | None = None
+
+    @property
+    def worker_id(self) -> str:
+        """The holder name this client claims with."""
+        return self._calls.worker_id
+
+    def __enter__(self) -> Self:
+        self.open()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:  # fmt: skip
+        self.close()
+
+    def open(self) -> None:
+        """Connect: resolve the broker and start reading decisions."""
+        if self._dispatcher is None:
+            dispatcher = Dispatcher(self.settings, resolve_bootstrap(self.settings), self._timeouts)
+            dispatcher.start()
+            self._dispatcher = dispatcher
+
+    def close(self) -> None:
+        """Disconnect."""
+        if self._dispatcher is not None:
+            self._dispatcher.close()
+            self._dispatcher = None
+
+    def _run(self, call: Call[T]) -> T:
+        self.open()
+        assert self._dispatcher is not None
+        request, interpret = call
+        return interpret(self._dispatcher.call(request))
+
+    def claim_execution(
+        self,
+        channel_id: str,
+        key_name: str | None = None,
+        *,
+        step: int | None = None,
+        tool_name: str,
+        params: Mapping[str, Any],
+        dedup_fields: Sequence[str] | None = None,
+        lease_seconds: float = 60,
+        retention_seconds: float = DEFAULT_RETENTION_S,
+        effect: str = "external",
+    ) -> Claim:
+        """See :meth:`LedgerClient.claim_execution`."""
+        return self._run(
+            self._calls.claim(
+                channel_id, key_name, step, tool_name=tool_name, params=params,
+                dedup_fields=dedup_fields, lease_seconds=lease_seconds,
+                retention_seconds=retention_seconds, effect=effect,
+            )
+        )  # fmt: skip
+
+    def complete_execution(
+        self, execution_id: ExecutionRef, claim_token: str, result: Any, *,
+        channel_id: str | None = None, key_name: str | None = None,
+    ) -> Execution:  # fmt: skip
+        """See :meth:`LedgerClient.complete_execution`."""
+        route = self._calls.route(execution_id, channel_id, key_name)
+        return self._run(self._calls.complete(route, claim_token, result))
+
+    def fail_execution(
+        self, execution_id: ExecutionRef, claim_token: str, error: str, retryable: bool = False,
+        *, channel_id: str | None = None, key_name: str | None = None,
+    ) -> Execution:  # fmt: skip
+        """See :meth:`LedgerClient.fail_execution`."""
+        route = self._calls.route(execution_id, channel_id, key_name)
+        return self._run(self._calls.fail(route, claim_token, error, retryable))
+
+    def heartbeat_execution(
+        self, execution_id: ExecutionRef, claim_token: str, lease_seconds: float | None = None,
+        *, channel_id: str | None = None, key_name: str | None = None,
+    ) -> Heartbeat:  # fmt: skip
+        """See :meth:`LedgerClient.heartbeat_execution`."""
+        route = self._calls.route(execution_id, channel_id, key_name)
+        return self._run(self._calls.heartbeat(route, claim_token, lease_seconds))
+
+    def release_execution(
+        self, execution_id: ExecutionRef, claim_token: str, *,
+        channel_id: str | None = None, key_name: str | None = None,
+    ) -> Execution:  # fmt: skip
+        """See :meth:`LedgerClient.release_execution`."""
+        route = self._calls.route(execution_id, channel_id, key_name)
+        return self._run(self._calls.release(route, claim_token))
+
+    def cancel_execution(
+        self, execution_id: ExecutionRef, reason: str | None = None, *,
+        channel_id: str | None = None, key_name: str | None = None,
+    ) -> str:  # fmt: skip
+        """See :meth:`LedgerClient.cancel_execution`."""
+        route = self._calls.route(execution_id, channel_id, key_name)
+        return self._run(self._calls.cancel(route, reason))
