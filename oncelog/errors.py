@@ -157,3 +157,13 @@ class ReceiptError(LedgerError):
 
     code = "invalid_receipt"
     http_status = 401
+
+
+# --- the DuckDB projection ---------------------------------------------------
+
+
+class StoreError(LedgerError):
+    """The DuckDB projection could not be read or written; a failed write changed nothing."""
+
+    code = "store_error"
+    http_status = 503
