@@ -175,3 +175,13 @@ class InvalidStateError(LedgerError):
     def __init__(self, message: str, *, state: str) -> None:
         super().__init__(message)
         self.state = state
+
+
+# --- the DuckDB projection ---------------------------------------------------
+
+
+class StoreError(LedgerError):
+    """The DuckDB projection could not be read or written; a failed write changed nothing."""
+
+    code = "store_error"
+    http_status = 503

@@ -1,0 +1,50 @@
+"""Avro single-object encoding of one :class:`ExecutionState`, for the DuckDB projection.
+
+The store keeps each state version as a blob so that ``load_states`` returns the
+exact state the fold produced (the queryable columns are a lossy projection).
+The blob uses the same framing as the wire records (``C3 01`` + CRC-64-AVRO
+fingerprint + schemaless body) and the shared ``ExecutionState`` schema, so a
+blob written today stays readable after the schema gains a defaulted field.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any, Final
+
+import fastavro
+from fastavro.schema import load_schema
+
+from oncelog.errors import CodecError
+from oncelog.schemas.codec import HEADER_LEN, MAGIC, SCHEMA_DIR, schema_fingerprint
+from oncelog.schemas.convert import state_from_avro, state_to_avro
+from oncelog.schemas.models import ExecutionState
+
+# Parsed once: re-parsing per call is a known fastavro slowdown.
+_SCHEMA: Final[Any] = load_schema(str(SCHEMA_DIR / "dev.oncelog.ExecutionState.avsc"))
+_FINGERPRINT: Final = schema_fingerprint(_SCHEMA)
+_HEADER: Final = MAGIC + _FINGERPRINT
+
+
+def encode_state(state: ExecutionState) -> bytes:
+    """Single-object encode ``state``."""
+    buf = io.BytesIO()
+    buf.write(_HEADER)
+    fastavro.schemaless_writer(buf, _SCHEMA, state_to_avro(state))
+    return buf.getvalue()
+
+
+def decode_state(data: bytes) -> ExecutionState:
+    """Decode a blob written by :func:`encode_state`; any failure is a :class:`CodecError`."""
+    if len(data) < HEADER_LEN or data[:HEADER_LEN] != _HEADER:
+        fingerprint = bytes(data[2:HEADER_LEN]) if len(data) >= HEADER_LEN else None
+        raise CodecError("not an ExecutionState blob", length=len(data), fingerprint=fingerprint)
+    buf = io.BytesIO(data)
+    buf.seek(HEADER_LEN)
+    try:
+        record: Any = fastavro.schemaless_reader(buf, _SCHEMA, None)
+        return state_from_avro(record)
+    except Exception as exc:  # fastavro raises many types on corrupt input
+        raise CodecError(
+            f"corrupt ExecutionState blob: {exc!r}", length=len(data), fingerprint=_FINGERPRINT
+        ) from exc

@@ -1,0 +1,430 @@
+"""The DuckDB projection of the ledger: one writer process owns the file.
+
+Per Kafka poll batch the projector calls :meth:`Store.load_states` (one query),
+folds in memory, publishes, then :meth:`Store.commit` writes everything in one
+DuckDB transaction. Every write goes through registered Arrow tables and
+set-based statements (``INSERT … SELECT``, ``UPDATE … FROM``): DuckDB is orders
+of magnitude slower with per-row statements or ``executemany``.
+
+Tables (``partition``/``offset`` are positions in the requests topic):
+
+``executions``
+    The current state, one row per ``operation_id`` (primary key): queryable
+    columns (partition, channel_id, key_name, status, version, epoch, tool_name,
+    effect, worker_id, claim_token, lease_deadline_ms, completed_at_ms,
+    expires_at_ms, result, request_hash, result_hash, source_offset,
+    source_request_id, outcome, log_time_ms) plus ``state``, the full state as an
+    Avro blob, which :meth:`Store.load_states` decodes for an exact reload.
+``history``
+    One row per state version, keyed by (operation_id, version), with an extra
+    ART index on ``operation_id`` because point lookups by operation are the
+    hot query (the composite key cannot serve a prefix lookup).
+    ``valid_from_offset`` is the source offset of the request that made the
+    version, ``valid_to_offset`` the source offset of the next version (NULL
+    while current); ``commit`` closes superseded versions in the same
+    transaction.
+``requests``
+    The audit: one row per folded request, keyed by (partition, offset), indexed
+    by ``channel_id`` for timelines; it records the outcome and the
+    ``duplicate_effect_suspected`` flag.
+``positions``
+    Per partition of the requests topic: the next offset to consume and the
+    partition clock (last clamped log time), written with the data they cover.
+``dead_letters``
+    Undecodable or impossible records, keyed by (topic, partition, offset).
+
+Idempotency: a crashed projector refolds and may commit the same batch again.
+History, audit and dead letters are keyed and written with ``INSERT OR
+IGNORE``; the current row and the position only move forward (an upsert
+guarded by ``version``/``next_offset``), so re-committing an old batch is a
+no-op rather than a regression.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final
+
+import duckdb
+import pyarrow as pa
+
+from oncelog.errors import StoreError
+from oncelog.projector.state_blob import decode_state, encode_state
+from oncelog.projector.tables import (
+    DEAD_LETTERS,
+    EXECUTIONS,
+    HISTORY,
+    POSITIONS,
+    REQUESTS,
+    SCHEMA_DDL,
+    STR,
+    SUPERSEDE,
+    arrow_table,
+    column_list,
+    upsert_sets,
+)
+from oncelog.schemas.models import (
+    Claim,
+    Decision,
+    ExecutionSnapshot,
+    ExecutionState,
+    Request,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where the projector stands on one partition of the requests topic."""
+
+    next_offset: int
+    """The next offset to consume."""
+    clock_ms: int | None
+    """``PartitionClock.last_ms`` after the last folded record."""
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One folded request (every request, changed or not) and its decision."""
+
+    partition: int
+    offset: int
+    log_time_ms: int
+    """The clamped log time the fold used."""
+    request: Request
+    decision: Decision
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """A record that could not be decoded or is impossible."""
+
+    topic: str
+    partition: int
+    offset: int
+    log_time_ms: int
+    code: str
+    """The ``LedgerError`` code, e.g. ``"codec_error"``."""
+    message: str
+    raw_length: int
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Everything one poll batch writes, in one transaction."""
+
+    audit: list[AuditEntry]
+    snapshots: list[ExecutionSnapshot]
+    """In log order; several versions of one operation are possible."""
+    dead_letters: list[DeadLetter]
+    positions: dict[int, Position]
+
+
+# --- rows out of the fold's records -------------------------------------------------
+
+
+def _execution_row(snap: ExecutionSnapshot, blob: bytes) -> tuple[Any, ...]:
+    s = snap.state
+    return (
+        s.operation_id, snap.source_partition, s.channel_id, s.key_name, s.status.value,
+        s.version, s.epoch, s.tool_name, s.effect.value, s.worker_id, s.claim_token,
+        s.lease_deadline_ms, s.completed_at_ms, s.expires_at_ms, s.result, s.request_hash,
+        s.result_hash, snap.source_offset, snap.source_request_id, snap.outcome.value,
+        snap.log_time_ms, blob,
+    )  # fmt: skip
+
+
+def _history_row(snap: ExecutionSnapshot, valid_to: int | None, blob: bytes) -> tuple[Any, ...]:
+    s = snap.state
+    return (
+        s.operation_id, s.version, snap.source_partition, s.channel_id, s.key_name,
+        snap.source_offset, valid_to, snap.log_time_ms, snap.outcome.value,
+        snap.source_request_id, s.status.value, s.epoch, s.worker_id, s.claim_token,
+        s.effect.value, s.result, s.result_hash, s.expires_at_ms, blob,
+    )  # fmt: skip
+
+
+def _audit_row(entry: AuditEntry) -> tuple[Any, ...]:
+    request, decision, state = entry.request, entry.decision, entry.decision.state
+    body = request.body
+    # The claim names its worker and effect; other kinds report the state's holder.
+    if isinstance(body, Claim):
+        worker, effect = body.worker_id, body.effect.value
+    elif state is not None:
+        worker, effect = state.worker_id, state.effect.value
+    else:
+        worker, effect = None, None
+    return (
+        entry.partition, entry.offset, request.request_id, request.operation_id,
+        request.channel_id, request.key_name, request.kind.value, decision.outcome.value,
+        decision.changed, decision.version, decision.epoch, worker, request.claim_token,
+        effect, entry.log_time_ms, decision.duplicate_effect_suspected, decision.retried,
+    )  # fmt: skip
+
+
+def _dead_letter_row(d: DeadLetter) -> tuple[Any, ...]:
+    return (d.topic, d.partition, d.offset, d.log_time_ms, d.code, d.message, d.raw_length)
+
+
+@dataclass(frozen=True, slots=True)
+class _VersionRows:
+    """The Arrow tables one list of snapshots turns into."""
+
+    history: Any
+    executions: Any
+    supersede: Any
+
+
+def _version_rows(snapshots: Sequence[ExecutionSnapshot]) -> _VersionRows:
+    """History rows (with in-batch ``valid_to``), the last row per op, and what they supersede."""
+    next_offset: dict[str, int] = {}
+    history: list[tuple[Any, ...]] = []
+    last: dict[str, tuple[Any, ...]] = {}
+    first: dict[str, tuple[Any, ...]] = {}
+    # Walk backwards so each version learns the offset of the next one of its op.
+    for snap in reversed(snapshots):
+        op = snap.state.operation_id
+        blob = encode_state(snap.state)
+        history.append(_history_row(snap, next_offset.get(op), blob))
+        next_offset[op] = snap.source_offset
+        last.setdefault(op, _execution_row(snap, blob))
+        first[op] = (op, snap.state.version, snap.source_offset)
+    history.reverse()
+    return _VersionRows(
+        history=arrow_table(HISTORY, history),
+        executions=arrow_table(EXECUTIONS, list(last.values())),
+        supersede=arrow_table(SUPERSEDE, list(first.values())),
+    )
+
+
+def _positions_table(positions: dict[int, Position]) -> Any:
+    rows = [(p, pos.next_offset, pos.clock_ms) for p, pos in sorted(positions.items())]
+    return arrow_table(POSITIONS, rows)
+
+
+# --- statements --------------------------------------------------------------------
+
+_INSERT_HISTORY: Final = (
+    f"INSERT OR IGNORE INTO history ({column_list(HISTORY)}) SELECT * FROM _b_history"
+)
+# The IN filter lets DuckDB prune the history scan to the touched operations.
+_CLOSE_SUPERSEDED: Final = """
+UPDATE history SET valid_to_offset = s.valid_to
+FROM _b_supersede AS s
+WHERE history.operation_id = s.operation_id
+  AND history.version < s.first_version
+  AND history.valid_to_offset IS NULL
+  AND history.operation_id IN (SELECT operation_id FROM _b_supersede)
+"""
+_UPSERT_EXECUTIONS: Final = (
+    f"INSERT INTO executions ({column_list(EXECUTIONS)}) SELECT * FROM _b_executions "
+    f"ON CONFLICT (operation_id) DO UPDATE SET {upsert_sets(EXECUTIONS, 'operation_id')} "
+    "WHERE excluded.version >= executions.version"
+)
+_INSERT_AUDIT: Final = (
+    f"INSERT OR IGNORE INTO requests ({column_list(REQUESTS)}) SELECT * FROM _b_audit"
+)
+_INSERT_DEAD: Final = (
+    f"INSERT OR IGNORE INTO dead_letters ({column_list(DEAD_LETTERS)}) SELECT * FROM _b_dead"
+)
+_ADVANCE_POSITIONS: Final = (
+    f"INSERT INTO positions ({column_list(POSITIONS)}) SELECT * FROM _b_positions "
+    "ON CONFLICT (partition) DO UPDATE SET next_offset = excluded.next_offset, "
+    "clock_ms = excluded.clock_ms WHERE excluded.next_offset >= positions.next_offset"
+)
+_SET_POSITIONS: Final = (
+    f"INSERT OR REPLACE INTO positions ({column_list(POSITIONS)}) SELECT * FROM _b_positions"
+)
+
+
+class Store:
+    """The projection in one DuckDB file; only one process may open it for writing.
+
+    The connection is not shared across threads: other threads of the same
+    process query through :meth:`cursor`, which DuckDB isolates with MVCC.
+    """
+
+    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
+        """Open (or create) the file; a writable store creates the schema if missing."""
+        self.path = Path(path)
+        self.read_only = read_only
+        try:
+            self._con = duckdb.connect(str(self.path), read_only=read_only)
+            if not read_only:
+                for ddl in SCHEMA_DDL:
+                    self._con.execute(ddl)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the connection (cursors from :meth:`cursor` stop working)."""
+        self._con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A new connection to the same database, for read-only queries from another thread."""
+        return self._con.cursor()
+
+    # --- reads ----------------------------------------------------------------------
+
+    def _fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._con.execute(sql, list(params)).fetchall()
+        except duckdb.Error as exc:
+            raise StoreError(f"query failed on {self.path}: {exc}") from exc
+
+    def positions(self) -> dict[int, Position]:
+        """The stored position of every partition seen so far."""
+        rows = self._fetch("SELECT partition, next_offset, clock_ms FROM positions")
+        return {p: Position(next_offset, clock) for p, next_offset, clock in rows}
+
+    def load_states(self, operation_ids: Collection[str]) -> dict[str, ExecutionState]:
+        """The exact current states of these operations (absent ones are left out), in one query."""
+        if not operation_ids:
+            return {}
+        ids = pa.table({"operation_id": pa.array(list(operation_ids), type=STR)})
+        with self._registered(_b_ids=ids):
+            rows = self._fetch(
+                "SELECT operation_id, state FROM executions "
+                "WHERE operation_id IN (SELECT operation_id FROM _b_ids)"
+            )
+        return {op: decode_state(blob) for op, blob in rows}
+
+    def current_states(self, partition: int | None = None) -> list[ExecutionState]:
+        """Every current state (of one partition, or all), ordered by operation_id."""
+        if partition is None:
+            rows = self._fetch("SELECT state FROM executions ORDER BY operation_id")
+        else:
+            rows = self._fetch(
+                "SELECT state FROM executions WHERE partition = ? ORDER BY operation_id",
+                [partition],
+            )
+        return [decode_state(blob) for (blob,) in rows]
+
+    def expiry_candidates(self, now_ms: int, limit: int = 1000) -> list[tuple[int, str, str, str]]:
+        """``(partition, operation_id, channel_id, key_name)`` of COMPLETED rows due by ``now_ms``.
+
+        Oldest expiry first, so a bounded sweep makes progress on the backlog.
+        """
+        rows = self._fetch(
+            "SELECT partition, operation_id, channel_id, key_name FROM executions "
+            "WHERE status = 'COMPLETED' AND expires_at_ms <= ? "
+            "ORDER BY expires_at_ms, operation_id LIMIT ?",
+            [now_ms, limit],
+        )
+        return [(p, op, ch, key) for p, op, ch, key in rows]
+
+    # --- writes ---------------------------------------------------------------------
+
+    def commit(self, batch: Batch) -> None:
+        """Write one batch in ONE transaction: versions, current rows, audit, positions.
+
+        Idempotent: committing the same batch again (a refold after a crash)
+        adds no rows and moves nothing backwards.
+        """
+        versions = _version_rows(batch.snapshots)
+        tables = {
+            "_b_audit": arrow_table(REQUESTS, [_audit_row(e) for e in batch.audit]),
+            "_b_history": versions.history,
+            "_b_supersede": versions.supersede,
+            "_b_executions": versions.executions,
+            "_b_dead": arrow_table(DEAD_LETTERS, [_dead_letter_row(d) for d in batch.dead_letters]),
+            "_b_positions": _positions_table(batch.positions),
+        }
+        with self._registered(**tables), self._transaction("commit"):
+            self._write_versions()
+            self._write_audit()
+            self._write_positions(_ADVANCE_POSITIONS)
+
+    def restore_partition(
+        self, partition: int, snapshots: Sequence[ExecutionSnapshot], position: Position
+    ) -> None:
+        """Replace one partition's current rows with ``snapshots``, in ONE transaction.
+
+        ``snapshots`` is what the compacted executions topic holds for the
+        partition; for each operation the highest version wins. Their history
+        rows are added if missing and the position is set as given (even
+        backwards: a restore is authoritative).
+        """
+        ordered = _restore_order(partition, snapshots)
+        versions = _version_rows(ordered)
+        tables = {
+            "_b_history": versions.history,
+            "_b_supersede": versions.supersede,
+            "_b_executions": versions.executions,
+            "_b_positions": _positions_table({partition: position}),
+        }
+        with self._registered(**tables), self._transaction("restore"):
+            self._con.execute("DELETE FROM executions WHERE partition = ?", [partition])
+            self._write_versions()
+            self._write_positions(_SET_POSITIONS)
+
+    # Separate steps so that a test can make one of them fail mid-transaction.
+    def _write_versions(self) -> None:
+        self._con.execute(_CLOSE_SUPERSEDED)
+        self._con.execute(_INSERT_HISTORY)
+        self._con.execute(_UPSERT_EXECUTIONS)
+
+    def _write_audit(self) -> None:
+        self._con.execute(_INSERT_AUDIT)
+        self._con.execute(_INSERT_DEAD)
+
+    def _write_positions(self, statement: str) -> None:
+        self._con.execute(statement)
+
+    @contextmanager
+    def _registered(self, **tables: Any) -> Iterator[None]:
+        """Expose Arrow tables to SQL under these names for the duration of the block."""
+        for name, table in tables.items():
+            self._con.register(name, table)
+        try:
+            yield
+        finally:
+            for name in tables:
+                self._con.unregister(name)
+
+    @contextmanager
+    def _transaction(self, what: str) -> Iterator[None]:
+        """BEGIN … COMMIT, rolled back on any error (a failed write changes nothing)."""
+        try:
+            self._con.execute("BEGIN TRANSACTION")
+        except duckdb.Error as exc:
+            raise StoreError(f"{what} cannot start on {self.path}: {exc}") from exc
+        try:
+            yield
+            self._con.execute("COMMIT")
+        except BaseException as exc:
+            self._con.execute("ROLLBACK")
+            if isinstance(exc, duckdb.Error):
+                raise StoreError(f"{what} failed on {self.path}: {exc}") from exc
+            raise
+
+
+def _restore_order(
+    partition: int, snapshots: Sequence[ExecutionSnapshot]
+) -> list[ExecutionSnapshot]:
+    """The last version per operation, in source-offset order; all must be of ``partition``."""
+    best: dict[str, ExecutionSnapshot] = {}
+    for snap in snapshots:
+        if snap.source_partition != partition:
+            raise StoreError(
+                f"snapshot of {snap.state.operation_id} is from partition "
+                f"{snap.source_partition}, not {partition}"
+            )
+        held = best.get(snap.state.operation_id)
+        if held is None or snap.state.version >= held.state.version:
+            best[snap.state.operation_id] = snap
+    return sorted(best.values(), key=lambda s: s.source_offset)
