@@ -1,7 +1,32 @@
-"""oncelog: an execution ledger for agent fleets, on Apache Kafka and DuckDB."""
+"""oncelog: an execution ledger for agent fleets, on Apache Kafka and DuckDB.
+
+The clients are imported lazily, so that importing a pure part (the fold, the
+codec) never loads librdkafka or DuckDB.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from oncelog.errors import LedgerError
 from oncelog.settings import Settings
 
-__all__ = ["LedgerError", "Settings"]
+if TYPE_CHECKING:
+    from oncelog.producer.client import LedgerClient
+    from oncelog.producer.sync_client import SyncLedgerClient
+
+__all__ = ["LedgerClient", "LedgerError", "Settings", "SyncLedgerClient"]
 __version__ = "0.1.0"
+
+_LAZY = {
+    "LedgerClient": "oncelog.producer.client",
+    "SyncLedgerClient": "oncelog.producer.sync_client",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib  # noqa: PLC0415
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'oncelog' has no attribute {name!r}")

@@ -15,6 +15,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from oncelog.errors import KafkaOperationError
+from oncelog.kafka.reader import where
 
 Delivery = tuple[int, int]  # (partition, offset)
 Headers = Sequence[tuple[str, bytes]]
@@ -81,7 +82,7 @@ class FutureProducer:
                 self._pending_error = exc
                 future.set_exception(exc)
             else:
-                future.set_result((msg.partition(), msg.offset()))
+                future.set_result(where(msg))
 
         producer = self._client()
         while True:

@@ -39,7 +39,9 @@ def partition_count(consumer: Consumer, topic: str) -> int:
     return len(meta.partitions)
 
 
-def high_watermarks(consumer: Consumer, topic: str, partitions: range | list[int]) -> dict[int, int]:
+def high_watermarks(
+    consumer: Consumer, topic: str, partitions: range | list[int]
+) -> dict[int, int]:
     """The high watermark of each partition, read from the broker now."""
     out = {}
     for p in partitions:
@@ -89,3 +91,11 @@ def _position(consumer: Consumer, tp: TopicPartition) -> int:
     offset: int = consumer.position([tp])[0].offset
     # Before the first fetch the position is a logical value (negative): not caught up.
     return offset if offset >= 0 else -1
+
+
+def where(msg: Message) -> tuple[int, int]:
+    """(partition, offset) of a consumed or delivered record; both always set there."""
+    partition, offset = msg.partition(), msg.offset()
+    if partition is None or offset is None:
+        raise KafkaOperationError(f"record of {msg.topic()} carries no position")
+    return partition, offset

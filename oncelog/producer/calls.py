@@ -81,7 +81,9 @@ class Calls:
             raise InvalidArgumentError("give exactly one of key_name and step")
         name = keys.step_key_name(step) if step is not None else key_name
         assert name is not None
-        route = Route(keys.validate_id("channel_id", channel_id), keys.validate_id("key_name", name))
+        route = Route(
+            keys.validate_id("channel_id", channel_id), keys.validate_id("key_name", name)
+        )
         request = protocol.build_claim(
             route, tool_name=tool_name, params=params, dedup_fields=dedup_fields,
             lease_seconds=lease_seconds, retention_seconds=retention_seconds, effect=effect,
@@ -106,7 +108,9 @@ class Calls:
         self, route: Route, claim_token: str, lease_seconds: float | None
     ) -> Call[Heartbeat]:
         """Extend the lease; learn about a pending cancel."""
-        return protocol.build_heartbeat(route, claim_token, lease_seconds), protocol.heartbeat_result
+        return protocol.build_heartbeat(
+            route, claim_token, lease_seconds
+        ), protocol.heartbeat_result
 
     def release(self, route: Route, claim_token: str) -> Call[Execution]:
         """Give the lease back."""

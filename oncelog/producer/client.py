@@ -1,8 +1,8 @@
 """``LedgerClient``: the async SDK.
 
-    async with LedgerClient() as client:          # reads ONCELOG_* settings
-        claim = await client.claim_execution("run-42", "charge:4471", tool_name="charge",
-                                             params={"order_id": "4471"})
+async with LedgerClient() as client:          # reads ONCELOG_* settings
+    claim = await client.claim_execution("run-42", "charge:4471", tool_name="charge",
+                                         params={"order_id": "4471"})
 """
 
 from __future__ import annotations

@@ -7,11 +7,11 @@ effect twice, so a retry gets the first copy's answer back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any
 
 from oncelog.errors import KafkaOperationError, LedgerTimeoutError
 from oncelog.kafka.producer import FutureProducer
@@ -81,7 +81,9 @@ class Dispatcher:
                 if left <= 0:
                     raise _timeout(request, self.timeouts.total_s)
                 _try_send(self, request)
-                done, _ = await asyncio.wait({answer}, timeout=min(left, self.timeouts.resend_after_s))
+                done, _ = await asyncio.wait(
+                    {answer}, timeout=min(left, self.timeouts.resend_after_s)
+                )
                 if done:
                     return answer.result()
         finally:
@@ -92,10 +94,8 @@ class Dispatcher:
 def _try_send(dispatcher: Dispatcher, request: Request) -> None:
     # A send that cannot even be queued (or a pending delivery error) is retried
     # by the caller's loop until its deadline; the same request id keeps it safe.
-    try:
+    with contextlib.suppress(KafkaOperationError):
         dispatcher._send(request)
-    except KafkaOperationError:
-        pass
 
 
 def _timeout(request: Request, total_s: float) -> LedgerTimeoutError:
@@ -103,5 +103,3 @@ def _timeout(request: Request, total_s: float) -> LedgerTimeoutError:
         f"no decision for {request.kind.value} request {request.request_id} "
         f"(operation {request.operation_id}) within {total_s}s"
     )
-
-

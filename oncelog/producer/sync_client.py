@@ -14,8 +14,8 @@ from oncelog.producer.protocol import DEFAULT_RETENTION_S
 from oncelog.producer.results import Claim, Execution, Heartbeat
 from oncelog.settings import Settings
 
-
 T = TypeVar("T")
+
 
 class SyncLedgerClient:
     """Blocking twin of :class:`~oncelog.producer.client.LedgerClient`."""

@@ -10,23 +10,28 @@ and so only republishes identical records.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
 from oncelog.errors import CodecError, InvalidRequestError, KafkaOperationError, LedgerError
 from oncelog.kafka.producer import FutureProducer
-from oncelog.kafka.reader import partition_count
+from oncelog.kafka.reader import partition_count, where
 from oncelog.projector.fold import PartitionClock, fold_batch, snapshot_of
 from oncelog.projector.restore import restore_partition
 from oncelog.projector.store import AuditEntry, Batch, DeadLetter, Position, Store
 from oncelog.projector.sweeps import SweepScheduler
 from oncelog.projector.validate import check_request
 from oncelog.schemas.codec import decode_request, encode_decision, encode_snapshot
-from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState, Outcome, Request, evolve
+from oncelog.schemas.models import (
+    Decision,
+    ExecutionSnapshot,
+    ExecutionState,
+    Outcome,
+    Request,
+    evolve,
+)
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, check_topics, ledger_topics
 
@@ -151,9 +156,9 @@ class Projector:
                 raise KafkaOperationError(
                     f"consuming {msg.topic()}[{msg.partition()}] at {msg.offset()}: {err}"
                 )
-            p = msg.partition()
-            last[p] = msg.offset()
-            self._decode_one(msg, decoded.setdefault(p, _Decoded()), out)
+            p, offset = where(msg)
+            last[p] = offset
+            self._decode_one(msg, p, offset, decoded.setdefault(p, _Decoded()), out)
         states = self._store.load_states(
             {r.operation_id for part in decoded.values() for r, _, _ in part.items}
         )
@@ -167,14 +172,14 @@ class Projector:
         if self._on_batch is not None:
             self._on_batch(batch)
 
-    def _decode_one(self, msg: Message, part: _Decoded, out: _Outputs) -> None:
-        p, offset, value = msg.partition(), msg.offset(), msg.value() or b""
+    def _decode_one(self, msg: Message, p: int, offset: int, part: _Decoded, out: _Outputs) -> None:
+        value = msg.value() or b""
         ts = msg.timestamp()[1]
         try:
             request = decode_request(value)
             check_request(request, msg.key(), p, self._partitions)
         except (CodecError, InvalidRequestError) as exc:
-            out.dead.append(self._dead_letter(msg, exc))
+            out.dead.append(self._dead_letter(msg, p, offset, exc))
             out.raw[(p, offset)] = value
             if isinstance(exc, InvalidRequestError):
                 # It decoded: its sender is waiting for an answer, so give one.
@@ -182,11 +187,11 @@ class Projector:
             return
         part.items.append((request, ts, offset))
 
-    def _dead_letter(self, msg: Message, exc: LedgerError) -> DeadLetter:
+    def _dead_letter(self, msg: Message, p: int, offset: int, exc: LedgerError) -> DeadLetter:
         return DeadLetter(
             topic=msg.topic() or self._settings.requests_topic,
-            partition=msg.partition(),
-            offset=msg.offset(),
+            partition=p,
+            offset=offset,
             log_time_ms=msg.timestamp()[1],
             code=exc.code,
             message=str(exc),
@@ -204,8 +209,8 @@ class Projector:
         )
         self._clocks[p] = clock
         states.update(touched)
-        for (request, _, offset), decision in zip(part.items, decisions, strict=True):
-            decision = evolve(decision, source_partition=p, source_offset=offset)
+        for (request, _, offset), folded in zip(part.items, decisions, strict=True):
+            decision = evolve(folded, source_partition=p, source_offset=offset)
             out.audit.append(AuditEntry(p, offset, decision.log_time_ms, request, decision))
             if decision.changed:
                 out.snapshots.append(snapshot_of(decision, p, offset))
@@ -248,5 +253,3 @@ def _invalid_entry(
         source_offset=offset,
     )
     return AuditEntry(p, offset, ts, request, decision)
-
-

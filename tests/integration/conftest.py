@@ -1,0 +1,121 @@
+"""A running ledger per test: topics, an in-process projector thread, clients."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from oncelog.producer.client import LedgerClient
+from oncelog.producer.dispatch import Timeouts
+from oncelog.producer.sync_client import SyncLedgerClient
+from oncelog.projector.service import Projector
+from oncelog.projector.store import Store
+from oncelog.settings import Settings
+from oncelog.topics import admin_client, create_topics, ledger_topics
+
+
+@dataclass
+class RunningProjector:
+    """A projector folding in a background thread."""
+
+    projector: Projector
+    store: Store
+    stop: threading.Event
+    thread: threading.Thread
+
+    def halt(self) -> None:
+        """Stop the thread and release the consumer (the store stays open)."""
+        self.stop.set()
+        self.thread.join(timeout=30)
+        self.projector.close()
+
+
+def start_projector(settings: Settings, store: Store, **kwargs: Any) -> RunningProjector:
+    """Start a projector thread over ``store``; it joins the group before returning."""
+    assert settings.bootstrap_servers is not None
+    projector = Projector(settings, settings.bootstrap_servers, store, **kwargs)
+    projector.start()
+    stop = threading.Event()
+    thread = threading.Thread(target=projector.run, args=(stop,), daemon=True)
+    thread.start()
+    return RunningProjector(projector, store, stop, thread)
+
+
+@pytest.fixture
+def topics(settings: Settings) -> Settings:
+    """The ledger's topics, created for this test's prefix."""
+    assert settings.bootstrap_servers is not None
+    create_topics(admin_client(settings, settings.bootstrap_servers), ledger_topics(settings))
+    return settings
+
+
+@pytest.fixture
+def projector(topics: Settings) -> Iterator[RunningProjector]:
+    """A projector over a fresh DuckDB file, stopped after the test."""
+    store = Store(topics.db_path)
+    running = start_projector(topics, store, sweep_interval_s=0.2)
+    try:
+        yield running
+    finally:
+        running.halt()
+        store.close()
+
+
+FAST = Timeouts(total_s=30.0, resend_after_s=5.0)
+
+
+class AsyncFacade:
+    """Runs the sync scenario suite through the async client (one loop per call)."""
+
+    def __init__(self, client: LedgerClient, runner: Callable[[Awaitable[Any]], Any]) -> None:
+        self._client = client
+        self._run = runner
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._client, name)
+        if not name.endswith("_execution"):
+            return method
+        return lambda *a, **k: self._run(method(*a, **k))
+
+
+@pytest.fixture(params=["sync", "async"])
+def client(
+    request: pytest.FixtureRequest, projector: RunningProjector, topics: Settings
+) -> Iterator[Any]:
+    """The same scenarios through SyncLedgerClient and LedgerClient."""
+    if request.param == "sync":
+        with SyncLedgerClient(topics, timeouts=FAST) as sync:
+            yield sync
+        return
+    import asyncio  # noqa: PLC0415
+
+    loop = asyncio.new_event_loop()
+    client = LedgerClient(topics, timeouts=FAST)
+    client.open()
+    try:
+        yield AsyncFacade(client, loop.run_until_complete)
+    finally:
+        client.close()
+        loop.close()
+
+
+@pytest.fixture
+def make_client(topics: Settings) -> Iterator[Callable[..., SyncLedgerClient]]:
+    """Extra sync clients (other workers), closed after the test."""
+    made: list[SyncLedgerClient] = []
+
+    def make(worker_id: str | None = None) -> SyncLedgerClient:
+        client = SyncLedgerClient(topics, worker_id=worker_id, timeouts=FAST)
+        client.open()
+        made.append(client)
+        return client
+
+    yield make
+    for c in made:
+        c.close()
+
+
