@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
@@ -100,9 +101,17 @@ def _wait_until_visible(admin: AdminClient, names: list[str]) -> None:
     deadline = time.monotonic() + _ADMIN_TIMEOUT_S
     while time.monotonic() < deadline:
         topics = admin.list_topics(timeout=_ADMIN_TIMEOUT_S).topics
-        if all(name in topics and topics[name].partitions for name in names):
+        if all(_has_leaders(topics.get(name)) for name in names):
             return
     raise KafkaOperationError(f"topics {names} were created but never became visible")
+
+
+def _has_leaders(meta: Any) -> bool:
+    return (
+        meta is not None
+        and bool(meta.partitions)
+        and all(p.leader >= 0 for p in meta.partitions.values())
+    )
 
 
 def describe_configs(admin: AdminClient, topic: str) -> dict[str, str]:

@@ -11,11 +11,28 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    TopicPartition,
+)
 
 from oncelog.errors import KafkaOperationError, LedgerTimeoutError
 
 _METADATA_TIMEOUT_S = 30.0
+# A topic created a moment ago answers these until its leaders are elected.
+_LEADERLESS = frozenset(
+    {
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.UNKNOWN_TOPIC_OR_PART,
+        KafkaError._TRANSPORT,
+        KafkaError._TIMED_OUT,
+    }
+)
 
 
 def plain_consumer(config: Mapping[str, Any]) -> Consumer:
@@ -43,13 +60,27 @@ def high_watermarks(
     consumer: Consumer, topic: str, partitions: range | list[int]
 ) -> dict[int, int]:
     """The high watermark of each partition, read from the broker now."""
-    out = {}
-    for p in partitions:
-        _, high = consumer.get_watermark_offsets(
-            TopicPartition(topic, p), timeout=_METADATA_TIMEOUT_S, cached=False
-        )
-        out[p] = high
-    return out
+    return {p: watermarks(consumer, TopicPartition(topic, p))[1] for p in partitions}
+
+
+def watermarks(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
+    """(low, high) of one partition, retrying while a new topic elects its leader."""
+    deadline = time.monotonic() + _METADATA_TIMEOUT_S
+    while True:
+        try:
+            low, high = consumer.get_watermark_offsets(
+                tp, timeout=_METADATA_TIMEOUT_S, cached=False
+            )
+            return low, high
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args else None
+            retriable = isinstance(error, KafkaError) and (
+                error.retriable() or error.code() in _LEADERLESS
+            )
+            if not retriable or time.monotonic() > deadline:
+                raise KafkaOperationError(
+                    f"watermarks of {tp.topic}[{tp.partition}] unavailable: {exc}"
+                ) from exc
 
 
 def read_to_end(
@@ -65,7 +96,7 @@ def read_to_end(
     consumer = plain_consumer(config)
     try:
         tp = TopicPartition(topic, partition)
-        low, high = consumer.get_watermark_offsets(tp, timeout=_METADATA_TIMEOUT_S, cached=False)
+        low, high = watermarks(consumer, tp)
         if max(low, start) >= high:
             return
         consumer.assign([TopicPartition(topic, partition, start)])

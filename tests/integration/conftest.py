@@ -117,5 +117,3 @@ def make_client(topics: Settings) -> Iterator[Callable[..., SyncLedgerClient]]:
     yield make
     for c in made:
         c.close()
-
-

@@ -1,0 +1,48 @@
+"""Helpers for end-to-end tests: reading topics back, waiting out log time."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from oncelog.kafka.reader import read_to_end
+from oncelog.producer.partitioner import partition_for
+from oncelog.schemas.codec import decode_decision, decode_snapshot
+from oncelog.schemas.models import Decision, ExecutionSnapshot
+from oncelog.settings import Settings
+
+
+def kafka(settings: Settings) -> dict[str, Any]:
+    """librdkafka settings for the test's broker."""
+    assert settings.bootstrap_servers is not None
+    return settings.kafka_config(settings.bootstrap_servers)
+
+
+def snapshots_of(settings: Settings, channel_id: str, operation_id: str) -> list[ExecutionSnapshot]:
+    """Every snapshot published for one operation, in log order."""
+    p = partition_for(channel_id, settings.partitions)
+    out = []
+    for msg in read_to_end(kafka(settings), settings.executions_topic, p):
+        snap = decode_snapshot(msg.value() or b"")
+        if snap.state.operation_id == operation_id:
+            out.append(snap)
+    return out
+
+
+def decisions_on(settings: Settings, partition: int) -> list[Decision]:
+    """Every decision published on one partition, in log order."""
+    topic = settings.decisions_topic
+    return [
+        decode_decision(m.value() or b"") for m in read_to_end(kafka(settings), topic, partition)
+    ]
+
+
+def wait_until_log_time_passes(log_ms: int) -> None:
+    """Let wall time pass a lease deadline or an expiry (both are in broker time).
+
+    This waits for time itself to pass, which is what a lease is about; it is
+    not a synchronisation with another component.
+    """
+    delay = (log_ms - time.time() * 1000) / 1000 + 0.05
+    if delay > 0:
+        time.sleep(delay)
