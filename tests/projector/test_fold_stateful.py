@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hypothesis.strategies as st
-from fold_factories import Op
 from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from oncelog.projector.fold import PartitionClock, fold, snapshot_of
 from oncelog.schemas.codec import decode_snapshot, encode_decision, encode_snapshot
 from oncelog.schemas.models import Claim, Decision, ExecutionState, Outcome, Request, Status
+from tests.projector.fold_factories import Op
 
 WORKERS = ("w0", "w1", "w2")
 OPS = (Op(key_name="step-1"), Op(key_name="step-2"))

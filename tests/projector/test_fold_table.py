@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from fold_factories import LEASE_MS, RETENTION_MS, Op, given, run
 
 from oncelog.producer.keys import canonical_json
 from oncelog.projector.fold import RECENT_LIMIT, fold
 from oncelog.schemas.models import ExecutionState, Outcome, Request, Status
+from tests.projector.fold_factories import LEASE_MS, RETENTION_MS, Op, given, run
 
 
 def _sha(data: bytes) -> str:
