@@ -41,9 +41,9 @@ def _type_checking_only(tree: ast.AST) -> set[int]:
     """ids of the nodes under ``if TYPE_CHECKING:``: they never run."""
     skipped: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name):
-            if node.test.id == "TYPE_CHECKING":
-                skipped.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+        guard = isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+        if guard and node.test.id == "TYPE_CHECKING":  # type: ignore[attr-defined]
+            skipped.update(id(n) for stmt in node.body for n in ast.walk(stmt))  # type: ignore[attr-defined]
     return skipped
 
 
