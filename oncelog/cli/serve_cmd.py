@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -17,7 +19,29 @@ from oncelog.settings import Settings
 DbOption = Annotated[Path | None, typer.Option("--db", help="DuckDB file (ONCELOG_DB_PATH).")]
 
 
-def serve(db: DbOption = None) -> None:
+FaultOption = Annotated[
+    int | None,
+    typer.Option(
+        "--fault-kill-before-commit",
+        hidden=True,
+        help="Testing: SIGKILL this process after publishing batch N, before its commit.",
+    ),
+]
+
+
+def _killer(batches: int) -> Callable[[], None]:
+    seen = 0
+
+    def before_commit() -> None:
+        nonlocal seen
+        seen += 1
+        if seen >= batches:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return before_commit
+
+
+def serve(db: DbOption = None, fault_kill_before_commit: FaultOption = None) -> None:
     """Fold the requests topic into DuckDB until SIGINT/SIGTERM."""
     settings = Settings()
     if db is not None:
@@ -26,7 +50,8 @@ def serve(db: DbOption = None) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     with Store(settings.db_path) as store:
-        projector = Projector(settings, resolve_bootstrap(settings), store)
+        fault = None if fault_kill_before_commit is None else _killer(fault_kill_before_commit)
+        projector = Projector(settings, resolve_bootstrap(settings), store, before_commit=fault)
         projector.start()
         typer.echo(f"serving {settings.requests_topic} into {settings.db_path}", err=True)
         try:

@@ -41,6 +41,7 @@ class Projector:
         poll_timeout_s: float = 0.1,
         sweep_interval_s: float = 1.0,
         on_batch: Callable[[Batch], None] | None = None,
+        before_commit: Callable[[], None] | None = None,
     ) -> None:
         self._settings = settings
         self._kafka = settings.kafka_config(bootstrap)
@@ -53,6 +54,7 @@ class Projector:
         self._folder: BatchFolder | None = None
         self._sweeps = SweepScheduler(settings.requests_topic, sweep_interval_s)
         self._on_batch = on_batch
+        self._before_commit = before_commit
 
     # --- lifecycle -----------------------------------------------------------------
 
@@ -123,6 +125,8 @@ class Projector:
         assert self._folder is not None
         out = self._folder.fold(messages, self._store.load_states)
         self._publish(out)
+        if self._before_commit is not None:
+            self._before_commit()  # fault injection: the worst moment to die
         batch = out.batch()
         self._store.commit(batch)
         self._sweeps.folded(out.audit)
