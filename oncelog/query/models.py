@@ -1,0 +1,112 @@
+"""Frozen result models of the read-only queries; they are also the HTTP JSON bodies."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StepStatus(_Frozen):
+    """Did one step (or key) of a channel finish, as of a position of its partition?"""
+
+    channel_id: str
+    key_name: str
+    operation_id: str
+    status: str = Field(description='"absent", or the lower-cased status, e.g. "completed"')
+    finished: bool = Field(description="True when the status is completed or expired")
+    result: JsonValue = Field(default=None, description="The decoded result, while kept")
+    result_hash: str | None = None
+    epoch: int | None = Field(default=None, description="The fencing token of the last grant")
+    worker_id: str | None = Field(default=None, description="The holder of the last grant")
+    effect: str | None = Field(default=None, description='"pure" or "external", from the claim')
+    version: int = Field(default=0, description="The state version; 0 while absent")
+    as_of: int | datetime | None = Field(
+        default=None, description="The position asked for: an offset, a time, or None (current)"
+    )
+    source_offset: int | None = Field(
+        default=None, description="Offset (requests topic) of the request that made this version"
+    )
+    log_time_ms: int | None = None
+
+
+class Version(_Frozen):
+    """One state version of an operation, valid over ``[valid_from_offset, valid_to_offset)``."""
+
+    operation_id: str
+    version: int
+    status: str
+    outcome: str
+    request_id: str
+    epoch: int
+    worker_id: str
+    claim_token: str
+    effect: str
+    valid_from_offset: int
+    valid_to_offset: int | None
+    log_time_ms: int
+    result: JsonValue = None
+    result_hash: str | None = None
+
+
+class TimelineEntry(_Frozen):
+    """One request of a channel and the referee's verdict, in log order."""
+
+    partition: int
+    offset: int
+    request_id: str
+    operation_id: str
+    key_name: str
+    kind: str
+    outcome: str
+    changed: bool
+    version: int
+    epoch: int | None
+    worker_id: str | None
+    effect: str | None
+    log_time_ms: int
+    duplicate_effect_suspected: bool
+    retried: bool
+
+
+class SideEffects(_Frozen):
+    """Which steps of a range were declared pure, which external, which never claimed."""
+
+    channel_id: str
+    from_step: int
+    to_step: int
+    pure: list[int]
+    external: list[int] = Field(description="Steps with any claim declaring effect=external")
+    unclaimed: list[int]
+
+
+class SuspectedDuplicate(_Frozen):
+    """A completion by a fenced (stale) token: its side effect may have happened twice."""
+
+    partition: int
+    offset: int
+    log_time_ms: int
+    operation_id: str
+    channel_id: str
+    key_name: str
+    request_id: str
+    claim_token: str | None
+    stale_epoch: int | None = Field(description="Epoch of the stale token's grant, if known")
+    stale_worker_id: str | None = Field(description="Worker of the stale token's grant, if known")
+    current_epoch: int | None = Field(description="The epoch holding the operation at that time")
+
+
+T = TypeVar("T")
+
+
+class Page(_Frozen, Generic[T]):
+    """A capped list: ``truncated`` says that more rows exist beyond ``limit``."""
+
+    items: list[T]
+    limit: int
+    truncated: bool

@@ -1,0 +1,260 @@
+"""Read-only queries over the DuckDB projection (ledger spec, section 6).
+
+Every function takes a DuckDB connection or cursor, validates its arguments
+first (raising :class:`InvalidArgumentError` before touching the database) and
+never writes. Lookups by operation go through the ART indexes: ``executions``
+by its primary key and ``history`` by ``history_operation``. DuckDB only picks
+an index scan for a bare equality filter, so the history lookups first
+materialise the operation's versions (``WITH … AS MATERIALIZED``) and filter
+and sort that handful of rows afterwards; a combined filter or ``ORDER BY …
+LIMIT`` on the base table falls back to a full scan (measured: 1 ms vs 14 ms
+at two million rows).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+import duckdb
+
+from oncelog.errors import InvalidArgumentError, StoreError
+from oncelog.producer.keys import operation_id as make_operation_id
+from oncelog.producer.keys import step_key_name, validate_id
+from oncelog.query.models import (
+    SideEffects,
+    StepStatus,
+    SuspectedDuplicate,
+    TimelineEntry,
+    Version,
+)
+
+MAX_STEP_RANGE: Final = 10_000
+"""The most steps one :func:`side_effects` call may cover."""
+
+_FINISHED: Final = frozenset({"COMPLETED", "EXPIRED"})
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MILLISECOND: Final = timedelta(milliseconds=1)
+
+_CURRENT: Final = """
+SELECT status, result, result_hash, epoch, worker_id, effect, version, source_offset, log_time_ms
+FROM executions WHERE operation_id = ?
+"""
+_VERSIONS: Final = """
+WITH v AS MATERIALIZED (
+  SELECT status, result, result_hash, epoch, worker_id, effect, version,
+         valid_from_offset, log_time_ms
+  FROM history WHERE operation_id = ?
+)
+SELECT * FROM v WHERE {column} <= ? ORDER BY version DESC LIMIT 1
+"""
+_AS_OF_OFFSET: Final = _VERSIONS.format(column="valid_from_offset")
+_AS_OF_TIME: Final = _VERSIONS.format(column="log_time_ms")
+
+_HISTORY: Final = """
+WITH v AS MATERIALIZED (
+  SELECT operation_id, version, status, outcome, request_id, epoch, worker_id, claim_token,
+         effect, valid_from_offset, valid_to_offset, log_time_ms, result, result_hash
+  FROM history WHERE operation_id = ?
+)
+SELECT * FROM v ORDER BY version LIMIT ?
+"""
+_TIMELINE: Final = """
+WITH r AS MATERIALIZED (
+  SELECT partition, "offset", request_id, operation_id, key_name, kind, outcome, changed,
+         version, epoch, worker_id, effect, log_time_ms, duplicate_effect_suspected, retried
+  FROM requests WHERE channel_id = ?
+)
+SELECT * FROM r ORDER BY partition, "offset" LIMIT ?
+"""
+_EFFECTS: Final = """
+SELECT operation_id, bool_or(effect = 'external')
+FROM history WHERE operation_id IN (SELECT unnest(?::VARCHAR[]))
+GROUP BY operation_id
+"""
+# The stale token's own grant is the history version that first carried it.
+_DUPLICATES: Final = """
+WITH d AS MATERIALIZED (
+  SELECT partition, "offset", log_time_ms, operation_id, channel_id, key_name, request_id,
+         claim_token, epoch
+  FROM requests WHERE duplicate_effect_suspected
+  ORDER BY log_time_ms, partition, "offset" LIMIT ?
+),
+g AS (
+  SELECT operation_id, claim_token, arg_min(epoch, version) AS epoch,
+         arg_min(worker_id, version) AS worker_id
+  FROM history WHERE operation_id IN (SELECT operation_id FROM d)
+  GROUP BY operation_id, claim_token
+)
+SELECT d.partition, d."offset", d.log_time_ms, d.operation_id, d.channel_id, d.key_name,
+       d.request_id, d.claim_token, g.epoch, g.worker_id, d.epoch
+FROM d LEFT JOIN g ON g.operation_id = d.operation_id AND g.claim_token = d.claim_token
+ORDER BY d.log_time_ms, d.partition, d."offset"
+"""
+
+
+# --- validation ----------------------------------------------------------------------
+
+
+def _check_int(field: str, value: object, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentError(f"{field} must be an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise InvalidArgumentError(f"{field} must be at least {minimum}, got {value}")
+    return value
+
+
+def _check_limit(limit: int | None) -> int | None:
+    return None if limit is None else _check_int("limit", limit)
+
+
+def _resolve_key(step: int | None, key_name: str | None) -> str:
+    if (step is None) == (key_name is None):
+        raise InvalidArgumentError("give exactly one of step and key_name")
+    if step is not None:
+        return step_key_name(step)
+    return validate_id("key_name", key_name)
+
+
+def _as_of_param(as_of: int | datetime | None) -> tuple[str, int] | None:
+    """The statement and its bound value for ``as_of``; None means the current state."""
+    if as_of is None:
+        return None
+    if isinstance(as_of, datetime):
+        if as_of.tzinfo is None or as_of.utcoffset() is None:
+            raise InvalidArgumentError("as_of must be a timezone-aware datetime")
+        # Exact integer arithmetic: float timestamps can be off by a millisecond.
+        return _AS_OF_TIME, (as_of - _EPOCH) // _MILLISECOND
+    return _AS_OF_OFFSET, _check_int("as_of", as_of)
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> list[Any]:
+    try:
+        return con.execute(sql, list(params)).fetchall()
+    except duckdb.Error as exc:
+        raise StoreError(f"query failed: {exc}") from exc
+
+
+def _json(data: bytes | None) -> Any:
+    # Results are stored as canonical JSON bytes; None while absent or purged.
+    return None if data is None else json.loads(data)
+
+
+# --- queries ---------------------------------------------------------------------------
+
+
+def step_status(
+    con: duckdb.DuckDBPyConnection,
+    channel_id: str,
+    step: int | None = None,
+    key_name: str | None = None,
+    as_of: int | datetime | None = None,
+) -> StepStatus:
+    """The status of one step (or key) of a channel, now or as of a position.
+
+    ``as_of`` is an offset of the channel's partition of the requests topic (the
+    latest version made at or before it), a timezone-aware time (the latest
+    version whose log time is at or before it), or None for the current state.
+    An unknown operation is ``status="absent"``, not an error.
+    """
+    key = _resolve_key(step, key_name)
+    op = make_operation_id(channel_id, key)
+    position = _as_of_param(as_of)
+    if position is None:
+        rows = _rows(con, _CURRENT, [op])
+    else:
+        rows = _rows(con, position[0], [op, position[1]])
+    base = StepStatus(
+        channel_id=channel_id,
+        key_name=key,
+        operation_id=op,
+        status="absent",
+        finished=False,
+        as_of=as_of,
+    )
+    if not rows:
+        return base
+    status, result, result_hash, epoch, worker, effect, version, offset, log_time = rows[0]
+    return base.model_copy(
+        update={
+            "status": status.lower(),
+            "finished": status in _FINISHED,
+            "result": _json(result),
+            "result_hash": result_hash,
+            "epoch": epoch,
+            "worker_id": worker,
+            "effect": effect,
+            "version": version,
+            "source_offset": offset,
+            "log_time_ms": log_time,
+        }
+    )
+
+
+def operation_history(
+    con: duckdb.DuckDBPyConnection, operation_id: str, limit: int | None = None
+) -> list[Version]:
+    """Every state version of one operation, oldest first (at most ``limit``)."""
+    validate_id("operation_id", operation_id)
+    cap = _check_limit(limit)
+    rows = _rows(con, _HISTORY, [operation_id, cap])
+    names = Version.model_fields
+    return [
+        Version(**{**dict(zip(names, row, strict=True)), "result": _json(row[12])}) for row in rows
+    ]
+
+
+def channel_timeline(
+    con: duckdb.DuckDBPyConnection, channel_id: str, limit: int | None = None
+) -> list[TimelineEntry]:
+    """Every request of a channel with its outcome, in log order (at most ``limit``)."""
+    validate_id("channel_id", channel_id)
+    cap = _check_limit(limit)
+    rows = _rows(con, _TIMELINE, [channel_id, cap])
+    names = TimelineEntry.model_fields
+    return [TimelineEntry(**dict(zip(names, row, strict=True))) for row in rows]
+
+
+def side_effects(
+    con: duckdb.DuckDBPyConnection, channel_id: str, from_step: int, to_step: int
+) -> SideEffects:
+    """Which steps in ``[from_step, to_step]`` were declared pure or external at claim.
+
+    A step counts as external when any of its grants declared
+    ``effect="external"``; steps never claimed are listed apart.
+    """
+    validate_id("channel_id", channel_id)
+    first = _check_int("from_step", from_step)
+    last = _check_int("to_step", to_step)
+    if last < first:
+        raise InvalidArgumentError(f"to_step {last} is before from_step {first}")
+    if last - first + 1 > MAX_STEP_RANGE:
+        raise InvalidArgumentError(f"a step range covers at most {MAX_STEP_RANGE} steps")
+    ops = {make_operation_id(channel_id, step_key_name(n)): n for n in range(first, last + 1)}
+    external = dict(_rows(con, _EFFECTS, [list(ops)]))
+    by_effect: dict[bool | None, list[int]] = {True: [], False: [], None: []}
+    for op, step in ops.items():
+        by_effect[external.get(op)].append(step)
+    return SideEffects(
+        channel_id=channel_id,
+        from_step=first,
+        to_step=last,
+        pure=by_effect[False],
+        external=by_effect[True],
+        unclaimed=by_effect[None],
+    )
+
+
+def suspected_duplicates(
+    con: duckdb.DuckDBPyConnection, limit: int | None = None
+) -> list[SuspectedDuplicate]:
+    """Completions by stale tokens (``duplicate_effect_suspected``), oldest first."""
+    cap = _check_limit(limit)
+    rows = _rows(con, _DUPLICATES, [cap])
+    names = SuspectedDuplicate.model_fields
+    return [SuspectedDuplicate(**dict(zip(names, row, strict=True))) for row in rows]

@@ -1,0 +1,40 @@
+"""Fold requests into a :class:`Batch` the way the projector will, for the store tests."""
+
+from __future__ import annotations
+
+from oncelog.projector.fold import PartitionClock, fold_batch, snapshot_of
+from oncelog.projector.store import AuditEntry, Batch, DeadLetter, Position, Store
+from oncelog.schemas.models import Request
+
+
+def fold_to_batch(
+    store: Store,
+    partition: int,
+    records: list[tuple[Request, int]],
+    dead_letters: list[DeadLetter] | None = None,
+) -> Batch:
+    """Fold ``(request, broker_ts)`` at the stored position into an uncommitted batch."""
+    position = store.positions().get(partition, Position(0, None))
+    states = store.load_states({request.operation_id for request, _ in records})
+    _, clock, decisions = fold_batch(states, PartitionClock(position.clock_ms), records)
+    audit: list[AuditEntry] = []
+    snapshots = []
+    for i, ((request, _), decision) in enumerate(zip(records, decisions, strict=True)):
+        offset = position.next_offset + i
+        audit.append(AuditEntry(partition, offset, decision.log_time_ms, request, decision))
+        if decision.changed:
+            snapshots.append(snapshot_of(decision, partition, offset))
+    end = Position(position.next_offset + len(records), clock.last_ms)
+    return Batch(audit, snapshots, dead_letters or [], {partition: end})
+
+
+def feed(
+    store: Store,
+    partition: int,
+    records: list[tuple[Request, int]],
+    dead_letters: list[DeadLetter] | None = None,
+) -> Batch:
+    """Fold and commit one batch; return it."""
+    batch = fold_to_batch(store, partition, records, dead_letters)
+    store.commit(batch)
+    return batch

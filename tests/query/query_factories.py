@@ -1,0 +1,89 @@
+"""Builds a small ledger in a DuckDB file through the real fold and store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from oncelog.producer.keys import canonical_json, operation_id, request_hash, step_key_name
+from oncelog.projector.fold import PartitionClock, fold_batch, snapshot_of
+from oncelog.projector.store import AuditEntry, Batch, Position, Store
+from oncelog.schemas.models import Body, Claim, Complete, Effect, Request
+
+LEASE_MS = 10_000
+CHANNEL = "run-42"
+PARTITION = 2
+
+
+def request(channel: str, key: str, rid: str, token: str | None, body: Body) -> Request:
+    return Request(rid, operation_id(channel, key), channel, key, token, body)
+
+
+def claim(
+    channel: str, key: str, rid: str, token: str, worker: str, effect: Effect = Effect.PURE
+) -> Request:
+    params = {"n": key}
+    body = Claim(
+        "tool", canonical_json(params), request_hash("tool", params), LEASE_MS, 600_000,
+        effect, worker,
+    )  # fmt: skip
+    return request(channel, key, rid, token, body)
+
+
+def complete(channel: str, key: str, rid: str, token: str, result: object) -> Request:
+    return request(channel, key, rid, token, Complete(canonical_json(result)))
+
+
+def commit(store: Store, partition: int, records: list[tuple[Request, int]]) -> None:
+    """Fold ``records`` at the stored position of ``partition`` and commit them."""
+    position = store.positions().get(partition, Position(0, None))
+    states = store.load_states({r.operation_id for r, _ in records})
+    _, clock, decisions = fold_batch(states, PartitionClock(position.clock_ms), records)
+    audit, snapshots = [], []
+    for i, ((req, _), decision) in enumerate(zip(records, decisions, strict=True)):
+        offset = position.next_offset + i
+        audit.append(AuditEntry(partition, offset, decision.log_time_ms, req, decision))
+        if decision.changed:
+            snapshots.append(snapshot_of(decision, partition, offset))
+    end = Position(position.next_offset + len(records), clock.last_ms)
+    store.commit(Batch(audit, snapshots, [], {partition: end}))
+
+
+STEP1, STEP2, CHARGE = step_key_name(1), step_key_name(2), "charge:order-4471"
+
+
+@dataclass(frozen=True)
+class Ledger:
+    path: Path
+    store: Store
+
+
+def build(store: Store) -> None:
+    """Offsets of partition 2, channel run-42.
+
+    0 step-1 claimed (pure, w1)      1 step-1 completed {"ok": 1}
+    2 step-2 claimed (external, w1)  3 step-2 reclaimed by w2 (epoch 2)
+    4 step-2 stale completion by t2  5 step-2 completed "charged" by t3
+    6 charge:order-4471 claimed (external)
+    """
+    c = CHANNEL
+    commit(
+        store,
+        PARTITION,
+        [
+            (claim(c, STEP1, "r0", "t1", "w1"), 1_000),
+            (complete(c, STEP1, "r1", "t1", {"ok": 1}), 2_000),
+            (claim(c, STEP2, "r2", "t2", "w1", Effect.EXTERNAL), 3_000),
+        ],
+    )
+    commit(
+        store,
+        PARTITION,
+        [
+            (claim(c, STEP2, "r3", "t3", "w2", Effect.EXTERNAL), 3_000 + LEASE_MS),
+            (complete(c, STEP2, "r4", "t2", "charged"), 3_001 + LEASE_MS),
+            (complete(c, STEP2, "r5", "t3", "charged"), 3_002 + LEASE_MS),
+            (claim(c, CHARGE, "r6", "t4", "w3", Effect.EXTERNAL), 3_003 + LEASE_MS),
+        ],
+    )
+    commit(store, 0, [(claim("run-7", STEP1, "r7", "t5", "w9"), 500)])

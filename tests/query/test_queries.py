@@ -1,0 +1,163 @@
+"""The read-only queries over a small real ledger (see ``query_factories.build``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import duckdb
+import pytest
+from query_factories import CHANNEL, CHARGE, LEASE_MS, STEP1, STEP2
+
+from oncelog.errors import InvalidArgumentError
+from oncelog.producer.keys import operation_id
+from oncelog.query.queries import (
+    MAX_STEP_RANGE,
+    channel_timeline,
+    operation_history,
+    side_effects,
+    step_status,
+    suspected_duplicates,
+)
+
+Con = duckdb.DuckDBPyConnection
+
+
+def at_ms(ms: int) -> datetime:
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+
+
+def test_current_status_of_a_completed_step(con: Con) -> None:
+    status = step_status(con, CHANNEL, step=2)
+    assert status.finished
+    assert (status.status, status.result, status.epoch, status.worker_id) == (
+        "completed",
+        "charged",
+        2,
+        "w2",
+    )
+    assert (status.version, status.source_offset, status.effect) == (3, 5, "external")
+    assert status.operation_id == operation_id(CHANNEL, STEP2)
+    assert status.key_name == STEP2
+    assert status.as_of is None
+
+
+def test_status_by_key_name(con: Con) -> None:
+    status = step_status(con, CHANNEL, key_name=CHARGE)
+    assert (status.status, status.finished, status.worker_id) == ("claimed", False, "w3")
+    assert step_status(con, CHANNEL, key_name=STEP1) == step_status(con, CHANNEL, step=1)
+
+
+def test_unknown_step_is_absent(con: Con) -> None:
+    status = step_status(con, CHANNEL, step=99)
+    assert (status.status, status.finished, status.version, status.result) == (
+        "absent",
+        False,
+        0,
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("step", "as_of", "expected"),
+    [
+        (1, 0, ("claimed", None, 1)),
+        (1, 1, ("completed", {"ok": 1}, 2)),
+        (1, 1_000_000, ("completed", {"ok": 1}, 2)),
+        (2, 1, ("absent", None, 0)),
+        (2, 3, ("claimed", None, 2)),
+        (2, 4, ("claimed", None, 2)),  # the stale completion made no version
+        (2, 5, ("completed", "charged", 3)),
+    ],
+)
+def test_status_as_of_an_offset(
+    con: Con, step: int, as_of: int, expected: tuple[str, Any, int]
+) -> None:
+    status = step_status(con, CHANNEL, step=step, as_of=as_of)
+    assert (status.status, status.result, status.version) == expected
+    assert status.as_of == as_of
+
+
+def test_status_as_of_a_time(con: Con) -> None:
+    assert step_status(con, CHANNEL, step=1, as_of=at_ms(999)).status == "absent"
+    assert step_status(con, CHANNEL, step=1, as_of=at_ms(1_999)).status == "claimed"
+    assert step_status(con, CHANNEL, step=1, as_of=at_ms(2_000)).status == "completed"
+    # The same instant in another zone is the same position.
+    plus_two = at_ms(2_000).astimezone(timezone(timedelta(hours=2)))
+    assert step_status(con, CHANNEL, step=1, as_of=plus_two).finished
+    step2 = step_status(con, CHANNEL, step=2, as_of=at_ms(3_000 + LEASE_MS))
+    assert (step2.epoch, step2.worker_id) == (2, "w2")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"step": 1, "key_name": STEP1},
+        {"step": -1},
+        {"step": True},
+        {"key_name": ""},
+        {"step": 1, "as_of": datetime(2024, 1, 1)},  # naive
+        {"step": 1, "as_of": -1},
+        {"step": 1, "as_of": "5"},
+    ],
+)
+def test_bad_arguments_fail_before_the_database(kwargs: dict[str, Any]) -> None:
+    closed = duckdb.connect()
+    closed.close()
+    with pytest.raises(InvalidArgumentError) as info:
+        step_status(closed, CHANNEL, **kwargs)
+    assert info.value.code == "invalid_argument"
+
+
+def test_operation_history_lists_every_version(con: Con) -> None:
+    versions = operation_history(con, operation_id(CHANNEL, STEP2))
+    assert [(v.version, v.outcome, v.epoch, v.worker_id) for v in versions] == [
+        (1, "claimed", 1, "w1"),
+        (2, "reclaimed", 2, "w2"),
+        (3, "completed", 2, "w2"),
+    ]
+    assert [(v.valid_from_offset, v.valid_to_offset) for v in versions] == [
+        (2, 3),
+        (3, 5),
+        (5, None),
+    ]
+    assert versions[-1].result == "charged"
+    assert len(operation_history(con, operation_id(CHANNEL, STEP2), limit=2)) == 2
+    assert operation_history(con, "no-such-operation") == []
+
+
+def test_channel_timeline_is_in_log_order(con: Con) -> None:
+    timeline = channel_timeline(con, CHANNEL)
+    assert [(e.offset, e.key_name, e.outcome) for e in timeline] == [
+        (0, STEP1, "claimed"),
+        (1, STEP1, "completed"),
+        (2, STEP2, "claimed"),
+        (3, STEP2, "reclaimed"),
+        (4, STEP2, "stale_claim"),
+        (5, STEP2, "completed"),
+        (6, CHARGE, "claimed"),
+    ]
+    assert [e.duplicate_effect_suspected for e in timeline].count(True) == 1
+    assert [e.offset for e in channel_timeline(con, CHANNEL, limit=3)] == [0, 1, 2]
+    assert channel_timeline(con, "run-unknown") == []
+
+
+def test_side_effects_by_declared_effect(con: Con) -> None:
+    effects = side_effects(con, CHANNEL, 0, 3)
+    assert (effects.pure, effects.external, effects.unclaimed) == ([1], [2], [0, 3])
+
+
+@pytest.mark.parametrize(("first", "last"), [(3, 2), (-1, 2), (0, MAX_STEP_RANGE)])
+def test_side_effects_rejects_bad_ranges(con: Con, first: int, last: int) -> None:
+    with pytest.raises(InvalidArgumentError):
+        side_effects(con, CHANNEL, first, last)
+
+
+def test_suspected_duplicates_name_the_stale_grant(con: Con) -> None:
+    [dup] = suspected_duplicates(con)
+    assert dup.operation_id == operation_id(CHANNEL, STEP2)
+    assert (dup.partition, dup.offset, dup.log_time_ms) == (2, 4, 3_001 + LEASE_MS)
+    assert (dup.claim_token, dup.stale_epoch, dup.stale_worker_id) == ("t2", 1, "w1")
+    assert dup.current_epoch == 2
+    assert suspected_duplicates(con, limit=0) == []
