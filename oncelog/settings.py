@@ -32,6 +32,10 @@ class Settings(BaseSettings):
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8765, ge=0, le=65535)
     receipt_key: SecretStr | None = None
+    projector_id: str = Field(
+        default="projector-0",
+        description="Static group membership id: a restarted projector takes its place at once.",
+    )
 
     cache_dir: Path = Field(default_factory=_default_cache_dir)
     data_dir: Path = Field(default_factory=_default_data_dir)

@@ -66,6 +66,10 @@ class Projector:
             {
                 **self._kafka,
                 "group.id": f"{self._settings.topic_prefix}.projector",
+                # Static membership: a restarted projector replaces its dead self at
+                # once instead of waiting out the session timeout of the old member.
+                "group.instance.id": self._settings.projector_id,
+                "session.timeout.ms": 10000,
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
                 "fetch.wait.max.ms": 10,

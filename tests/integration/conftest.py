@@ -66,6 +66,7 @@ def projector(topics: Settings) -> Iterator[RunningProjector]:
 
 
 FAST = Timeouts(total_s=30.0, resend_after_s=5.0)
+PATIENT = Timeouts(total_s=120.0, resend_after_s=5.0)
 
 
 class AsyncFacade:

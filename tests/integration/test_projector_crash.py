@@ -13,7 +13,7 @@ from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector.rebuild import rebuild_from_executions, verify
 from oncelog.projector.store import Store
 from oncelog.settings import Settings
-from tests.integration.conftest import FAST
+from tests.integration.conftest import PATIENT
 from tests.integration.helpers import kafka
 from tests.integration.projector_process import start_serve, stop_serve
 
@@ -24,7 +24,7 @@ CYCLES = 60
 
 def _run_fleet(settings: Settings, errors: list[BaseException]) -> None:
     try:
-        with SyncLedgerClient(settings, worker_id="fleet", timeouts=FAST) as client:
+        with SyncLedgerClient(settings, worker_id="fleet", timeouts=PATIENT) as client:
             for i in range(CYCLES):
                 claim = client.claim_execution(
                     f"run-{i % 7}", f"step-{i}", tool_name="tool", params={"i": i}

@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fold_factories import LEASE_MS, RETENTION_MS, Op
-from store_factories import feed, fold_to_batch
 
 from oncelog.errors import CodecError, StoreError
 from oncelog.projector.fold import fold
 from oncelog.projector.state_blob import decode_state, encode_state
 from oncelog.projector.store import Batch, DeadLetter, Position, Store
 from oncelog.schemas.models import ExecutionState, Status
+from tests.projector.fold_factories import LEASE_MS, RETENTION_MS, Op
+from tests.projector.store_factories import feed, fold_to_batch
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from query_factories import Ledger, build
 
 from oncelog.projector.store import Store
+from tests.query.query_factories import Ledger, build
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-from query_factories import CHANNEL, CHARGE, LEASE_MS, STEP2, Ledger
 
 from oncelog.producer.keys import operation_id
 from oncelog.query.http import create_app, parse_as_of
+from tests.query.query_factories import CHANNEL, CHARGE, LEASE_MS, STEP2, Ledger
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from typing import Any
 
 import duckdb
 import pytest
-from query_factories import CHANNEL, CHARGE, LEASE_MS, STEP1, STEP2
 
 from oncelog.errors import InvalidArgumentError
 from oncelog.producer.keys import operation_id
@@ -19,6 +18,7 @@ from oncelog.query.queries import (
     step_status,
     suspected_duplicates,
 )
+from tests.query.query_factories import CHANNEL, CHARGE, LEASE_MS, STEP1, STEP2
 
 Con = duckdb.DuckDBPyConnection
 
