@@ -14,13 +14,15 @@ from oncelog.settings import Settings
 if TYPE_CHECKING:
     from oncelog.producer.client import LedgerClient
     from oncelog.producer.sync_client import SyncLedgerClient
+    from oncelog.receipts import verify_receipt
 
-__all__ = ["LedgerClient", "LedgerError", "Settings", "SyncLedgerClient"]
+__all__ = ["LedgerClient", "LedgerError", "Settings", "SyncLedgerClient", "verify_receipt"]
 __version__ = "0.1.0"
 
 _LAZY = {
     "LedgerClient": "oncelog.producer.client",
     "SyncLedgerClient": "oncelog.producer.sync_client",
+    "verify_receipt": "oncelog.receipts",
 }
 
 

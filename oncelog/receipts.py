@@ -126,10 +126,14 @@ def make_receipt(state: ExecutionState, key: bytes, *, ttl_ms: int, now_ms: int)
     Deterministic: the same state, key and ttl give the same token. Refuses
     (:class:`ReceiptExpiredError`) to issue one that has already expired at ``now_ms``.
     """
-    claims = receipt_claims(state, ttl_ms=ttl_ms)
+    return sign_receipt(receipt_claims(state, ttl_ms=ttl_ms), key, now_ms=now_ms)
+
+
+def sign_receipt(claims: ReceiptClaims, key: bytes, *, now_ms: int) -> str:
+    """Sign ``claims``; refuses (:class:`ReceiptExpiredError`) when already past expiry."""
     if now_ms >= claims.expires_at_ms:
         raise ReceiptExpiredError(
-            f"a receipt of {state.operation_id} expired at {claims.expires_at_ms}"
+            f"a receipt of {claims.operation_id} expired at {claims.expires_at_ms}"
         )
     payload = canonical_json(
         {

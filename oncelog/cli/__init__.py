@@ -7,15 +7,22 @@ import sys
 import typer
 from rich.console import Console
 
-from oncelog.cli import broker_cmd, rebuild_cmd, serve_cmd, topics_cmd
+from oncelog.cli import broker_cmd, query_cmd, rebuild_cmd, serve_cmd, topics_cmd
 from oncelog.errors import LedgerError
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="oncelog: an execution ledger for agent fleets, on Kafka and DuckDB.",
+)
 app.add_typer(broker_cmd.app, name="broker")
 app.add_typer(topics_cmd.app, name="topics")
 app.command("serve")(serve_cmd.serve)
 app.command("rebuild")(rebuild_cmd.rebuild)
 app.command("verify")(rebuild_cmd.verify_cmd)
+for _command in (query_cmd.status, query_cmd.history, query_cmd.timeline, query_cmd.effects):
+    app.command()(_command)
+app.command("duplicates")(query_cmd.duplicates)
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ import typer
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
+from oncelog.query.server import start_http
 from oncelog.settings import Settings
 
 DbOption = Annotated[Path | None, typer.Option("--db", help="DuckDB file (ONCELOG_DB_PATH).")]
@@ -41,8 +42,19 @@ def _killer(batches: int) -> Callable[[], None]:
     return before_commit
 
 
-def serve(db: DbOption = None, fault_kill_before_commit: FaultOption = None) -> None:
-    """Fold the requests topic into DuckDB until SIGINT/SIGTERM."""
+HttpOption = Annotated[
+    int | None, typer.Option("--http-port", help="Query API port (ONCELOG_HTTP_PORT); 0: any.")
+]
+NoHttp = Annotated[bool, typer.Option("--no-http", help="Do not serve the query API.")]
+
+
+def serve(
+    db: DbOption = None,
+    http_port: HttpOption = None,
+    no_http: NoHttp = False,
+    fault_kill_before_commit: FaultOption = None,
+) -> None:
+    """Fold the requests topic into DuckDB and serve the read-only query API."""
     settings = Settings()
     if db is not None:
         settings = settings.model_copy(update={"db_path": db})
@@ -53,8 +65,13 @@ def serve(db: DbOption = None, fault_kill_before_commit: FaultOption = None) -> 
         fault = None if fault_kill_before_commit is None else _killer(fault_kill_before_commit)
         projector = Projector(settings, resolve_bootstrap(settings), store, before_commit=fault)
         projector.start()
-        typer.echo(f"serving {settings.requests_topic} into {settings.db_path}", err=True)
+        port = settings.http_port if http_port is None else http_port
+        http = None if no_http else start_http(store, settings.http_host, port)
+        where = "" if http is None else f", query API on http://{settings.http_host}:{http.port}"
+        typer.echo(f"serving {settings.requests_topic} into {settings.db_path}{where}", err=True)
         try:
             projector.run(stop)
         finally:
+            if http is not None:
+                http.stop()
             projector.close()

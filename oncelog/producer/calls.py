@@ -17,11 +17,13 @@ from oncelog.errors import InvalidArgumentError
 from oncelog.producer import keys, protocol
 from oncelog.producer.protocol import Route
 from oncelog.producer.results import Claim, Execution, Heartbeat
+from oncelog.receipts import NotCompletedError, ReceiptClaims, sign_receipt
 from oncelog.schemas.models import Decision, Outcome, Request
 
 T = TypeVar("T")
 Call = tuple[Request, Callable[[Decision], T]]
 _ROUTES_KEPT: Final = 100_000
+RECEIPT_TTL_S: Final = 30 * 24 * 3600
 
 
 def default_worker_id() -> str:
@@ -120,6 +122,26 @@ class Calls:
     def cancel(self, route: Route, reason: str | None) -> Call[str]:
         """Ask the holder to stop; the answer names the outcome (or the state)."""
         return protocol.build_cancel(route, reason), _outcome_name
+
+
+def receipt(execution: Execution, key: bytes, ttl_seconds: float, now_ms: int) -> str:
+    """A signed receipt of a completed execution (spec section 7), computed at the edge."""
+    if not isinstance(execution, Execution):
+        raise InvalidArgumentError("receipt() takes the Execution a completion returned")
+    if execution.status != "completed" or execution.result_hash is None:
+        raise NotCompletedError(f"{execution.id} is {execution.status}, not completed")
+    assert execution.completed_at_ms is not None
+    ttl_ms = protocol.seconds_to_ms("ttl_seconds", ttl_seconds)
+    if ttl_ms <= 0:
+        raise InvalidArgumentError(f"ttl_seconds must be positive, got {ttl_seconds!r}")
+    claims = ReceiptClaims(
+        operation_id=execution.id,
+        idempotency_key=execution.idempotency_key,
+        result_hash=execution.result_hash,
+        epoch=execution.epoch,
+        expires_at_ms=execution.completed_at_ms + ttl_ms,
+    )
+    return sign_receipt(claims, key, now_ms=now_ms)
 
 
 def _outcome_name(decision: Decision) -> str:

@@ -45,7 +45,7 @@ class Route:
     key_name: str
 
 
-def _seconds_to_ms(field: str, seconds: object) -> int:
+def seconds_to_ms(field: str, seconds: object) -> int:
     if isinstance(seconds, bool) or not isinstance(seconds, int | float):
         raise InvalidArgumentError(f"{field} must be a number, got {type(seconds).__name__}")
     return round(seconds * 1000)
@@ -80,9 +80,9 @@ def build_claim(
         tool_name=keys.validate_id("tool_name", tool_name),
         params=keys.validate_params(params),
         request_hash=keys.request_hash(tool_name, params, dedup_fields),
-        lease_ms=keys.validate_lease_ms(_seconds_to_ms("lease_seconds", lease_seconds)),
+        lease_ms=keys.validate_lease_ms(seconds_to_ms("lease_seconds", lease_seconds)),
         retention_ms=keys.validate_retention_ms(
-            _seconds_to_ms("retention_seconds", retention_seconds)
+            seconds_to_ms("retention_seconds", retention_seconds)
         ),
         effect=_EFFECTS[effect],
         worker_id=keys.validate_id("worker_id", worker_id),
@@ -108,7 +108,7 @@ def build_heartbeat(route: Route, claim_token: str, lease_seconds: float | None)
     """A heartbeat; ``lease_seconds`` overrides the claim's lease for this extension."""
     lease = None
     if lease_seconds is not None:
-        lease = keys.validate_lease_ms(_seconds_to_ms("lease_seconds", lease_seconds))
+        lease = keys.validate_lease_ms(seconds_to_ms("lease_seconds", lease_seconds))
     return _request(route, _token(claim_token), m.Heartbeat(lease))
 
 

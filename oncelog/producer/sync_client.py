@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from oncelog.broker.local import resolve_bootstrap
-from oncelog.producer.calls import Call, Calls
+from oncelog.producer import calls
+from oncelog.producer.calls import RECEIPT_TTL_S, Call, Calls
 from oncelog.producer.client import ExecutionRef
 from oncelog.producer.dispatch import Dispatcher, Timeouts
 from oncelog.producer.protocol import DEFAULT_RETENTION_S
 from oncelog.producer.results import Claim, Execution, Heartbeat
+from oncelog.receipts import receipt_key
 from oncelog.settings import Settings
 
 T = TypeVar("T")
@@ -127,3 +130,13 @@ class SyncLedgerClient:
         """See :meth:`LedgerClient.cancel_execution`."""
         route = self._calls.route(execution_id, channel_id, key_name)
         return self._run(self._calls.cancel(route, reason))
+
+    def receipt(self, execution: Execution, *, ttl_seconds: float = RECEIPT_TTL_S) -> str:
+        """A signed receipt of a completed execution; the key comes from settings.
+
+        Re-presenting the same completed execution re-derives the same receipt
+        (its expiry is ``completed_at + ttl``). Verify it with
+        :func:`oncelog.verify_receipt`, which needs no ledger lookup.
+        """
+        key = receipt_key(self.settings)
+        return calls.receipt(execution, key, ttl_seconds, time.time_ns() // 1_000_000)

@@ -54,12 +54,12 @@ def test_sigkill_before_commit_then_restart_republishes_only_identical_records(
     topics: Settings, tmp_path: Path
 ) -> None:
     db, log = tmp_path / "live.duckdb", tmp_path / "serve.log"
-    first = start_serve(topics, db, "--fault-kill-before-commit", "5", log=log)
+    first = start_serve(topics, db, "--no-http", "--fault-kill-before-commit", "5", log=log)
     errors: list[BaseException] = []
     fleet = threading.Thread(target=_run_fleet, args=(topics, errors))
     fleet.start()
     assert first.wait(timeout=120) == -9, log.read_text()[-3000:]
-    second = start_serve(topics, db, log=log)
+    second = start_serve(topics, db, "--no-http", log=log)
     fleet.join(timeout=180)
     assert not fleet.is_alive()
     assert errors == []

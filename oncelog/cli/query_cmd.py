@@ -1,0 +1,165 @@
+"""``oncelog status | history | timeline | effects | duplicates``: read-only answers.
+
+Live, through the projector's HTTP API (``--url``, default from the settings);
+offline, from a DuckDB file (``--db``). Without either, the API is tried first
+and the configured DuckDB file second.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import duckdb
+import typer
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+
+from oncelog.errors import ConfigError, InvalidArgumentError
+from oncelog.query.source import HttpSource, LocalSource, QuerySource
+from oncelog.settings import Settings
+
+DbOption = Annotated[Path | None, typer.Option("--db", help="Query this DuckDB file (offline).")]
+UrlOption = Annotated[str | None, typer.Option("--url", help="Query a projector's HTTP API.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine output: one JSON document.")]
+LimitOption = Annotated[int, typer.Option(min=1, help="At most this many rows.")]
+
+
+@contextmanager
+def _source(db: Path | None, url: str | None) -> Iterator[QuerySource]:
+    settings = Settings()
+    if db is None and url is None:
+        url = f"http://{settings.http_host}:{settings.http_port}"
+        if not _answers(url):
+            url, db = None, settings.db_path
+    if url is not None:
+        yield HttpSource(url)
+        return
+    assert db is not None
+    if not db.exists():
+        raise ConfigError(f"no DuckDB file at {db} and no query API answering")
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error as exc:
+        raise ConfigError(f"cannot open {db} read-only ({exc}); query the running API") from exc
+    try:
+        yield LocalSource(con)
+    finally:
+        con.close()
+
+
+def _answers(url: str) -> bool:
+    try:
+        HttpSource(url, timeout_s=2)._get("/healthz")
+    except (urllib.error.URLError, OSError):
+        return False
+    return True
+
+
+def parse_as_of(raw: str | None) -> int | datetime | None:
+    """An offset (digits) or an ISO-8601 time with a zone."""
+    if raw is None:
+        return None
+    if raw.isdigit():
+        return int(raw)
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"--as-of {raw!r} is neither an offset nor ISO-8601") from exc
+    if moment.tzinfo is None:
+        raise InvalidArgumentError(f"--as-of {raw!r} needs a time zone (e.g. +00:00)")
+    return moment
+
+
+def _print_json(data: Any) -> None:
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json")
+    elif isinstance(data, list):
+        data = [d.model_dump(mode="json") for d in data]
+    typer.echo(json.dumps(data, sort_keys=True))
+
+
+def _table(rows: Sequence[BaseModel], columns: Sequence[str], title: str) -> None:
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        values = row.model_dump(mode="json")
+        table.add_row(*("" if values[c] is None else str(values[c]) for c in columns))
+    Console().print(table)
+
+
+def status(
+    channel_id: str,
+    step_or_key: Annotated[str, typer.Argument(help="A step number or a key name.")],
+    as_of: Annotated[str | None, typer.Option("--as-of", help="An offset or ISO time.")] = None,
+    db: DbOption = None,
+    url: UrlOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Did the step finish? Prints the status word first, then the details."""
+    with _source(db, url) as source:
+        answer = source.status(channel_id, step_or_key, parse_as_of(as_of))
+    if as_json:
+        _print_json(answer)
+        return
+    typer.echo(answer.status)
+    details = answer.model_dump(mode="json", exclude={"status"})
+    for key, value in details.items():
+        typer.echo(f"  {key}: {json.dumps(value) if not isinstance(value, str) else value}")
+
+
+def history(operation_id: str, limit: LimitOption = 100, db: DbOption = None,
+            url: UrlOption = None, as_json: JsonOption = False) -> None:  # fmt: skip
+    """Every state version of one operation."""
+    with _source(db, url) as source:
+        rows = source.history(operation_id, limit)
+    if as_json:
+        _print_json(rows)
+        return
+    columns = ["version", "status", "outcome", "epoch", "worker_id", "valid_from_offset",
+               "valid_to_offset", "result"]  # fmt: skip
+    _table(rows, columns, f"history of {operation_id}")
+
+
+def timeline(channel_id: str, limit: LimitOption = 1000, db: DbOption = None,
+             url: UrlOption = None, as_json: JsonOption = False) -> None:  # fmt: skip
+    """Every request of a channel and its outcome, in log order."""
+    with _source(db, url) as source:
+        rows = source.timeline(channel_id, limit)
+    if as_json:
+        _print_json(rows)
+        return
+    columns = ["offset", "key_name", "kind", "outcome", "epoch", "worker_id", "effect",
+               "duplicate_effect_suspected"]  # fmt: skip
+    _table(rows, columns, f"timeline of {channel_id}")
+
+
+def effects(channel_id: str, from_step: int, to_step: int, db: DbOption = None,
+            url: UrlOption = None, as_json: JsonOption = False) -> None:  # fmt: skip
+    """Which steps in a range were pure and which touched the outside world."""
+    with _source(db, url) as source:
+        answer = source.side_effects(channel_id, from_step, to_step)
+    if as_json:
+        _print_json(answer)
+        return
+    typer.echo(f"external: {answer.external}\npure: {answer.pure}\nunclaimed: {answer.unclaimed}")
+
+
+def duplicates(limit: LimitOption = 100, db: DbOption = None, url: UrlOption = None,
+               as_json: JsonOption = False) -> None:  # fmt: skip
+    """Completions by fenced tokens: side effects that may have fired twice."""
+    with _source(db, url) as source:
+        rows = source.duplicates(limit)
+    if as_json:
+        _print_json(rows)
+        return
+    columns = ["offset", "channel_id", "key_name", "stale_epoch", "stale_worker_id",
+               "current_epoch"]  # fmt: skip
+    _table(rows, columns, f"suspected duplicate effects ({len(rows)})")

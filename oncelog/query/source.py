@@ -1,0 +1,123 @@
+"""Where read-only queries run: a DuckDB file (offline) or a projector's HTTP API (live).
+
+DuckDB allows one writer process, which owns the file; while a projector runs,
+live queries go through its HTTP API. Both sources answer with the same models.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from datetime import datetime
+from typing import Any, Protocol
+
+import duckdb
+
+from oncelog.errors import InvalidArgumentError, LedgerError, NotFoundError
+from oncelog.query import queries
+from oncelog.query.models import SideEffects, StepStatus, SuspectedDuplicate, TimelineEntry, Version
+
+AsOf = int | datetime | None
+
+
+class QuerySource(Protocol):
+    """The read-only questions the CLI asks."""
+
+    def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> StepStatus: ...
+    def history(self, operation_id: str, limit: int) -> list[Version]: ...
+    def timeline(self, channel_id: str, limit: int) -> list[TimelineEntry]: ...
+    def side_effects(self, channel_id: str, from_step: int, to_step: int) -> SideEffects: ...
+    def duplicates(self, limit: int) -> list[SuspectedDuplicate]: ...
+
+
+def _step_or_key(step_or_key: str) -> dict[str, Any]:
+    return {"step": int(step_or_key)} if step_or_key.isdigit() else {"key_name": step_or_key}
+
+
+class LocalSource:
+    """Queries over a DuckDB connection (a file opened read-only)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+
+    def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> StepStatus:
+        """See :func:`oncelog.query.queries.step_status`."""
+        return queries.step_status(self._con, channel_id, as_of=as_of, **_step_or_key(step_or_key))
+
+    def history(self, operation_id: str, limit: int) -> list[Version]:
+        """See :func:`oncelog.query.queries.operation_history`."""
+        return queries.operation_history(self._con, operation_id, limit)
+
+    def timeline(self, channel_id: str, limit: int) -> list[TimelineEntry]:
+        """See :func:`oncelog.query.queries.channel_timeline`."""
+        return queries.channel_timeline(self._con, channel_id, limit)
+
+    def side_effects(self, channel_id: str, from_step: int, to_step: int) -> SideEffects:
+        """See :func:`oncelog.query.queries.side_effects`."""
+        return queries.side_effects(self._con, channel_id, from_step, to_step)
+
+    def duplicates(self, limit: int) -> list[SuspectedDuplicate]:
+        """See :func:`oncelog.query.queries.suspected_duplicates`."""
+        return queries.suspected_duplicates(self._con, limit)
+
+
+class HttpSource:
+    """The same queries through a projector's read-only HTTP API (GET only)."""
+
+    def __init__(self, base_url: str, timeout_s: float = 10.0) -> None:
+        self._base = base_url.rstrip("/")
+        self._timeout_s = timeout_s
+
+    def _get(self, path: str, **params: Any) -> Any:
+        query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
+        url = f"{self._base}{path}" + (f"?{query}" if query else "")
+        try:
+            with urllib.request.urlopen(url, timeout=self._timeout_s) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            raise _ledger_error(exc) from exc
+
+    def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> StepStatus:
+        """GET /v1/status/{channel}/{step_or_key}."""
+        point = as_of.isoformat() if isinstance(as_of, datetime) else as_of
+        path = f"/v1/status/{_q(channel_id)}/{_q(step_or_key)}"
+        return StepStatus.model_validate(self._get(path, as_of=point))
+
+    def history(self, operation_id: str, limit: int) -> list[Version]:
+        """GET /v1/history/{operation_id}."""
+        page = self._get(f"/v1/history/{_q(operation_id)}", limit=limit)
+        return [Version.model_validate(v) for v in page["items"]]
+
+    def timeline(self, channel_id: str, limit: int) -> list[TimelineEntry]:
+        """GET /v1/timeline/{channel_id}."""
+        page = self._get(f"/v1/timeline/{_q(channel_id)}", limit=limit)
+        return [TimelineEntry.model_validate(v) for v in page["items"]]
+
+    def side_effects(self, channel_id: str, from_step: int, to_step: int) -> SideEffects:
+        """GET /v1/side-effects/{channel_id}."""
+        data = self._get(f"/v1/side-effects/{_q(channel_id)}", from_step=from_step, to_step=to_step)
+        return SideEffects.model_validate(data)
+
+    def duplicates(self, limit: int) -> list[SuspectedDuplicate]:
+        """GET /v1/duplicates."""
+        page = self._get("/v1/duplicates", limit=limit)
+        return [SuspectedDuplicate.model_validate(v) for v in page["items"]]
+
+
+def _q(part: str) -> str:
+    return urllib.parse.quote(part, safe="")
+
+
+def _ledger_error(exc: urllib.error.HTTPError) -> LedgerError:
+    try:
+        body = json.loads(exc.read())
+        message = f"{body.get('code')}: {body.get('message')}"
+    except (ValueError, AttributeError):
+        message = str(exc)
+    if exc.code == 404:
+        return NotFoundError(message)
+    if exc.code in (400, 422):
+        return InvalidArgumentError(message)
+    return LedgerError(f"HTTP {exc.code} from the query API: {message}")
