@@ -156,7 +156,7 @@ def claim_result(decision: Decision, token: str) -> Claim:
     state = decision.state
     if state is None:
         raise LedgerError(f"claim of {decision.operation_id} decided without a state")
-    execution = Execution.of(state)
+    execution = Execution.of(state, decision)
     outcome = decision.outcome
     if outcome in (Outcome.CLAIMED, Outcome.RECLAIMED):
         if state.claim_token != token:
@@ -192,7 +192,7 @@ def _expect(decision: Decision, expected: Outcome) -> m.ExecutionState:
 
 def state_result(decision: Decision, expected: Outcome) -> Execution:
     """The execution after a complete/fail/release, or the typed error."""
-    return Execution.of(_expect(decision, expected))
+    return Execution.of(_expect(decision, expected), decision)
 
 
 def heartbeat_result(decision: Decision) -> Heartbeat:

@@ -41,10 +41,16 @@ class Execution:
     completed_at_ms: int | None = None
     expires_at_ms: int | None = None
     error: str | None = None
+    position: tuple[int, int] | None = None
 
     @classmethod
-    def of(cls, state: ExecutionState) -> Execution:
-        """Build from the decided state (params and result decoded from canonical JSON)."""
+    def of(cls, state: ExecutionState, decision: Decision | None = None) -> Execution:
+        """Build from the decided state (params and result decoded from canonical JSON).
+
+        ``position`` is the (partition, offset) of the request that was decided:
+        the projection has caught up with this call once its position passes it.
+        """
+        where = None if decision is None else (decision.source_partition, decision.source_offset)
         return cls(
             id=state.operation_id,
             channel_id=state.channel_id,
@@ -63,6 +69,7 @@ class Execution:
             completed_at_ms=state.completed_at_ms,
             expires_at_ms=state.expires_at_ms,
             error=state.error,
+            position=where,
         )
 
 

@@ -46,3 +46,24 @@ def wait_until_log_time_passes(log_ms: int) -> None:
     delay = (log_ms - time.time() * 1000) / 1000 + 0.05
     if delay > 0:
         time.sleep(delay)
+
+
+def wait_for_projection(
+    store: Any, position: tuple[int, int] | None, timeout_s: float = 30
+) -> None:
+    """Wait until the DuckDB projection has committed past ``position`` (bounded).
+
+    Decisions are published before the batch is committed, so a client can
+    know an answer before the projection shows it.
+    """
+    assert position is not None
+    partition, offset = position
+    # Another thread commits on the store's own connection: read through a cursor.
+    cursor = store.cursor()
+    sql = 'SELECT next_offset FROM positions WHERE "partition" = ?'
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        row = cursor.execute(sql, [partition]).fetchone()
+        if row is not None and row[0] > offset:
+            return
+    raise AssertionError(f"projection did not pass {position} within {timeout_s}s")
