@@ -92,7 +92,10 @@ def _table(rows: Sequence[BaseModel], columns: Sequence[str], title: str) -> Non
     for row in rows:
         values = row.model_dump(mode="json")
         table.add_row(*("" if values[c] is None else str(values[c]) for c in columns))
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=200)  # piped or captured: do not squeeze columns to 80
+    console.print(table)
 
 
 def status(

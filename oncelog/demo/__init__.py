@@ -1,0 +1,1 @@
+"""``make demo``: the ledger's main job on the embedded default."""
