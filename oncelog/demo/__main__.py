@@ -35,7 +35,7 @@ from oncelog.sample import downstream
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
 
-console = Console(highlight=False, width=None if Console().is_terminal else 120)
+console = Console(highlight=False, soft_wrap=True)
 
 
 def _free_port() -> int:
