@@ -10,8 +10,15 @@ from oncelog.broker.local import resolve_bootstrap
 from oncelog.producer.calls import Call, Calls
 from oncelog.producer.client import ExecutionRef
 from oncelog.producer.dispatch import Dispatcher, Timeouts
+from oncelog.producer.executor import (
+    DEFAULT_RETRY_ON,
+    DEFAULT_WAIT_TIMEOUT_S,
+    InProgressPolicy,
+    ToolRun,
+)
 from oncelog.producer.protocol import DEFAULT_RETENTION_S
 from oncelog.producer.results import Claim, Execution, Heartbeat
+from oncelog.producer.sync_executor import SyncReconcile, SyncToolFn, run_tool_sync
 from oncelog.settings import Settings
 
 T = TypeVar("T")
@@ -127,3 +134,21 @@ class SyncLedgerClient:
         """See :meth:`LedgerClient.cancel_execution`."""
         route = self._calls.route(execution_id, channel_id, key_name)
         return self._run(self._calls.cancel(route, reason))
+
+    def run_tool(
+        self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
+        tool_name: str, params: Mapping[str, Any], fn: SyncToolFn,
+        dedup_fields: Sequence[str] | None = None, lease_seconds: float = 60,
+        retention_seconds: float = DEFAULT_RETENTION_S, effect: str = "external",
+        reconcile: SyncReconcile | None = None, on_in_progress: InProgressPolicy = "raise",
+        wait_timeout_s: float = DEFAULT_WAIT_TIMEOUT_S,
+        retry_on: tuple[type[BaseException], ...] = DEFAULT_RETRY_ON,
+    ) -> ToolRun:  # fmt: skip
+        """Blocking twin of :meth:`LedgerClient.run_tool` for a sync ``fn``, with a heartbeat
+        thread: see :func:`oncelog.producer.sync_executor.run_tool_sync`."""
+        return run_tool_sync(
+            self, channel_id, key_name, step=step, tool_name=tool_name, params=params, fn=fn,
+            dedup_fields=dedup_fields, lease_seconds=lease_seconds,
+            retention_seconds=retention_seconds, effect=effect, reconcile=reconcile,
+            on_in_progress=on_in_progress, wait_timeout_s=wait_timeout_s, retry_on=retry_on,
+        )  # fmt: skip
