@@ -416,6 +416,8 @@ class LedgerTool:
     ``channel_id``, ``key_name`` and ``step`` are therefore reserved parameter names.
     """
 
+    __name__: str  # set by functools.update_wrapper, like the rest of the metadata
+
     def __init__(
         self,
         fn: Callable[..., Awaitable[Any]],

@@ -186,6 +186,8 @@ def _settle_sync(
 class SyncLedgerTool:
     """The blocking twin of :class:`LedgerTool`, made by :func:`sync_ledger_tool`."""
 
+    __name__: str  # set by functools.update_wrapper, like the rest of the metadata
+
     def __init__(
         self,
         fn: Callable[..., Any],
