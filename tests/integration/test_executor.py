@@ -24,12 +24,13 @@ from oncelog.errors import (
 )
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.executor import ToolContext, ToolRun, ledger_tool
+from oncelog.producer.partitioner import partition_for
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.producer.sync_executor import sync_ledger_tool
 from oncelog.schemas.models import PreviousAttempt
 from oncelog.settings import Settings
 from tests.integration.conftest import FAST, RunningProjector
-from tests.integration.helpers import snapshots_of, wait_until_log_time_passes
+from tests.integration.helpers import decisions_on, snapshots_of, wait_until_log_time_passes
 
 pytestmark = pytest.mark.kafka
 
@@ -307,6 +308,58 @@ def test_in_progress_wait_is_bounded(runner: Runner, make_client: MakeClient) ->
         runner.run(tool, on_in_progress="wait", wait_timeout_s=1.0)
     assert time.monotonic() - started < 10
     assert tool.calls == []
+
+
+def _stall_until_reclaimed(ctx: ToolContext, other: SyncLedgerClient) -> None:
+    """Block the event loop (a misbehaving tool), so no heartbeat runs, until a reclaim."""
+    wait_until_log_time_passes(ctx.execution.lease_deadline_ms)
+    assert _claim(other, lease_seconds=30).status == "reclaimed"
+
+
+async def test_a_lost_lease_stops_the_call(
+    projector: RunningProjector, make_client: MakeClient, topics: Settings
+) -> None:
+    other = make_client("worker-b")
+    stopped: list[ToolContext] = []
+
+    async def stalls_then_works(ctx: ToolContext) -> str:
+        _stall_until_reclaimed(ctx, other)
+        try:
+            await asyncio.sleep(60)  # the next heartbeat is fenced and cancels this
+        except asyncio.CancelledError:
+            stopped.append(ctx)
+            raise
+        return "never"
+
+    async with LedgerClient(topics, timeouts=FAST) as client:
+        with pytest.raises(LeaseLostError, match="lease lost while the tool ran") as info:
+            await client.run_tool(
+                CHANNEL, KEY, tool_name="charge", params=ORDER, fn=stalls_then_works,
+                lease_seconds=1,
+            )  # fmt: skip
+    assert not isinstance(info.value, ExecutionCancelledError)
+    assert info.value.code == "lease_lost"
+    assert [c.stopped for c in stopped] == [True]
+
+
+async def test_a_result_after_a_lost_lease_is_fenced_and_flagged(
+    projector: RunningProjector, make_client: MakeClient, topics: Settings
+) -> None:
+    other = make_client("worker-b")
+
+    async def stalls_then_returns(ctx: ToolContext) -> str:
+        _stall_until_reclaimed(ctx, other)
+        return "charged twice?"
+
+    async with LedgerClient(topics, timeouts=FAST) as client:
+        with pytest.raises(LeaseLostError, match="duplicate_effect_suspected"):
+            await client.run_tool(
+                CHANNEL, KEY, tool_name="charge", params=ORDER, fn=stalls_then_returns,
+                lease_seconds=1,
+            )  # fmt: skip
+    decisions = decisions_on(topics, partition_for(CHANNEL, topics.partitions))
+    flagged = [d for d in decisions if d.duplicate_effect_suspected]
+    assert [d.outcome.value for d in flagged] == ["stale_claim"]
 
 
 async def test_async_decorator_runs_once_and_replays(
