@@ -14,9 +14,9 @@ What happens, in order:
 - ``claimed``/``reclaimed``: on ``reclaimed`` ``reconcile(previous, ctx)`` runs first; a non-None
   answer is completed as the result ("downstream already applied this idempotency key").
   Otherwise ``fn(ctx)`` runs. Both run under a heartbeat every ``lease_seconds / 3``.
-- A lost lease (fenced heartbeat, or no heartbeat confirmed before the deadline) or a requested
-  cancel stops the call (the async task is cancelled; a sync tool sees ``ctx.stopped``) and raises
-  :class:`~oncelog.errors.LeaseLostError`, or its subclass
+- A lost lease (a fenced heartbeat, or a heartbeat that failed outright after the deadline) or a
+  requested cancel stops the call (the async task is cancelled; a sync tool sees ``ctx.stopped``)
+  and raises :class:`~oncelog.errors.LeaseLostError`, or its subclass
   :class:`~oncelog.errors.ExecutionCancelledError` for a cancel. A cancelled execution is recorded
   as a non-retryable failure ``cancelled: <reason>``: a reclaim clears the cancel flag, so a
   release (or a retryable failure) would let the next automatic retry silently undo the cancel.
@@ -256,7 +256,7 @@ def judge_heartbeat_error(exc: Exception, deadline_ms: int, stop: StopSignal) ->
     if isinstance(exc, StaleClaimError | InvalidStateError):
         stop.set(cancelled=False, reason=str(exc))
         return True
-    # A timeout or transport error proves nothing until our known deadline has passed.
+    # A timed-out or undeliverable heartbeat proves nothing until our known deadline has passed.
     if time.time() * 1000 >= deadline_ms:
         stop.set(cancelled=False, reason=f"no heartbeat confirmed before the deadline: {exc}")
         return True
@@ -365,11 +365,10 @@ async def _heartbeat_async(
     deadline_ms = claim.execution.lease_deadline_ms
     while True:
         await asyncio.sleep(spec.lease_seconds / 3)
-        left = max(deadline_ms / 1000 - time.time(), 0.001)
         try:
-            beat = await asyncio.wait_for(
-                client.heartbeat_execution(claim.execution, claim.claim_token), timeout=left
-            )
+            # Not cut short at our deadline: a heartbeat appended in time keeps the lease even
+            # when its decision comes late, and the client's own timeouts bound the wait.
+            beat = await client.heartbeat_execution(claim.execution, claim.claim_token)
         except Exception as exc:  # judged: fenced, or unconfirmed past the deadline
             if judge_heartbeat_error(exc, deadline_ms, stop):
                 return
