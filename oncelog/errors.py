@@ -185,3 +185,28 @@ class StoreError(LedgerError):
 
     code = "store_error"
     http_status = 503
+
+
+# --- the tool executor -------------------------------------------------------
+
+
+class ToolInProgressError(InProgressError):
+    """``run_tool`` found another holder with a live lease (code ``in_progress``)."""
+
+    def __init__(
+        self, message: str, *, execution_id: str, holder: str | None, lease_deadline_ms: int | None
+    ) -> None:
+        super().__init__(f"{message} (holder={holder}, lease_deadline_ms={lease_deadline_ms})")
+        self.execution_id = execution_id
+        self.holder = holder
+        self.lease_deadline_ms = lease_deadline_ms
+
+
+class ExecutionCancelledError(LeaseLostError):
+    """A cancel was requested while the tool ran; the tool call was stopped."""
+
+    code = "cancelled"
+
+    def __init__(self, message: str, *, reason: str | None) -> None:
+        super().__init__(f"{message} (reason={reason})")
+        self.reason = reason

@@ -17,6 +17,15 @@ from oncelog.broker.local import resolve_bootstrap
 from oncelog.producer import calls
 from oncelog.producer.calls import RECEIPT_TTL_S, Call, Calls
 from oncelog.producer.dispatch import Dispatcher, Timeouts
+from oncelog.producer.executor import (
+    DEFAULT_RETRY_ON,
+    DEFAULT_WAIT_TIMEOUT_S,
+    AsyncReconcile,
+    AsyncToolFn,
+    InProgressPolicy,
+    ToolRun,
+    run_tool,
+)
 from oncelog.producer.protocol import DEFAULT_RETENTION_S
 from oncelog.producer.results import Claim, Execution, Heartbeat
 from oncelog.receipts import receipt_key
@@ -152,3 +161,21 @@ class LedgerClient:
         """
         key = receipt_key(self.settings)
         return calls.receipt(execution, key, ttl_seconds, time.time_ns() // 1_000_000)
+
+    async def run_tool(
+        self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
+        tool_name: str, params: Mapping[str, Any], fn: AsyncToolFn,
+        dedup_fields: Sequence[str] | None = None, lease_seconds: float = 60,
+        retention_seconds: float = DEFAULT_RETENTION_S, effect: str = "external",
+        reconcile: AsyncReconcile | None = None, on_in_progress: InProgressPolicy = "raise",
+        wait_timeout_s: float = DEFAULT_WAIT_TIMEOUT_S,
+        retry_on: tuple[type[BaseException], ...] = DEFAULT_RETRY_ON,
+    ) -> ToolRun:  # fmt: skip
+        """Claim, run ``fn`` under a heartbeat, then complete or fail: see
+        :func:`oncelog.producer.executor.run_tool`."""
+        return await run_tool(
+            self, channel_id, key_name, step=step, tool_name=tool_name, params=params, fn=fn,
+            dedup_fields=dedup_fields, lease_seconds=lease_seconds,
+            retention_seconds=retention_seconds, effect=effect, reconcile=reconcile,
+            on_in_progress=on_in_progress, wait_timeout_s=wait_timeout_s, retry_on=retry_on,
+        )  # fmt: skip

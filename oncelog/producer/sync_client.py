@@ -12,9 +12,17 @@ from oncelog.producer import calls
 from oncelog.producer.calls import RECEIPT_TTL_S, Call, Calls
 from oncelog.producer.client import ExecutionRef
 from oncelog.producer.dispatch import Dispatcher, Timeouts
+from oncelog.producer.executor import (
+    DEFAULT_RETRY_ON,
+    DEFAULT_WAIT_TIMEOUT_S,
+    InProgressPolicy,
+    ToolRun,
+)
 from oncelog.producer.protocol import DEFAULT_RETENTION_S
 from oncelog.producer.results import Claim, Execution, Heartbeat
 from oncelog.receipts import receipt_key
+
+from oncelog.producer.sync_executor import SyncReconcile, SyncToolFn, run_tool_sync
 from oncelog.settings import Settings
 
 T = TypeVar("T")
@@ -140,3 +148,21 @@ class SyncLedgerClient:
         """
         key = receipt_key(self.settings)
         return calls.receipt(execution, key, ttl_seconds, time.time_ns() // 1_000_000)
+
+    def run_tool(
+        self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
+        tool_name: str, params: Mapping[str, Any], fn: SyncToolFn,
+        dedup_fields: Sequence[str] | None = None, lease_seconds: float = 60,
+        retention_seconds: float = DEFAULT_RETENTION_S, effect: str = "external",
+        reconcile: SyncReconcile | None = None, on_in_progress: InProgressPolicy = "raise",
+        wait_timeout_s: float = DEFAULT_WAIT_TIMEOUT_S,
+        retry_on: tuple[type[BaseException], ...] = DEFAULT_RETRY_ON,
+    ) -> ToolRun:  # fmt: skip
+        """Blocking twin of :meth:`LedgerClient.run_tool` for a sync ``fn``, with a heartbeat
+        thread: see :func:`oncelog.producer.sync_executor.run_tool_sync`."""
+        return run_tool_sync(
+            self, channel_id, key_name, step=step, tool_name=tool_name, params=params, fn=fn,
+            dedup_fields=dedup_fields, lease_seconds=lease_seconds,
+            retention_seconds=retention_seconds, effect=effect, reconcile=reconcile,
+            on_in_progress=on_in_progress, wait_timeout_s=wait_timeout_s, retry_on=retry_on,
+        )  # fmt: skip
