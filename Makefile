@@ -37,6 +37,9 @@ broker-stop: venv
 demo: jars
 	$(PY) -m oncelog.demo
 
+bench: jars  ## ledger figures against raw Kafka (a few minutes)
+	$(PY) -m bench.bench_ledger
+
 bench-core: venv
 	$(PY) bench/bench_core.py
 

@@ -179,14 +179,14 @@ def main() -> None:
     figures["raw_rtt_p50_ms"] = statistics.median(raw)
     print(f"raw produce->consume RTT: p50 {figures['raw_rtt_p50_ms']:.2f} ms, "
           f"p99 {_pct(raw, 0.99):.2f} ms", flush=True)  # fmt: skip
-    _live_figures(live, figures)
+    _live_figures(live, figures, args.cycles_seconds)
     filled = _settings(bootstrap, tmp, "fold")
     produce_requests(filled, args.fold)
     figures["raw_consume_rate"] = raw_consume_rate(bootstrap, filled.requests_topic)
     figures["fold_rate"] = projector_fold_rate(filled, args.fold)
+    share = 100 * figures["fold_rate"] / figures["raw_consume_rate"]
     print(f"projector fold rate {figures['fold_rate']:.0f}/s vs raw consume "
-          f"{figures['raw_consume_rate']:.0f}/s "
-          f"({100 * figures['fold_rate'] / figures['raw_consume_rate']:.0f}%)", flush=True)  # fmt: skip
+          f"{figures['raw_consume_rate']:.0f}/s ({share:.0f}%)", flush=True)  # fmt: skip
     big = _settings(bootstrap, tmp, "rebuild")
     produce_requests(big, args.rebuild)
     figures["rebuild_rate"] = rebuild_rate(big, args.rebuild)
@@ -198,7 +198,7 @@ def main() -> None:
     print(json.dumps({k: round(figures[k], 3) for k in keys}))
 
 
-def _live_figures(settings: Settings, figures: dict[str, float]) -> None:
+def _live_figures(settings: Settings, figures: dict[str, float], seconds: float) -> None:
     assert settings.bootstrap_servers is not None
     with Store(settings.db_path) as store:
         projector = Projector(settings, settings.bootstrap_servers, store)
@@ -215,7 +215,7 @@ def _live_figures(settings: Settings, figures: dict[str, float]) -> None:
                   f"{statistics.median(cycles):.2f} ms, p99 {_pct(cycles, 0.99):.2f} ms; "
                   f"ratio to raw RTT {figures['claim_p50_ms'] / figures['raw_rtt_p50_ms']:.2f}x",
                   flush=True)  # fmt: skip
-            figures["cycles_per_s"] = asyncio.run(concurrent_cycles(settings, 64, 20.0))
+            figures["cycles_per_s"] = asyncio.run(concurrent_cycles(settings, 64, seconds))
             print(f"64 async workers: {figures['cycles_per_s']:.0f} claim+complete cycles/s",
                   flush=True)  # fmt: skip
         finally:

@@ -106,7 +106,7 @@ def read_to_end(
                 raise LedgerTimeoutError(
                     f"reading {topic}[{partition}] to offset {high} took over {timeout_s}s"
                 )
-            for msg in consumer.consume(batch, timeout=0.5):
+            for msg in consume_available(consumer, batch, 0.5):
                 err = msg.error()
                 if err is not None and err.code() != KafkaError._PARTITION_EOF:
                     raise KafkaOperationError(
@@ -130,3 +130,15 @@ def where(msg: Message) -> tuple[int, int]:
     if partition is None or offset is None:
         raise KafkaOperationError(f"record of {msg.topic()} carries no position")
     return partition, offset
+
+
+def consume_available(consumer: Consumer, max_messages: int, timeout_s: float) -> list[Message]:
+    """Wait up to ``timeout_s`` for the first record, then take what is already fetched.
+
+    ``Consumer.consume(n, timeout)`` waits until it has ``n`` records or the timeout
+    passes, which adds the whole timeout to every small batch.
+    """
+    first = consumer.poll(timeout_s)
+    if first is None:
+        return []
+    return [first, *consumer.consume(max_messages - 1, timeout=0)]

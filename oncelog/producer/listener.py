@@ -16,7 +16,7 @@ from typing import Any
 from confluent_kafka import Consumer, TopicPartition
 
 from oncelog.errors import CodecError
-from oncelog.kafka.reader import high_watermarks, partition_count, plain_consumer
+from oncelog.kafka.reader import consume_available, high_watermarks, partition_count, plain_consumer
 from oncelog.schemas.codec import decode_decision
 from oncelog.schemas.models import Decision
 
@@ -70,7 +70,7 @@ class DecisionListener:
         consumer = self._consumer
         assert consumer is not None
         while not self._stop.is_set():
-            for msg in consumer.consume(2000, timeout=0.05):
+            for msg in consume_available(consumer, 2000, 0.05):
                 if msg.error() is not None:
                     continue  # transient fetch errors: librdkafka retries by itself
                 future = self._waiters.get(msg.key() or b"")

@@ -20,9 +20,8 @@ from oncelog.producer.executor import (
 )
 from oncelog.producer.protocol import DEFAULT_RETENTION_S
 from oncelog.producer.results import Claim, Execution, Heartbeat
-from oncelog.receipts import receipt_key
-
 from oncelog.producer.sync_executor import SyncReconcile, SyncToolFn, run_tool_sync
+from oncelog.receipts import receipt_key
 from oncelog.settings import Settings
 
 T = TypeVar("T")

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from confluent_kafka import Consumer, Message, TopicPartition
 
 from oncelog.kafka.producer import FutureProducer
-from oncelog.kafka.reader import partition_count
+from oncelog.kafka.reader import consume_available, partition_count
 from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.fold import PartitionClock
 from oncelog.projector.restore import restore_partition
@@ -119,7 +119,7 @@ class Projector:
     def run_once(self) -> int:
         """Consume, fold, publish and commit one batch; return the records handled."""
         assert self._consumer is not None, "start() first"
-        messages = self._consumer.consume(self._batch_size, timeout=self._poll_timeout_s)
+        messages = consume_available(self._consumer, self._batch_size, self._poll_timeout_s)
         if messages:
             self._process(messages)
         self._sweeps.maybe_send(self._store, self._producer, sorted(self._clocks))
