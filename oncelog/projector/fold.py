@@ -31,7 +31,6 @@ from oncelog.schemas.models import (
     Request,
     Status,
     Sweep,
-    evolve,
 )
 
 RECENT_LIMIT: Final = 32
@@ -52,6 +51,12 @@ _NAMING: Final = {
 }
 
 
+_STATE_INDEX: Final = {name: i for i, name in enumerate(ExecutionState._fields)}
+_VERSION: Final = _STATE_INDEX["version"]
+_UPDATED_AT: Final = _STATE_INDEX["updated_at_ms"]
+_RECENT: Final = _STATE_INDEX["recent"]
+
+
 def _hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -68,6 +73,21 @@ def _decide(
     **detail: Any,
 ) -> Decision:
     """A decision that reports ``state`` (the state after) alongside ``detail``."""
+    if not detail:  # the common case: positional construction is cheapest
+        if state is None:
+            return Decision(
+                request.request_id, request.operation_id, request.kind, outcome, changed, t
+            )
+        return Decision(
+            request.request_id,
+            request.operation_id,
+            request.kind,
+            outcome,
+            changed,
+            t,
+            state,
+            state.epoch,
+        )
     if state is None:
         return Decision(
             request_id=request.request_id,
@@ -125,14 +145,15 @@ def _commit(
     **changes: Any,
 ) -> Result:
     """Make a new state version and a decision with ``changed=True``."""
+    # ``evolve`` inlined: one list copy, no second kwargs dict (the hot path).
+    values = list(state)
+    for name, value in changes.items():
+        values[_STATE_INDEX[name]] = value
+    values[_VERSION] = state.version + 1
+    values[_UPDATED_AT] = t
     epoch = changes.get("epoch", state.epoch)
-    new = evolve(
-        state,
-        version=state.version + 1,
-        updated_at_ms=t,
-        recent=_remember(state.recent, request.request_id, outcome, epoch),
-        **changes,
-    )
+    values[_RECENT] = _remember(state.recent, request.request_id, outcome, epoch)
+    new = ExecutionState._make(values)
     return new, _decide(new, request, outcome, t, True, **(detail or {}))
 
 
