@@ -22,6 +22,7 @@ from fastavro.schema import load_schema, to_parsing_canonical_form
 from oncelog.errors import CodecError
 from oncelog.schemas import convert
 from oncelog.schemas.models import Decision, ExecutionSnapshot, Request
+from oncelog.schemas.request_reader import CANONICAL_FORM, read_request
 
 MAGIC: Final = b"\xc3\x01"
 HEADER_LEN: Final = 10
@@ -164,8 +165,26 @@ def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> byt
     return _encode(registry, REQUEST, convert.request_to_avro(request))
 
 
+# The writer fingerprint that oncelog.schemas.request_reader reads by hand.
+_FAST_REQUEST: Final = struct.pack("<Q", crc64_avro(CANONICAL_FORM.encode("utf-8")))
+_FAST_HEADER: Final = MAGIC + _FAST_REQUEST
+
+
 def decode_request(data: bytes, registry: SchemaRegistry = REGISTRY) -> Request:
-    """Decode a request; any failure is a :class:`CodecError`."""
+    """Decode a request; any failure is a :class:`CodecError`.
+
+    Records of the current schema take the hand-written reader when it is also
+    the registry's reader schema (no resolution needed); anything else, and any
+    record that reader is unsure of, takes fastavro.
+    """
+    if (
+        type(data) is bytes  # a bytearray would leak into the bytes fields
+        and data.startswith(_FAST_HEADER)  # no slices: this runs per record
+        and registry.current_fingerprint.get(REQUEST) == _FAST_REQUEST
+    ):
+        request = read_request(data)
+        if request is not None:
+            return request
     return _decode(registry, REQUEST, data, convert.request_from_avro)
 
 

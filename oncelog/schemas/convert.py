@@ -173,7 +173,7 @@ def state_from_avro(d: dict[str, Any]) -> ExecutionState:
 
 _PLAIN_STATE_FIELDS: Final = tuple(
     name
-    for name in ExecutionState.__dataclass_fields__
+    for name in ExecutionState._fields
     if name not in {"status", "effect", "previous", "recent"}
 )
 
@@ -205,9 +205,7 @@ def snapshot_from_avro(d: dict[str, Any]) -> ExecutionSnapshot:
 # --- decision ----------------------------------------------------------------------
 
 _PLAIN_DECISION_FIELDS: Final = tuple(
-    name
-    for name in Decision.__dataclass_fields__
-    if name not in {"kind", "outcome", "state", "previous"}
+    name for name in Decision._fields if name not in {"kind", "outcome", "state", "previous"}
 )
 _DERIVED_DECISION_FIELDS: Final = (
     "version",

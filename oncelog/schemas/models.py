@@ -1,16 +1,19 @@
 """Typed, immutable models of the wire records.
 
-Frozen slotted dataclasses rather than pydantic models: the decode+fold hot path
-builds several per record, and plain slotted dataclasses are several times
-cheaper to construct (see ``bench/bench_core.py``). Validation happens at the
-edges (``oncelog.producer.keys``), not here.
+The records the fold makes per request (``ExecutionState``, ``Decision`` and
+their parts) and ``Request`` are ``typing.NamedTuple`` classes: a new state
+version of a 28-field tuple is one C-level copy, where a frozen dataclass pays
+an ``object.__setattr__`` per field (see ``bench/bench_core.py``). The request
+bodies stay frozen slotted dataclasses, because tuples compare by value
+regardless of class and ``Release() == Sweep()`` must stay false. Validation
+happens at the edges (``oncelog.producer.keys``), not here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 T = TypeVar("T")
 
@@ -135,8 +138,7 @@ BODY_KIND: dict[type, Kind] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(NamedTuple):
     """One record of ``<prefix>.requests``, keyed by ``operation_id``."""
 
     request_id: str
@@ -155,8 +157,7 @@ class Request:
 # --- state -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class PreviousAttempt:
+class PreviousAttempt(NamedTuple):
     """The attempt a grant superseded, for the new holder to reconcile with."""
 
     epoch: int
@@ -168,8 +169,7 @@ class PreviousAttempt:
     error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class RecentRequest:
+class RecentRequest(NamedTuple):
     """A request id that changed the state, remembered so a retry takes no effect."""
 
     request_id: str
@@ -177,8 +177,7 @@ class RecentRequest:
     epoch: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExecutionState:
+class ExecutionState(NamedTuple):
     """The full decided state of one operation: what a snapshot carries."""
 
     operation_id: str
@@ -211,8 +210,7 @@ class ExecutionState:
     updated_at_ms: int = 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExecutionSnapshot:
+class ExecutionSnapshot(NamedTuple):
     """One record of ``<prefix>.executions``: a state version and what made it."""
 
     state: ExecutionState
@@ -223,8 +221,7 @@ class ExecutionSnapshot:
     log_time_ms: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Decision:
+class Decision(NamedTuple):
     """The referee's answer to one request; exactly one per request.
 
     ``state`` is the state after (the unchanged state too), ``None`` while the
@@ -277,16 +274,38 @@ class Decision:
         return self.state is not None and self.state.cancel_requested
 
 
+# Field name -> tuple index of each NamedTuple model, and the slot accessors of
+# each dataclass body, built on first use.
+_TUPLE_INDEX: dict[type, dict[str, int]] = {}
 _SLOT_ACCESS: dict[type, tuple[tuple[str, Any, Any], ...]] = {}
 
 
 def evolve(obj: T, /, **changes: Any) -> T:
-    """``dataclasses.replace`` for the frozen slotted models, about twice as fast.
+    """A copy of the model ``obj`` with ``changes`` applied (``dataclasses.replace``).
 
-    It sets the slots through their descriptors instead of running the frozen
-    ``__init__`` (which pays an ``object.__setattr__`` per field); the fold
-    makes one new state per state-changing request, so this is the hot path.
+    Works for every model. A NamedTuple model is copied as a list and rebuilt
+    with ``tuple.__new__`` (no per-field Python work, unlike ``_replace``); a
+    body dataclass gets its slots set through their descriptors instead of the
+    frozen ``__init__``. An unknown field name raises ``TypeError``.
     """
+    cls = type(obj)
+    if isinstance(obj, tuple):
+        index = _TUPLE_INDEX.get(cls)
+        if index is None:
+            fields: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]
+            index = _TUPLE_INDEX[cls] = {name: i for i, name in enumerate(fields)}
+        values = list(obj)
+        for name, value in changes.items():
+            position = index.get(name)
+            if position is None:
+                raise TypeError(f"{cls.__name__} has no field {name!r}")
+            values[position] = value
+        new: T = tuple.__new__(cls, values)  # type: ignore[type-var]
+        return new
+    return _evolve_slots(obj, changes)
+
+
+def _evolve_slots(obj: T, changes: dict[str, Any]) -> T:
     cls = type(obj)
     access = _SLOT_ACCESS.get(cls)
     if access is None:

@@ -1,0 +1,122 @@
+"""The hand-written Request reader agrees with fastavro, or steps aside.
+
+On every record fastavro writes with the current schema it must return exactly
+what the fastavro path returns; on any other bytes it may only return ``None``
+(then the codec asks fastavro) or that same value.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oncelog.errors import CodecError
+from oncelog.schemas import codec, convert
+from oncelog.schemas.codec import REGISTRY, REQUEST, decode_request, encode_request
+from oncelog.schemas.models import (
+    Body,
+    Cancel,
+    Claim,
+    Complete,
+    Effect,
+    Fail,
+    Heartbeat,
+    Release,
+    Request,
+    Sweep,
+)
+from oncelog.schemas.request_reader import read_request
+
+LONGS = st.integers(-(2**63), 2**63 - 1)
+# Mostly short (one-byte lengths), sometimes past 63 bytes (multi-byte lengths).
+TEXT = st.text(max_size=5) | st.text(min_size=60, max_size=200)
+BLOBS = st.binary(max_size=5) | st.binary(min_size=60, max_size=200)
+
+BODIES: st.SearchStrategy[Body] = st.one_of(
+    st.builds(Claim, TEXT, BLOBS, TEXT, LONGS, LONGS, st.sampled_from(Effect), TEXT),
+    st.builds(Heartbeat, st.none() | LONGS),
+    st.builds(Complete, BLOBS),
+    st.builds(Fail, TEXT, st.booleans()),
+    st.just(Release()),
+    st.builds(Cancel, st.none() | TEXT),
+    st.just(Sweep()),
+)
+REQUESTS = st.builds(Request, TEXT, TEXT, TEXT, TEXT, st.none() | TEXT, BODIES)
+
+
+def _fastavro(data: bytes) -> Request:
+    """The reference: the fastavro path the codec used before the reader."""
+    return codec._decode(REGISTRY, REQUEST, data, convert.request_from_avro)
+
+
+def test_the_reader_implements_the_current_schema() -> None:
+    # If request.avsc changes, the codec silently stops using the reader; this
+    # test says so, and the reader (and CANONICAL_FORM) must follow the schema.
+    assert REGISTRY.current_fingerprint[REQUEST] == codec._FAST_REQUEST
+
+
+@settings(max_examples=2_000, deadline=None)
+@given(request=REQUESTS)
+def test_reader_equals_fastavro_on_every_valid_record(request: Request) -> None:
+    data = encode_request(request)
+    fast = read_request(data)
+    assert fast is not None
+    assert fast == request
+    assert fast == _fastavro(data)
+    assert all(type(a) is type(b) for a, b in zip(fast, request, strict=True))
+    assert decode_request(data) == request
+
+
+@st.composite
+def _corrupted(draw: st.DrawFn) -> bytes:
+    base = bytearray(encode_request(draw(REQUESTS)))
+    for _ in range(draw(st.integers(1, 3))):
+        how = draw(st.sampled_from(["flip", "truncate", "insert", "delete"]))
+        pos = draw(st.integers(codec.HEADER_LEN, max(codec.HEADER_LEN, len(base) - 1)))
+        if how == "flip" and pos < len(base):
+            base[pos] = draw(st.integers(0, 255))
+        elif how == "truncate":
+            del base[pos:]
+        elif how == "insert":
+            base[pos:pos] = draw(st.binary(min_size=1, max_size=4))
+        else:
+            del base[pos : pos + draw(st.integers(1, 4))]
+    return bytes(base)
+
+
+_HEADER = encode_request(Request("r", "o", "c", "k", None, Sweep()))[: codec.HEADER_LEN]
+
+
+@settings(max_examples=2_000, deadline=None)
+@given(data=_corrupted() | st.binary(max_size=60).map(lambda tail: _HEADER + tail))
+def test_reader_on_corrupt_bytes_steps_aside_or_agrees(data: bytes) -> None:
+    fast = read_request(data)
+    try:
+        reference = _fastavro(data)
+    except CodecError:
+        assert fast is None
+        return
+    assert fast is None or fast == reference
+    assert decode_request(data) == reference
+
+
+def test_reader_steps_aside_on_lenient_encodings_fastavro_accepts() -> None:
+    data = encode_request(Request("r", "o", "c", "k", "t", Fail("e", True)))
+    odd_boolean = data[:-1] + b"\x02"  # fastavro reads any non-zero byte as true
+    assert read_request(odd_boolean) is None
+    assert decode_request(odd_boolean) == _fastavro(odd_boolean)
+
+
+def test_bytearray_input_takes_fastavro_and_yields_bytes() -> None:
+    request = Request("r", "o", "c", "k", "t", Complete(b"result"))
+    decoded = decode_request(bytearray(encode_request(request)))  # type: ignore[arg-type]
+    assert decoded == request
+    assert isinstance(decoded.body, Complete)
+    assert type(decoded.body.result) is bytes
+
+
+def test_extreme_longs_and_long_texts_round_trip() -> None:
+    for lease in (0, -1, 63, 64, -65, 2**63 - 1, -(2**63)):
+        body = Claim("t" * 300, b"p" * 70, "h", lease, -lease - 1, Effect.PURE, "é" * 40)
+        request = Request("r" * 64, "o", "c", "k", "t" * 128, body)
+        assert read_request(encode_request(request)) == request
