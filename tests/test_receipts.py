@@ -6,7 +6,6 @@ import base64
 import hashlib
 import hmac
 import json
-from dataclasses import replace
 
 import pytest
 from pydantic import SecretStr
@@ -23,7 +22,15 @@ from oncelog.receipts import (
     receipt_key,
     verify_receipt,
 )
-from oncelog.schemas.models import Claim, Complete, Effect, ExecutionState, Request, Status
+from oncelog.schemas.models import (
+    Claim,
+    Complete,
+    Effect,
+    ExecutionState,
+    Request,
+    Status,
+    evolve,
+)
 from oncelog.settings import Settings
 
 KEY = b"k" * 32
@@ -79,7 +86,7 @@ def test_a_text_key_equals_its_utf8_bytes() -> None:
 @pytest.mark.parametrize("status", [Status.CLAIMED, Status.FAILED, Status.EXPIRED])
 def test_only_completed_states_get_receipts(status: Status) -> None:
     with pytest.raises(NotCompletedError) as info:
-        make_receipt(replace(completed(), status=status), KEY, ttl_ms=TTL, now_ms=2_000)
+        make_receipt(evolve(completed(), status=status), KEY, ttl_ms=TTL, now_ms=2_000)
     assert info.value.code == "not_completed"
 
 
