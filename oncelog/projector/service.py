@@ -10,22 +10,26 @@ and so only republishes identical records.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from concurrent.futures import Future
 
 from confluent_kafka import Consumer, Message, TopicPartition
 
-from oncelog.kafka.producer import FutureProducer
+from oncelog.kafka.producer import Delivery, FutureProducer
 from oncelog.kafka.reader import consume_available, partition_count
 from oncelog.projector.batch import BatchFolder, Folded
+from oncelog.projector.committer import Committer
 from oncelog.projector.fold import PartitionClock
 from oncelog.projector.restore import restore_partition
 from oncelog.projector.store import Batch, Store
 from oncelog.projector.sweeps import SweepScheduler
 from oncelog.schemas.codec import encode_decision, encode_snapshot
+from oncelog.schemas.models import ExecutionState
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, check_topics, ledger_topics
 
 _FLUSH_TIMEOUT_S = 60.0
+_CACHE_LIMIT = 200_000
 
 
 class Projector:
@@ -53,8 +57,10 @@ class Projector:
         self._consumer: Consumer | None = None
         self._folder: BatchFolder | None = None
         self._sweeps = SweepScheduler(settings.requests_topic, sweep_interval_s)
-        self._on_batch = on_batch
         self._before_commit = before_commit
+        self._committer = Committer(store, on_batch)
+        self._reader = store.reader()
+        self._cache: dict[str, ExecutionState] = {}
 
     # --- lifecycle -----------------------------------------------------------------
 
@@ -91,7 +97,8 @@ class Projector:
             self.run_once()
 
     def close(self) -> None:
-        """Leave the group and flush what is queued."""
+        """Commit what is folded, leave the group and flush what is queued."""
+        self._committer.close()
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
@@ -100,6 +107,9 @@ class Projector:
     # --- assignment ----------------------------------------------------------------
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        # Positions and restores read and write the store: nothing may be in flight.
+        self._committer.drain()
+        self._cache.clear()
         positions = self._store.positions()
         for tp in partitions:
             position = positions.get(tp.partition)
@@ -110,6 +120,8 @@ class Projector:
         consumer.assign(partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._committer.drain()
+        self._cache.clear()
         for tp in partitions:
             self._clocks.pop(tp.partition, None)
         consumer.unassign()
@@ -122,31 +134,46 @@ class Projector:
         messages = consume_available(self._consumer, self._batch_size, self._poll_timeout_s)
         if messages:
             self._process(messages)
-        self._sweeps.maybe_send(self._store, self._producer, sorted(self._clocks))
+        self._sweeps.maybe_send(self._reader, self._producer, sorted(self._clocks))
         return len(messages)
 
     def _process(self, messages: list[Message]) -> None:
         assert self._folder is not None
-        out = self._folder.fold(messages, self._store.load_states)
-        self._publish(out)
+        out = self._folder.fold(messages, self._load)
+        for snapshot in out.snapshots:
+            self._cache[snapshot.state.operation_id] = snapshot.state
+        deliveries = self._publish(out)
         if self._before_commit is not None:
-            self._before_commit()  # fault injection: the worst moment to die
-        batch = out.batch()
-        self._store.commit(batch)
+            self._producer.flush(_FLUSH_TIMEOUT_S)
+            self._before_commit()  # fault injection: published, not committed
         self._sweeps.folded(out.audit)
-        if self._on_batch is not None:
-            self._on_batch(batch)
+        self._committer.submit(out.batch(), deliveries)
+        if len(self._cache) > _CACHE_LIMIT:
+            # Everything cached is also committed once the committer drains.
+            self._committer.drain()
+            self._cache.clear()
 
-    def _publish(self, out: Folded) -> None:
-        """Send every decision, snapshot and dead letter of the batch, then flush."""
+    def _load(self, operation_ids: Collection[str]) -> dict[str, ExecutionState]:
+        """States from the cache (folded, maybe not yet committed), the rest from DuckDB."""
+        cache = self._cache
+        found = {op: cache[op] for op in operation_ids if op in cache}
+        missing = [op for op in operation_ids if op not in found]
+        if missing:
+            found.update(self._reader.load_states(missing))
+        return found
+
+    def _publish(self, out: Folded) -> list[Future[Delivery]]:
+        """Send every decision, snapshot and dead letter of the batch; return the deliveries."""
         s = self._settings
         send = self._producer.send
-        for entry in out.audit:
-            d = entry.decision
-            send(s.decisions_topic, entry.partition, d.request_id.encode(), encode_decision(d))
+        sent = [
+            send(s.decisions_topic, e.partition, e.decision.request_id.encode(),
+                 encode_decision(e.decision))
+            for e in out.audit
+        ]  # fmt: skip
         for snap in out.snapshots:
             key = snap.state.operation_id.encode()
-            send(s.executions_topic, snap.source_partition, key, encode_snapshot(snap))
+            sent.append(send(s.executions_topic, snap.source_partition, key, encode_snapshot(snap)))
         for dead in out.dead:
             headers = [
                 ("source_topic", dead.topic.encode()),
@@ -156,5 +183,5 @@ class Projector:
                 ("error", dead.message.encode()[:4096]),
             ]
             raw = out.raw[(dead.partition, dead.offset)]
-            send(s.deadletter_topic, dead.partition, b"", raw, headers)
-        self._producer.flush(_FLUSH_TIMEOUT_S)
+            sent.append(send(s.deadletter_topic, dead.partition, b"", raw, headers))
+        return sent

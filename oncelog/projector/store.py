@@ -240,45 +240,15 @@ _SET_POSITIONS: Final = (
 )
 
 
-class Store:
-    """The projection in one DuckDB file; only one process may open it for writing.
+_INLINE_IDS = 64
 
-    The connection is not shared across threads: other threads of the same
-    process query through :meth:`cursor`, which DuckDB isolates with MVCC.
-    """
 
-    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
-        """Open (or create) the file; a writable store creates the schema if missing."""
-        self.path = Path(path)
-        self.read_only = read_only
-        try:
-            self._con = duckdb.connect(str(self.path), read_only=read_only)
-            if not read_only:
-                for ddl in SCHEMA_DDL:
-                    self._con.execute(ddl)
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+class StoreReader:
+    """The read side of the projection over one DuckDB connection (or cursor)."""
 
-    def close(self) -> None:
-        """Close the connection (cursors from :meth:`cursor` stop working)."""
-        self._con.close()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def cursor(self) -> duckdb.DuckDBPyConnection:
-        """A new connection to the same database, for read-only queries from another thread."""
-        return self._con.cursor()
-
-    # --- reads ----------------------------------------------------------------------
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path) -> None:
+        self._con = con
+        self.path = path
 
     def _fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
@@ -295,12 +265,24 @@ class Store:
         """The exact current states of these operations (absent ones are left out), in one query."""
         if not operation_ids:
             return {}
+        if len(operation_ids) <= _INLINE_IDS:
+            # A short IN list is answered from the primary-key index; registering an
+            # Arrow table costs more than the lookup itself for a handful of ids.
+            marks = ", ".join("?" * len(operation_ids))
+            rows = self._fetch(
+                f"SELECT operation_id, state FROM executions WHERE operation_id IN ({marks})",
+                list(operation_ids),
+            )
+            return {op: decode_state(blob) for op, blob in rows}
         ids = pa.table({"operation_id": pa.array(list(operation_ids), type=STR)})
-        with self._registered(_b_ids=ids):
+        self._con.register("_b_ids", ids)
+        try:
             rows = self._fetch(
                 "SELECT operation_id, state FROM executions "
                 "WHERE operation_id IN (SELECT operation_id FROM _b_ids)"
             )
+        finally:
+            self._con.unregister("_b_ids")
         return {op: decode_state(blob) for op, blob in rows}
 
     def current_states(self, partition: int | None = None) -> list[ExecutionState]:
@@ -326,6 +308,66 @@ class Store:
             [now_ms, limit],
         )
         return [(p, op, ch, key) for p, op, ch, key in rows]
+
+
+class Store:
+    """The projection in one DuckDB file; only one process may open it for writing.
+
+    The connection is not shared across threads: other threads of the same
+    process query through :meth:`cursor`, which DuckDB isolates with MVCC.
+    """
+
+    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
+        """Open (or create) the file; a writable store creates the schema if missing."""
+        self.path = Path(path)
+        self.read_only = read_only
+        try:
+            self._con = duckdb.connect(str(self.path), read_only=read_only)
+            if not read_only:
+                for ddl in SCHEMA_DDL:
+                    self._con.execute(ddl)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+        self._reads = StoreReader(self._con, self.path)
+
+    def close(self) -> None:
+        """Close the connection (cursors from :meth:`cursor` stop working)."""
+        self._con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A new connection to the same database, for read-only queries from another thread."""
+        return self._con.cursor()
+
+    def reader(self) -> StoreReader:
+        """Reads over a cursor of their own, for a thread other than the writer's."""
+        return StoreReader(self._con.cursor(), self.path)
+
+    def positions(self) -> dict[int, Position]:
+        """The stored position of every partition seen so far."""
+        return self._reads.positions()
+
+    def load_states(self, operation_ids: Collection[str]) -> dict[str, ExecutionState]:
+        """The exact current states of these operations (absent ones are left out), in one query."""
+        return self._reads.load_states(operation_ids)
+
+    def current_states(self, partition: int | None = None) -> list[ExecutionState]:
+        """Every current state (of one partition, or all), ordered by operation_id."""
+        return self._reads.current_states(partition)
+
+    def expiry_candidates(self, now_ms: int, limit: int = 1000) -> list[tuple[int, str, str, str]]:
+        """See :meth:`StoreReader.expiry_candidates`."""
+        return self._reads.expiry_candidates(now_ms, limit)
 
     # --- writes ---------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 
 from oncelog.kafka.producer import FutureProducer
-from oncelog.projector.store import AuditEntry, Store
+from oncelog.projector.store import AuditEntry, StoreReader
 from oncelog.schemas.codec import encode_request
 from oncelog.schemas.models import Kind, Request, Sweep
 
@@ -27,7 +27,9 @@ class SweepScheduler:
         self._next = 0.0
         self._pending: set[str] = set()
 
-    def maybe_send(self, store: Store, producer: FutureProducer, partitions: Sequence[int]) -> int:
+    def maybe_send(
+        self, store: StoreReader, producer: FutureProducer, partitions: Sequence[int]
+    ) -> int:
         """Write sweeps for completed results past retention; return how many."""
         now = time.monotonic()
         if now < self._next or not partitions:

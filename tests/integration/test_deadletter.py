@@ -13,7 +13,7 @@ from oncelog.schemas.codec import encode_request
 from oncelog.schemas.models import Claim, Effect, Request
 from oncelog.settings import Settings
 from tests.integration.conftest import RunningProjector
-from tests.integration.helpers import kafka
+from tests.integration.helpers import kafka, wait_for_projection
 
 pytestmark = pytest.mark.kafka
 
@@ -55,6 +55,7 @@ def test_malformed_records_are_dead_lettered_and_later_requests_decided(
         assert headers["source_topic"] == topics.requests_topic.encode()
     codes = [dict(m.headers() or [])["error_code"] for m in dead]
     assert codes == [b"codec_error", b"codec_error", b"invalid_request"]
+    wait_for_projection(projector.store, claim.execution.position)
     rows = (
         projector.store.cursor()
         .execute('SELECT "offset", code FROM dead_letters ORDER BY "offset"')
