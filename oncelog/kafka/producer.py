@@ -40,8 +40,17 @@ def delivery_error(topic: str, partition: int, err: KafkaError | Exception) -> K
 class FutureProducer:
     """Produce records and get a :class:`Future` of their (partition, offset)."""
 
-    def __init__(self, config: Mapping[str, Any], extra_config: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        extra_config: Mapping[str, Any] | None = None,
+        *,
+        error_reports_only: bool = False,
+    ) -> None:
         self._config = {**DEFAULT_PRODUCER_CONFIG, **config, **(extra_config or {})}
+        if error_reports_only:
+            self._config["delivery.report.only.error"] = True
+            self._config["on_delivery"] = self._on_error_report
         self._producer: Producer | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -73,9 +82,7 @@ class FutureProducer:
         headers: Headers | None = None,
     ) -> Future[Delivery]:
         """Queue one record; raise the last delivery error first, if one is pending."""
-        if self._pending_error is not None:
-            error, self._pending_error = self._pending_error, None
-            raise error
+        self._raise_pending()
         future: Future[Delivery] = Future()
 
         def on_delivery(err: KafkaError | None, msg: Message) -> None:
@@ -99,15 +106,45 @@ class FutureProducer:
             except KafkaException as exc:
                 raise delivery_error(topic, partition, exc) from exc
 
+    def post(
+        self, topic: str, partition: int, key: bytes, value: bytes, headers: Headers | None = None
+    ) -> None:
+        """Queue one record without a future: its failure is raised by a later call.
+
+        With ``error_reports_only`` no Python callback runs for a successful
+        delivery, which is what a high-rate publisher wants; :meth:`flush` then
+        tells that everything queued so far was acknowledged.
+        """
+        self._raise_pending()
+        producer = self._client()
+        while True:
+            try:
+                producer.produce(
+                    topic, value, key, partition=partition,
+                    headers=list(headers) if headers else None,
+                )  # fmt: skip
+                return
+            except BufferError:
+                producer.poll(0.1)  # the local queue is full: let deliveries drain
+            except KafkaException as exc:
+                raise delivery_error(topic, partition, exc) from exc
+
+    def _raise_pending(self) -> None:
+        if self._pending_error is not None:
+            error, self._pending_error = self._pending_error, None
+            raise error
+
+    def _on_error_report(self, err: KafkaError | None, msg: Message) -> None:
+        if err is not None:
+            self._pending_error = delivery_error(msg.topic() or "?", msg.partition() or -1, err)
+
     def flush(self, timeout_s: float) -> None:
         """Wait for every queued record; raise a pending delivery error."""
         if self._producer is not None:
             left = self._producer.flush(timeout_s)
             if left:
                 raise KafkaOperationError(f"{left} records still undelivered after {timeout_s}s")
-        if self._pending_error is not None:
-            error, self._pending_error = self._pending_error, None
-            raise error
+        self._raise_pending()
 
     def close(self, timeout_s: float = 10.0) -> None:
         """Flush what is queued, then stop the poll thread."""

@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, wait
-from typing import Any
+from collections.abc import Callable
 
-from oncelog.errors import KafkaOperationError
 from oncelog.projector.store import Batch, Store
 
 #: Back-pressure: the folding thread waits while this many records wait for a commit.
 MAX_PENDING_RECORDS = 200_000
-DELIVERY_TIMEOUT_S = 120.0
 
 
 def merge(batches: list[Batch]) -> Batch:
@@ -38,16 +34,6 @@ def merge(batches: list[Batch]) -> Batch:
     return merged
 
 
-def _await_deliveries(deliveries: list[Future[Any]]) -> None:
-    done, waiting = wait(deliveries, timeout=DELIVERY_TIMEOUT_S)
-    if waiting:
-        raise KafkaOperationError(
-            f"{len(waiting)} records unacknowledged after {DELIVERY_TIMEOUT_S}s"
-        )
-    for future in done:
-        future.result()  # raises the delivery error, naming topic and partition
-
-
 def _size(batch: Batch) -> int:
     return len(batch.audit) + len(batch.dead_letters)
 
@@ -55,10 +41,17 @@ def _size(batch: Batch) -> int:
 class Committer:
     """The batches waiting for DuckDB and the one thread that commits them."""
 
-    def __init__(self, store: Store, on_committed: Callable[[Batch], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        on_committed: Callable[[Batch], None] | None = None,
+        *,
+        before_commit: Callable[[], None] | None = None,
+    ) -> None:
         self._store = store
+        self._before_commit = before_commit
         self._on_committed = on_committed
-        self._waiting: deque[tuple[Batch, Sequence[Future[Any]]]] = deque()
+        self._waiting: deque[Batch] = deque()
         self._pending = 0  # records submitted and not yet committed
         self._busy = False
         self._closing = False
@@ -67,19 +60,18 @@ class Committer:
         self._thread = threading.Thread(target=self._loop, name="oncelog-commit", daemon=True)
         self._thread.start()
 
-    def submit(self, batch: Batch, deliveries: Sequence[Future[Any]] = ()) -> None:
+    def submit(self, batch: Batch) -> None:
         """Queue a batch; wait while too much is pending; raise a failed commit first.
 
-        The batch is committed only once every one of ``deliveries`` (its published
-        decisions and snapshots) is acknowledged: a committed position always
-        means "published".
+        ``before_commit`` runs before each commit: the projector passes a flush
+        of its producer, so a committed position always means "published".
         """
         with self._cond:
             self._raise_pending()
             while self._pending >= MAX_PENDING_RECORDS and self._error is None:
                 self._cond.wait()
             self._raise_pending()
-            self._waiting.append((batch, deliveries))
+            self._waiting.append(batch)
             self._pending += _size(batch)
             self._cond.notify_all()
 
@@ -104,7 +96,7 @@ class Committer:
         if self._error is not None:
             raise self._error
 
-    def _take(self) -> list[tuple[Batch, Sequence[Future[Any]]]] | None:
+    def _take(self) -> list[Batch] | None:
         with self._cond:
             while not self._waiting and not self._closing:
                 self._cond.wait()
@@ -116,10 +108,10 @@ class Committer:
             return batches
 
     def _loop(self) -> None:
-        while (taken := self._take()) is not None:
-            batches = [batch for batch, _ in taken]
+        while (batches := self._take()) is not None:
             try:
-                _await_deliveries([f for _, fs in taken for f in fs])
+                if self._before_commit is not None:
+                    self._before_commit()
                 batch = merge(batches)
                 self._store.commit(batch)
                 if self._on_committed is not None:

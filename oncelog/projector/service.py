@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection
-from concurrent.futures import Future
 
 from confluent_kafka import Consumer, Message, TopicPartition
 
-from oncelog.kafka.producer import Delivery, FutureProducer
+from oncelog.kafka.producer import FutureProducer
 from oncelog.kafka.reader import consume_available, partition_count
 from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.committer import Committer
@@ -53,12 +52,15 @@ class Projector:
         self._batch_size = batch_size
         self._poll_timeout_s = poll_timeout_s
         self._clocks: dict[int, PartitionClock] = {}
-        self._producer = FutureProducer(self._kafka)
+        self._producer = FutureProducer(self._kafka, error_reports_only=True)
         self._consumer: Consumer | None = None
         self._folder: BatchFolder | None = None
         self._sweeps = SweepScheduler(settings.requests_topic, sweep_interval_s)
         self._before_commit = before_commit
-        self._committer = Committer(store, on_batch)
+        # A flush before each commit: a committed position always means "published".
+        self._committer = Committer(
+            store, on_batch, before_commit=lambda: self._producer.flush(_FLUSH_TIMEOUT_S)
+        )
         self._reader = store.reader()
         self._cache: dict[str, ExecutionState] = {}
 
@@ -142,12 +144,12 @@ class Projector:
         out = self._folder.fold(messages, self._load)
         for snapshot in out.snapshots:
             self._cache[snapshot.state.operation_id] = snapshot.state
-        deliveries = self._publish(out)
+        self._publish(out)
         if self._before_commit is not None:
             self._producer.flush(_FLUSH_TIMEOUT_S)
             self._before_commit()  # fault injection: published, not committed
         self._sweeps.folded(out.audit)
-        self._committer.submit(out.batch(), deliveries)
+        self._committer.submit(out.batch())
         if len(self._cache) > _CACHE_LIMIT:
             # Everything cached is also committed once the committer drains.
             self._committer.drain()
@@ -162,18 +164,17 @@ class Projector:
             found.update(self._reader.load_states(missing))
         return found
 
-    def _publish(self, out: Folded) -> list[Future[Delivery]]:
-        """Send every decision, snapshot and dead letter of the batch; return the deliveries."""
+    def _publish(self, out: Folded) -> None:
+        """Queue every decision, snapshot and dead letter of the batch (flushed before commit)."""
         s = self._settings
-        send = self._producer.send
-        sent = [
-            send(s.decisions_topic, e.partition, e.decision.request_id.encode(),
-                 encode_decision(e.decision))
-            for e in out.audit
-        ]  # fmt: skip
+        post = self._producer.post
+        for entry in out.audit:
+            decision = entry.decision
+            key = decision.request_id.encode()
+            post(s.decisions_topic, entry.partition, key, encode_decision(decision))
         for snap in out.snapshots:
             key = snap.state.operation_id.encode()
-            sent.append(send(s.executions_topic, snap.source_partition, key, encode_snapshot(snap)))
+            post(s.executions_topic, snap.source_partition, key, encode_snapshot(snap))
         for dead in out.dead:
             headers = [
                 ("source_topic", dead.topic.encode()),
@@ -183,5 +184,4 @@ class Projector:
                 ("error", dead.message.encode()[:4096]),
             ]
             raw = out.raw[(dead.partition, dead.offset)]
-            sent.append(send(s.deadletter_topic, dead.partition, b"", raw, headers))
-        return sent
+            post(s.deadletter_topic, dead.partition, b"", raw, headers)
