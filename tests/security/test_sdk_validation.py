@@ -1,0 +1,101 @@
+"""Every invalid SDK argument is a typed error raised before anything is produced."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from oncelog.errors import InvalidArgumentError
+from oncelog.kafka.reader import high_watermarks, plain_consumer
+from oncelog.producer.sync_client import SyncLedgerClient
+from oncelog.settings import Settings
+from tests.integration.conftest import FAST, RunningProjector
+
+pytestmark = pytest.mark.kafka
+
+OK: dict[str, Any] = {"tool_name": "t", "params": {"a": 1}}
+NAN = float("nan")
+
+INVALID_CLAIMS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+    ("empty channel", ("", "k"), OK),
+    ("channel too long", ("c" * 257, "k"), OK),
+    ("control char in channel", ("run\n1", "k"), OK),
+    ("channel not a string", (42, "k"), OK),
+    ("empty key", ("run", ""), OK),
+    ("key and step both", ("run", "k"), {**OK, "step": 1}),
+    ("neither key nor step", ("run",), OK),
+    ("negative step", ("run",), {**OK, "step": -1}),
+    ("bool step", ("run",), {**OK, "step": True}),
+    ("empty tool", ("run", "k"), {**OK, "tool_name": ""}),
+    ("params not a mapping", ("run", "k"), {**OK, "params": [1, 2]}),
+    ("NaN in params", ("run", "k"), {**OK, "params": {"x": NAN}}),
+    ("infinity in params", ("run", "k"), {**OK, "params": {"x": float("inf")}}),
+    ("non-string key in params", ("run", "k"), {**OK, "params": {1: "x"}}),
+    ("unsupported type in params", ("run", "k"), {**OK, "params": {"x": object()}}),
+    ("params over 1 MiB", ("run", "k"), {**OK, "params": {"x": "a" * (1024 * 1024)}}),
+    ("dedup field missing", ("run", "k"), {**OK, "dedup_fields": ["nope"]}),
+    ("dedup fields a string", ("run", "k"), {**OK, "dedup_fields": "a"}),
+    ("lease under 1 s", ("run", "k"), {**OK, "lease_seconds": 0.5}),
+    ("lease over 24 h", ("run", "k"), {**OK, "lease_seconds": 86_401}),
+    ("lease not a number", ("run", "k"), {**OK, "lease_seconds": "60"}),
+    ("retention zero", ("run", "k"), {**OK, "retention_seconds": 0}),
+    ("unknown effect", ("run", "k"), {**OK, "effect": "maybe"}),
+]
+
+
+def _log_size(settings: Settings) -> int:
+    assert settings.bootstrap_servers is not None
+    consumer = plain_consumer(settings.kafka_config(settings.bootstrap_servers))
+    try:
+        return sum(high_watermarks(consumer, settings.requests_topic, range(3)).values())
+    finally:
+        consumer.close()
+
+
+@pytest.fixture
+def sync_client(topics: Settings) -> Any:
+    with SyncLedgerClient(topics, timeouts=FAST) as client:
+        yield client
+
+
+@pytest.mark.parametrize(
+    ("case", "args", "kwargs"), INVALID_CLAIMS, ids=[c[0] for c in INVALID_CLAIMS]
+)
+def test_invalid_claim_arguments_raise_before_producing(
+    sync_client: SyncLedgerClient,
+    topics: Settings,
+    case: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> None:
+    before = _log_size(topics)
+    with pytest.raises(InvalidArgumentError) as info:
+        sync_client.claim_execution(*args, **kwargs)
+    assert info.value.code in {"invalid_argument", "non_canonical_json"}
+    assert _log_size(topics) == before, case
+
+
+def test_invalid_follow_up_arguments_raise_before_producing(
+    sync_client: SyncLedgerClient, topics: Settings, projector: RunningProjector
+) -> None:
+    client = sync_client
+    claim = client.claim_execution("run-v", "k", tool_name="t", params={})
+    ex, token = claim.execution, claim.claim_token
+    before = _log_size(topics)
+    bad_calls: list[Any] = [
+        lambda: client.complete_execution(ex, token, {"x": NAN}),
+        lambda: client.complete_execution(ex, token, "r" * (1024 * 1024 + 1)),
+        lambda: client.complete_execution(ex, "", "ok"),
+        lambda: client.complete_execution("unknown-id", token, "ok"),
+        lambda: client.complete_execution(ex.id, token, "ok", channel_id="other", key_name="k"),
+        lambda: client.fail_execution(ex, token, 42),  # type: ignore[arg-type]
+        lambda: client.fail_execution(ex, token, "e", retryable="yes"),  # type: ignore[arg-type]
+        lambda: client.heartbeat_execution(ex, token, lease_seconds=0),
+        lambda: client.release_execution(ex, None),  # type: ignore[arg-type]
+        lambda: client.cancel_execution(ex, reason="r" * 5000),
+    ]
+    for call in bad_calls:
+        with pytest.raises(InvalidArgumentError):
+            call()
+    assert _log_size(topics) == before
