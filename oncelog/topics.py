@@ -16,8 +16,13 @@ from oncelog.settings import Settings
 _ADMIN_TIMEOUT_S = 30.0
 
 #: The requests topic is the audit log: never compacted, never aged out by default.
+#: A claim may carry 1 MiB of params and a completion 1 MiB of result; a snapshot or a
+#: decision carries both. Kafka's default limit (1 MiB) would refuse them.
+MAX_MESSAGE_BYTES = "4194304"
+
 REQUESTS_CONFIG: Mapping[str, str] = {
     "cleanup.policy": "delete",
+    "max.message.bytes": MAX_MESSAGE_BYTES,
     "retention.ms": "-1",
     "retention.bytes": "-1",
     "message.timestamp.type": "LogAppendTime",
@@ -27,6 +32,7 @@ REQUESTS_CONFIG: Mapping[str, str] = {
 #: so that audits and clients reading right behind the projector still see it.
 EXECUTIONS_CONFIG: Mapping[str, str] = {
     "cleanup.policy": "compact",
+    "max.message.bytes": MAX_MESSAGE_BYTES,
     "min.compaction.lag.ms": "3600000",
     "message.timestamp.type": "LogAppendTime",
 }
@@ -35,6 +41,7 @@ EXECUTIONS_CONFIG: Mapping[str, str] = {
 #: Answers to clients: one per request, read right after it is written, so a week is ample.
 DECISIONS_CONFIG: Mapping[str, str] = {
     "cleanup.policy": "delete",
+    "max.message.bytes": MAX_MESSAGE_BYTES,
     "retention.ms": "604800000",
     "message.timestamp.type": "LogAppendTime",
 }
@@ -42,6 +49,7 @@ DECISIONS_CONFIG: Mapping[str, str] = {
 #: Undecodable or impossible requests, with their source position in headers. Kept forever.
 DEADLETTER_CONFIG: Mapping[str, str] = {
     "cleanup.policy": "delete",
+    "max.message.bytes": MAX_MESSAGE_BYTES,
     "retention.ms": "-1",
     "message.timestamp.type": "LogAppendTime",
 }

@@ -28,6 +28,8 @@ DEFAULT_PRODUCER_CONFIG: Mapping[str, Any] = {
     "acks": "all",
     "linger.ms": 0,
     "compression.type": "lz4",
+    # Records up to the topics' max.message.bytes (4 MiB); librdkafka's default is 1 MB.
+    "message.max.bytes": 4 * 1024 * 1024 + 65536,
     "log_level": 3,
 }
 

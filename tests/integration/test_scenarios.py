@@ -138,3 +138,14 @@ def test_after_retention_result_expired_and_never_reclaimable(
     assert snaps[-1].state.request_hash == claim.execution.request_hash
     with pytest.raises(ResultExpiredError):
         _claim(client, retention_seconds=1)
+
+
+def test_a_mebibyte_of_params_and_of_result_round_trips(client: Any) -> None:
+    params = {"blob": "p" * (1024 * 1024 - 100)}
+    claim = client.claim_execution("run-big", "k", tool_name="t", params=params)
+    result = "r" * (1024 * 1024 - 10)
+    done = client.complete_execution(claim.execution, claim.claim_token, result)
+    assert done.result == result
+    replay = client.claim_execution("run-big", "k", tool_name="t", params=params)
+    assert replay.status == "replayed"
+    assert replay.result == result

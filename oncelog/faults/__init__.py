@@ -1,0 +1,1 @@
+"""Fault drills: hostile input, projector kills, broker restarts (``make faults``)."""
