@@ -1,0 +1,151 @@
+"""Fuzz the request decoder (pure) and the projector's record path (real broker).
+
+The projector must never crash and never stall, and every bad record must reach
+the dead-letter topic with its source position.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from confluent_kafka import Producer
+
+from oncelog.errors import CodecError, InvalidRequestError, LedgerError
+from oncelog.faults.hostile import KINDS, Hostile, hostile
+from oncelog.kafka.reader import high_watermarks, plain_consumer, read_to_end
+from oncelog.projector.service import Projector
+from oncelog.projector.store import Store
+from oncelog.projector.validate import check_request
+from oncelog.schemas.codec import decode_request
+from oncelog.settings import Settings
+
+#: Oversized records are 1 MiB each: a handful prove the point without gigabytes.
+MAX_OVERSIZED = 3
+
+
+@dataclass
+class FuzzReport:
+    """What a fuzz run sent and what came out."""
+
+    cases: int = 0
+    by_kind: Counter[str] = field(default_factory=Counter)
+    bad_sent: int = 0
+    rejected: int = 0
+    crashes: list[str] = field(default_factory=list)
+    dead_lettered: int = 0
+    stalls: int = 0
+    seconds: float = 0.0
+
+
+def _cases(rng: random.Random, count: int, partitions: int) -> list[Hostile]:
+    out: list[Hostile] = []
+    oversized = 0
+    while len(out) < count:
+        kind = rng.choice(KINDS)
+        if kind == "oversized_params":
+            if oversized >= MAX_OVERSIZED:
+                continue
+            oversized += 1
+        out.append(hostile(rng, partitions, kind))
+    return out
+
+
+def fuzz_decoder(cases: int, seed: int = 1, partitions: int = 6) -> FuzzReport:
+    """Decode and validate hostile records in process: only typed rejections may happen."""
+    report = FuzzReport()
+    began = time.perf_counter()
+    for case in _cases(random.Random(seed), cases, partitions):
+        report.cases += 1
+        report.by_kind[case.kind] += 1
+        report.bad_sent += case.dead_letter
+        try:
+            check_request(decode_request(case.value), case.key, case.partition, partitions)
+        except (CodecError, InvalidRequestError):
+            report.rejected += 1
+        except Exception as exc:  # a crash is what we hunt: record it, keep going
+            report.crashes.append(f"{case.kind}: {type(exc).__name__}: {exc}"[:300])
+    report.seconds = time.perf_counter() - began
+    return report
+
+
+def _produce(settings: Settings, cases: list[Hostile]) -> None:
+    assert settings.bootstrap_servers is not None
+    producer = Producer({**settings.kafka_config(settings.bootstrap_servers), "linger.ms": 20,
+                         "message.max.bytes": 5 * 1024 * 1024})  # fmt: skip
+    for case in cases:
+        while True:
+            try:
+                producer.produce(settings.requests_topic, case.value, case.key,
+                                 partition=case.partition)  # fmt: skip
+                break
+            except BufferError:
+                producer.poll(0.1)
+    if producer.flush(120):
+        raise LedgerError("fuzz records were not all delivered")
+
+
+def fuzz_projector(
+    settings: Settings, cases: int, seed: int = 1, timeout_s: float = 600
+) -> FuzzReport:
+    """Write hostile records to the requests topic and fold them with a real projector."""
+    assert settings.bootstrap_servers is not None
+    report = FuzzReport()
+    batch = _cases(random.Random(seed), cases, settings.partitions)
+    report.cases = len(batch)
+    report.by_kind.update(c.kind for c in batch)
+    report.bad_sent = sum(c.dead_letter for c in batch)
+    _produce(settings, batch)
+    began = time.perf_counter()
+    with Store(settings.db_path) as store:
+        crashed = _fold_until_caught_up(settings, store, timeout_s, report)
+        if crashed:
+            report.crashes.append(crashed)
+        (count,) = store.cursor().execute("SELECT count(*) FROM dead_letters").fetchone() or (0,)
+    report.seconds = time.perf_counter() - began
+    kafka = settings.kafka_config(settings.bootstrap_servers)
+    topic_count = sum(
+        sum(1 for _ in read_to_end(kafka, settings.deadletter_topic, p))
+        for p in range(settings.partitions)
+    )
+    report.dead_lettered = topic_count if topic_count == count else -1  # -1: they disagree
+    return report
+
+
+def _fold_until_caught_up(
+    settings: Settings, store: Store, timeout_s: float, report: FuzzReport
+) -> str | None:
+    assert settings.bootstrap_servers is not None
+    kafka = settings.kafka_config(settings.bootstrap_servers)
+    consumer = plain_consumer(kafka)
+    ends = high_watermarks(consumer, settings.requests_topic, range(settings.partitions))
+    consumer.close()
+    projector = Projector(settings, settings.bootstrap_servers, store)
+    projector.start()
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            projector.run(stop)
+        except BaseException as exc:  # reported: the projector must never crash
+            errors.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    reader = store.reader()
+    deadline = time.monotonic() + timeout_s
+    while thread.is_alive() and time.monotonic() < deadline:
+        positions = reader.positions()
+        if all(positions.get(p) and positions[p].next_offset >= e for p, e in ends.items() if e):
+            break
+        time.sleep(0.2)  # polling the committed positions, bounded by the deadline
+    else:
+        report.stalls += thread.is_alive()
+    stop.set()
+    thread.join(timeout=60)
+    projector.close()
+    return f"{type(errors[0]).__name__}: {errors[0]}" if errors else None

@@ -1,0 +1,28 @@
+"""Hostile input: the decoder only rejects with typed errors; the projector dead-letters it all."""
+
+from __future__ import annotations
+
+import pytest
+
+from oncelog.faults.fuzz import fuzz_decoder, fuzz_projector
+from oncelog.faults.hostile import KINDS
+from oncelog.settings import Settings
+from oncelog.topics import admin_client, create_topics, ledger_topics
+
+
+def test_decoder_fuzz_rejects_with_typed_errors_only() -> None:
+    report = fuzz_decoder(2_000, seed=7)
+    assert report.crashes == []
+    assert set(report.by_kind) == set(KINDS)
+    assert report.rejected == report.bad_sent  # foreign tokens decode and validate fine
+
+
+@pytest.mark.kafka
+def test_projector_dead_letters_every_bad_record_and_never_stalls(settings: Settings) -> None:
+    assert settings.bootstrap_servers is not None
+    create_topics(admin_client(settings, settings.bootstrap_servers), ledger_topics(settings))
+    report = fuzz_projector(settings, 2_000, seed=11, timeout_s=120)
+    assert report.crashes == []
+    assert report.stalls == 0
+    assert report.bad_sent > 1_500
+    assert report.dead_lettered == report.bad_sent
