@@ -1,0 +1,131 @@
+"""Shared parts of the fault drills: a load of claim+complete cycles, serve processes, checks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oncelog.errors import LedgerError
+from oncelog.kafka.reader import read_to_end
+from oncelog.producer.dispatch import Timeouts
+from oncelog.producer.sync_client import SyncLedgerClient
+from oncelog.projector.rebuild import verify
+from oncelog.projector.store import Store
+from oncelog.schemas.codec import decode_decision, decode_snapshot
+from oncelog.settings import Settings
+
+
+def start_serve(settings: Settings, db: Path, log: Path, *extra: str) -> subprocess.Popen[bytes]:
+    """``python -m oncelog serve --no-http`` on the drill's broker and topics."""
+    env = {
+        **os.environ,
+        "ONCELOG_BOOTSTRAP_SERVERS": settings.bootstrap_servers or "",
+        "ONCELOG_TOPIC_PREFIX": settings.topic_prefix,
+        "ONCELOG_PARTITIONS": str(settings.partitions),
+    }
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "oncelog", "serve", "--no-http", "--db", str(db), *extra],
+            env=env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+
+def stop_serve(proc: subprocess.Popen[bytes]) -> int:
+    """SIGTERM and a bounded wait (then SIGKILL)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            return proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait(timeout=60)
+
+
+@dataclass
+class Load:
+    """Sequential claim+complete cycles on a few threads, until stopped."""
+
+    settings: Settings
+    timeouts: Timeouts
+    threads: int = 2
+    completed: list[tuple[str, str]] = field(default_factory=list)  # (channel, key)
+    typed_errors: Counter[str] = field(default_factory=Counter)
+    untyped_errors: list[str] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+    _workers: list[threading.Thread] = field(default_factory=list)
+
+    def start(self) -> None:
+        """Start the worker threads."""
+        for n in range(self.threads):
+            worker = threading.Thread(target=self._run, args=(n,), daemon=True)
+            worker.start()
+            self._workers.append(worker)
+
+    def finish(self, timeout_s: float = 300) -> None:
+        """Stop after the calls in flight; wait for the threads."""
+        self.stop.set()
+        for worker in self._workers:
+            worker.join(timeout=timeout_s)
+
+    def _run(self, n: int) -> None:
+        with SyncLedgerClient(self.settings, worker_id=f"load-{n}", timeouts=self.timeouts) as c:
+            i = 0
+            while not self.stop.is_set():
+                channel, key = f"load-{n}-{i % 13}", f"op-{n}-{i}"
+                try:
+                    claim = c.claim_execution(channel, key, tool_name="t", params={"i": i})
+                    c.complete_execution(claim.execution, claim.claim_token, {"i": i})
+                    self.completed.append((channel, key))
+                except LedgerError as exc:
+                    self.typed_errors[exc.code] += 1
+                except Exception as exc:  # an untyped error is a finding
+                    self.untyped_errors.append(f"{type(exc).__name__}: {exc}")
+                i += 1
+
+
+@dataclass
+class LogCheck:
+    """Every request decided once, republished records identical, verify clean."""
+
+    requests: int = 0
+    undecided: int = 0
+    divergent_decisions: int = 0
+    divergent_snapshots: int = 0
+    verify_differences: list[str] = field(default_factory=list)
+
+
+def _by_source(settings: Settings, topic: str, decode: Any) -> dict[tuple[int, int], set[bytes]]:
+    assert settings.bootstrap_servers is not None
+    kafka = settings.kafka_config(settings.bootstrap_servers)
+    seen: dict[tuple[int, int], set[bytes]] = defaultdict(set)
+    for p in range(settings.partitions):
+        for msg in read_to_end(kafka, topic, p, timeout_s=600):
+            value = msg.value() or b""
+            record = decode(value)
+            seen[(record.source_partition, record.source_offset)].add(value)
+    return seen
+
+
+def check_log(settings: Settings, db: Path, scratch: Path) -> LogCheck:
+    """Compare the log, the published records and the projection after a drill."""
+    assert settings.bootstrap_servers is not None
+    kafka = settings.kafka_config(settings.bootstrap_servers)
+    check = LogCheck()
+    decisions = _by_source(settings, settings.decisions_topic, decode_decision)
+    snapshots = _by_source(settings, settings.executions_topic, decode_snapshot)
+    for p in range(settings.partitions):
+        for msg in read_to_end(kafka, settings.requests_topic, p, timeout_s=600):
+            check.requests += 1
+            check.undecided += (p, msg.offset()) not in decisions
+    check.divergent_decisions = sum(len(v) > 1 for v in decisions.values())
+    check.divergent_snapshots = sum(len(v) > 1 for v in snapshots.values())
+    with Store(db, read_only=True) as live:
+        check.verify_differences = verify(settings, kafka, scratch, live).differences
+    return check
