@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars test lint format broker broker-stop demo bench bench-core clean
+.PHONY: venv jars test lint format broker broker-stop demo bench bench-core faults clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -39,6 +39,9 @@ demo: jars
 
 bench: jars  ## ledger figures against raw Kafka (a few minutes)
 	$(PY) -m bench.bench_ledger
+
+faults: jars  ## 100k fuzz cases, 100 projector kills, a broker restart
+	$(PY) -m oncelog.faults
 
 bench-core: venv
 	$(PY) bench/bench_core.py

@@ -1,0 +1,77 @@
+"""``make faults``: 100k fuzz cases, 100 projector kills and a broker restart, with figures.
+
+Usage: ``python -m oncelog.faults [--fuzz N] [--kills N] [--skip-broker]``. The last
+line is one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from oncelog.broker.local import resolve_bootstrap
+from oncelog.faults.broker_restart import broker_restart_drill
+from oncelog.faults.fuzz import fuzz_decoder, fuzz_projector
+from oncelog.faults.projector_kills import projector_kill_drill
+from oncelog.settings import Settings
+from oncelog.topics import admin_client, create_topics, ledger_topics
+
+console = Console(highlight=False, soft_wrap=True)
+
+
+def _topics(bootstrap: str, tmp: Path, name: str) -> Settings:
+    settings = Settings(bootstrap_servers=bootstrap, topic_prefix=f"faults-{name}-{uuid.uuid4().hex[:6]}",
+                        partitions=3, db_path=tmp / f"{name}.duckdb")  # fmt: skip
+    create_topics(admin_client(settings, bootstrap), ledger_topics(settings))
+    return settings
+
+
+def main() -> None:
+    """Run every drill and print what it found."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fuzz", type=int, default=100_000)
+    parser.add_argument("--kills", type=int, default=100)
+    parser.add_argument("--skip-broker", action="store_true")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="oncelog-faults-"))
+    bootstrap = resolve_bootstrap(Settings(), start=True)
+    out: dict[str, Any] = {}
+    decoder = fuzz_decoder(args.fuzz)
+    out["fuzz_decoder"] = {"cases": decoder.cases, "crashes": len(decoder.crashes),
+                           "rejected": decoder.rejected, "bad": decoder.bad_sent}  # fmt: skip
+    console.print(f"decoder fuzz: {out['fuzz_decoder']} in {decoder.seconds:.0f} s")
+    projector = fuzz_projector(_topics(bootstrap, tmp, "fuzz"), args.fuzz)
+    out["fuzz_projector"] = {"cases": projector.cases, "crashes": len(projector.crashes),
+                             "stalls": projector.stalls, "bad_sent": projector.bad_sent,
+                             "dead_lettered": projector.dead_lettered}  # fmt: skip
+    console.print(f"projector fuzz: {out['fuzz_projector']} in {projector.seconds:.0f} s")
+    (tmp / "kills").mkdir()
+    kills = projector_kill_drill(_topics(bootstrap, tmp, "kills"), tmp / "kills", args.kills)
+    out["projector_kills"] = {"kills": kills.kills, "requests": kills.log.requests,
+                              "undecided": kills.log.undecided,
+                              "divergent": kills.log.divergent_decisions + kills.log.divergent_snapshots,
+                              "verify_differences": len(kills.log.verify_differences),
+                              "ok": kills.ok}  # fmt: skip
+    console.print(f"projector kills: {out['projector_kills']} in {kills.seconds:.0f} s")
+    if not args.skip_broker:
+        (tmp / "broker").mkdir()
+        broker = broker_restart_drill(tmp / "broker")
+        out["broker_restart"] = {
+            "outage_s": broker.outage_s, "errors_during": broker.errors_during,
+            "calls_before": broker.calls_before, "calls_after": broker.calls_after,
+            "acknowledged": broker.acknowledged, "acknowledged_lost": broker.acknowledged_lost,
+            "requests_on_log": broker.log.requests, "undecided": broker.log.undecided,
+            "projector_survived": broker.projector_survived,
+        }  # fmt: skip
+        console.print(f"broker restart: {out['broker_restart']}")
+    print(json.dumps(out, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
