@@ -26,8 +26,10 @@ console = Console(highlight=False, soft_wrap=True)
 
 
 def _topics(bootstrap: str, tmp: Path, name: str) -> Settings:
-    settings = Settings(bootstrap_servers=bootstrap, topic_prefix=f"faults-{name}-{uuid.uuid4().hex[:6]}",
-                        partitions=3, db_path=tmp / f"{name}.duckdb")  # fmt: skip
+    prefix = f"faults-{name}-{uuid.uuid4().hex[:6]}"
+    settings = Settings(
+        bootstrap_servers=bootstrap, topic_prefix=prefix, partitions=3, db_path=tmp / f"{name}.db"
+    )
     create_topics(admin_client(settings, bootstrap), ledger_topics(settings))
     return settings
 
@@ -53,11 +55,12 @@ def main() -> None:
     console.print(f"projector fuzz: {out['fuzz_projector']} in {projector.seconds:.0f} s")
     (tmp / "kills").mkdir()
     kills = projector_kill_drill(_topics(bootstrap, tmp, "kills"), tmp / "kills", args.kills)
-    out["projector_kills"] = {"kills": kills.kills, "requests": kills.log.requests,
-                              "undecided": kills.log.undecided,
-                              "divergent": kills.log.divergent_decisions + kills.log.divergent_snapshots,
-                              "verify_differences": len(kills.log.verify_differences),
-                              "ok": kills.ok}  # fmt: skip
+    log = kills.log
+    out["projector_kills"] = {
+        "kills": kills.kills, "requests": log.requests, "undecided": log.undecided,
+        "divergent": log.divergent_decisions + log.divergent_snapshots,
+        "verify_differences": len(log.verify_differences), "ok": kills.ok,
+    }  # fmt: skip
     console.print(f"projector kills: {out['projector_kills']} in {kills.seconds:.0f} s")
     if not args.skip_broker:
         (tmp / "broker").mkdir()
