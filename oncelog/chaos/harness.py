@@ -48,6 +48,9 @@ class ChaosReport:
             "expectations_failed": failed_expectations(self), "anomalies": self.anomalies,
             "runtime_s": round(self.seconds, 1), "runs_per_cell": self.config.runs,
             "concurrency": self.config.concurrency,
+            "unknown_exit_codes": sum(
+                c.unknown_exits for points in self.cells.values() for c in points.values()
+            ),
         }  # fmt: skip
 
 

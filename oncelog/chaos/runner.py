@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import signal
 import time
 import uuid
@@ -23,6 +24,7 @@ from oncelog.chaos.env import Environment
 from oncelog.chaos.model import CELLS, CRASH_POINTS, EXTERNAL_STEPS, RunSpec
 
 _ATTEMPT_TIMEOUT_S = 120.0
+_UNKNOWN_EXIT = 255  # what the forkserver reports when it lost a child's status
 _ctx = multiprocessing.get_context("forkserver")
 # Workers fork from a server that already imported the SDK and librdkafka's
 # bindings: a fresh process costs a fork, not an interpreter start.
@@ -48,11 +50,24 @@ class Outcome:
     retry_exit: int | None
     steps: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    finished: bool = False
+
+    crash_reached: bool = False
 
     @property
     def crashed(self) -> bool:
-        """True when the first attempt really died of SIGKILL."""
-        return self.crash_exit == -signal.SIGKILL
+        """True when the first attempt reached its crash point and died of it.
+
+        The exit code comes through the forkserver, which now and then reports
+        255 ("unknown") for a process that did exit: the marker the attempt
+        writes just before its SIGKILL is the evidence that counts.
+        """
+        return self.crash_reached and self.crash_exit in (-signal.SIGKILL, _UNKNOWN_EXIT)
+
+    @property
+    def retried(self) -> bool:
+        """True when the retry ran the workflow to its end (it recorded so, without error)."""
+        return self.finished and self.error is None and self.retry_exit in (0, _UNKNOWN_EXIT)
 
 
 def plan(config: ChaosConfig, env: Environment, workdir: Path) -> list[RunSpec]:
@@ -75,6 +90,16 @@ def plan(config: ChaosConfig, env: Environment, workdir: Path) -> list[RunSpec]:
     return specs
 
 
+def _gone(pid: int | None) -> bool:
+    if pid is None:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
 def _attempt(spec: RunSpec) -> int | None:
     proc = _ctx.Process(target=worker.run, args=(spec,), name=spec.channel_id)
     proc.start()
@@ -83,6 +108,10 @@ def _attempt(spec: RunSpec) -> int | None:
         proc.kill()
         proc.join(10)
         return None
+    # The retry must never overlap the attempt it retries: make sure it is gone.
+    deadline = time.monotonic() + 10
+    while not _gone(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)  # the forkserver reaps its children asynchronously
     return proc.exitcode
 
 
@@ -91,10 +120,11 @@ def execute(spec: RunSpec) -> Outcome:
     crash_exit = _attempt(replace(spec, crash_point=spec.point))
     retry_exit = _attempt(spec)
     outcome = Outcome(spec, crash_exit, retry_exit)
+    outcome.crash_reached = worker.crash_marker(spec.result_path).exists()
     path = Path(spec.result_path)
     if path.exists():
         data = json.loads(path.read_text())
-        outcome.steps, outcome.error = data["steps"], data["error"]
+        outcome.steps, outcome.error, outcome.finished = data["steps"], data["error"], True
     elif retry_exit != 0:
         outcome.error = f"the retry exited with {retry_exit} and recorded nothing"
     return outcome

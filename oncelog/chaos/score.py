@@ -83,6 +83,8 @@ class Cell:
     lost: int = 0
     duplicated_steps: int = 0
     explained: int = 0
+    in_suspected: int = 0
+    unknown_exits: int = 0  # exit codes the forkserver lost (the markers decided instead)
     anomalies: list[str] = field(default_factory=list)
 
 
@@ -93,26 +95,31 @@ def _step_lost(o: Outcome, step: int, applied: Counter[str], facts: LedgerFacts)
     return not (recorded and in_ledger and (not external or applied[o.spec.op(step)] >= 1))
 
 
-def _explained(o: Outcome, step: int, facts: LedgerFacts) -> bool:
+def _shown(o: Outcome, step: int, facts: LedgerFacts) -> tuple[bool, bool]:
+    """(in ``suspected_duplicates()``, in the retry's reclaimed attempt's ``previous``)."""
     for record in o.steps:
         if record["step"] == step:
-            return record["operation_id"] in facts.suspected or record["previous"] is not None
-    return False
+            return record["operation_id"] in facts.suspected, record["previous"] is not None
+    return False, False
 
 
 def score_run(o: Outcome, cell: Cell, applied: Counter[str], facts: LedgerFacts) -> None:
     """Add one run's duplicates, lost steps and cross-check to its cell."""
     cell.runs += 1
+    cell.unknown_exits += (o.crash_exit == 255) + (o.retry_exit == 255)
     if not o.crashed:
-        cell.anomalies.append(f"{o.spec.channel_id}: first attempt exited {o.crash_exit}")
-    if o.error is not None or o.retry_exit != 0:
+        cell.anomalies.append(f"{o.spec.channel_id}: first attempt exited {o.crash_exit}, "
+                              f"crash point reached: {o.crash_reached}")  # fmt: skip
+    if not o.retried:
         cell.anomalies.append(f"{o.spec.channel_id}: retry exited {o.retry_exit}: {o.error}")
     for step in range(1, len(STEPS) + 1):
         extra = max(0, applied[o.spec.op(step)] - 1)
         cell.duplicates += extra
         if extra and o.spec.ledger:
             cell.duplicated_steps += 1
-            cell.explained += _explained(o, step, facts)
+            suspected, previous = _shown(o, step, facts)
+            cell.explained += suspected or previous
+            cell.in_suspected += suspected
         cell.lost += _step_lost(o, step, applied, facts)
 
 
@@ -140,7 +147,8 @@ def matrix(cells: dict[str, dict[str, Cell]]) -> dict[str, Any]:
 def cross_check(cells: dict[str, dict[str, Cell]]) -> dict[str, Any]:
     """Per ledger cell x point: duplicated steps and how many the ledger shows."""
     return {
-        name: {p: {"duplicated_steps": c.duplicated_steps, "in_ledger": c.explained}
+        name: {p: {"duplicated_steps": c.duplicated_steps, "in_ledger": c.explained,
+                   "in_suspected_duplicates": c.in_suspected}
                for p, c in points.items()}
         for name, points in cells.items() if not name.startswith("naive/")
     }  # fmt: skip

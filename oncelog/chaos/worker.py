@@ -40,8 +40,14 @@ from oncelog.settings import Settings
 _CLAIM_ATTEMPTS = 50  # bounded: each in_progress answer waits out one (short) lease
 
 
-def die() -> NoReturn:
-    """SIGKILL this process: the crash the harness is about."""
+def crash_marker(result_path: str) -> Path:
+    """Where a dying attempt notes that it reached its crash point."""
+    return Path(f"{result_path}.crashed")
+
+
+def die(spec: RunSpec) -> NoReturn:
+    """SIGKILL this process: the crash the harness is about (noted first, for the harness)."""
+    crash_marker(spec.result_path).write_text(str(spec.crash_point))
     os.kill(os.getpid(), signal.SIGKILL)
     raise AssertionError("unreachable: SIGKILL cannot be caught")
 
@@ -78,10 +84,10 @@ class Worker:
         """No ledger: run every step; a retry cannot know what already happened."""
         for step in range(1, len(STEPS) + 1):
             if any(self.crash_here(step, p) for p in (BEFORE_CLAIM, AFTER_CLAIM, DURING_HEARTBEAT)):
-                die()  # nothing to claim or heartbeat: all three die before the effect
+                die(self.spec)  # nothing to claim or heartbeat: all three die before the effect
             result = self.effect(step, None)
             if any(self.crash_here(step, p) for p in (AFTER_EFFECT, AFTER_COMPLETE)):
-                die()  # nothing to complete: both die after the effect
+                die(self.spec)  # nothing to complete: both die after the effect
             self.records.append({"step": step, "status": "ran", "result": result})
 
     def run_ledger(self) -> None:
@@ -92,7 +98,7 @@ class Worker:
     def ledger_step(self, step: int) -> None:
         """One step through the ledger, with this attempt's crash points."""
         if self.crash_here(step, BEFORE_CLAIM):
-            die()
+            die(self.spec)
         claim = self.claim(step)
         record: dict[str, Any] = {
             "step": step, "status": str(claim.status), "epoch": claim.execution.epoch,
@@ -128,7 +134,7 @@ class Worker:
         assert self.client is not None
         ex, token = claim.execution, claim.claim_token
         if self.crash_here(step, AFTER_CLAIM):
-            die()
+            die(self.spec)
         external = STEPS[step - 1][1] == "external"
         if external:
             # An external step is slow: it heartbeats once before calling out.
@@ -140,7 +146,7 @@ class Worker:
             passthrough = self.spec.strategy in (PASSTHROUGH, RECONCILE)
             result = self.effect(step, ex.idempotency_key if passthrough else None)
         if self.crash_here(step, AFTER_EFFECT):
-            die()
+            die(self.spec)
         if self.crash_here(step, AFTER_COMPLETE):
             self.send_only("complete", claim, result)
         self.client.complete_execution(ex, token, result)
@@ -166,7 +172,7 @@ class Worker:
         else:
             request = calls.heartbeat(route, claim.claim_token, None)[0]
         dispatcher._send(request).result(timeout=30)  # acknowledged by the broker
-        die()
+        die(self.spec)
 
 
 def run(spec: RunSpec) -> None:
