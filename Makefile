@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars test lint format broker broker-stop demo bench bench-core faults clean
+.PHONY: venv jars test lint format broker broker-stop demo chaos bench bench-core faults clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -36,6 +36,9 @@ broker-stop: venv
 
 demo: jars
 	$(PY) -m oncelog.demo
+
+chaos: jars  ## crash-consistency matrix: SIGKILLed workers x strategies (a few minutes)
+	$(PY) -m oncelog.chaos
 
 bench: jars  ## ledger figures against raw Kafka (a few minutes)
 	$(PY) -m bench.bench_ledger

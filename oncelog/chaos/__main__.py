@@ -1,0 +1,65 @@
+"""``python -m oncelog.chaos [--runs N] [--points a,b] [--strategies s,t] [--json PATH]``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from oncelog.broker.local import LocalBroker
+from oncelog.chaos.harness import failed_expectations, run_chaos
+from oncelog.chaos.model import CELLS, CRASH_POINTS, STRATEGIES
+from oncelog.chaos.report import print_report
+from oncelog.chaos.runner import ChaosConfig
+from oncelog.settings import Settings
+
+
+def _choices(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
+    picked = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [t for t in picked if t not in allowed]
+    if unknown:
+        raise SystemExit(f"unknown {what}: {', '.join(unknown)} (choose from {', '.join(allowed)})")
+    return picked
+
+
+def parse(argv: list[str] | None = None) -> tuple[ChaosConfig, Path]:
+    """The command line as a config and the JSON path."""
+    parser = argparse.ArgumentParser(prog="python -m oncelog.chaos", description=__doc__)
+    parser.add_argument("--runs", type=int, default=24, help="runs per strategy x crash point")
+    parser.add_argument("--points", default=",".join(CRASH_POINTS))
+    parser.add_argument("--strategies", default=",".join(STRATEGIES))
+    parser.add_argument("--json", type=Path, default=Path("chaos-matrix.json"))
+    parser.add_argument("--concurrency", type=int, default=8, help="runs in flight at once")
+    args = parser.parse_args(argv)
+    points = _choices(args.points, CRASH_POINTS, "crash points")
+    strategies = _choices(args.strategies, STRATEGIES, "strategies")
+    cells = [c for c in CELLS if c[0] in strategies]
+    return ChaosConfig(args.runs, points, cells, args.concurrency), args.json
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the matrix; exit 1 when an expectation fails."""
+    config, json_path = parse(argv)
+    console = Console(highlight=False, soft_wrap=True)
+    base = Settings()
+    broker_was_running = base.bootstrap_servers or LocalBroker(base).status() is not None
+    total = config.runs * len(config.points) * len(config.cells)
+    console.print(f"{total} runs, {config.concurrency} at a time")
+
+    def progress(done: int, of: int) -> None:
+        if done % 50 == 0 or done == of:
+            console.print(f"  {done}/{of} runs done")
+
+    try:
+        report = run_chaos(base, config, progress=progress)
+    finally:
+        if not broker_was_running:
+            LocalBroker(base).stop()
+    print_report(report, console, json_path)
+    if failed_expectations(report):
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

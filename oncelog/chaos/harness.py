@@ -1,0 +1,101 @@
+"""The whole experiment: environment, runs, ledger facts, scores and the expectations."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from oncelog.broker.local import resolve_bootstrap
+from oncelog.chaos import score
+from oncelog.chaos.env import environment, free_port, stop_serve
+from oncelog.chaos.model import AFTER_EFFECT, LEASE, NAIVE, NOT_IDEMPOTENT, cell_name
+from oncelog.chaos.runner import ChaosConfig, plan, run_all
+from oncelog.settings import Settings
+
+
+@dataclass
+class ChaosReport:
+    """The scored matrix and everything needed to judge it."""
+
+    cells: dict[str, dict[str, score.Cell]]
+    seconds: float
+    config: ChaosConfig
+
+    @property
+    def matrix(self) -> dict[str, Any]:
+        """``{"<strategy>/<mode>": {"<point>": {"duplicates", "lost", "runs"}}}``."""
+        return score.matrix(self.cells)
+
+    @property
+    def cross_check(self) -> dict[str, Any]:
+        """Duplicated steps of ledger strategies and how many the ledger shows."""
+        return score.cross_check(self.cells)
+
+    @property
+    def anomalies(self) -> list[str]:
+        """Runs whose crash or retry did not go as planned."""
+        return score.anomalies(self.cells)
+
+    def document(self) -> dict[str, Any]:
+        """Everything, for the JSON file."""
+        return {
+            "matrix": self.matrix, "cross_check": self.cross_check,
+            "expectations_failed": failed_expectations(self), "anomalies": self.anomalies,
+            "runtime_s": round(self.seconds, 1), "runs_per_cell": self.config.runs,
+            "concurrency": self.config.concurrency,
+            "unknown_exit_codes": sum(
+                c.unknown_exits for points in self.cells.values() for c in points.values()
+            ),
+        }  # fmt: skip
+
+
+def failed_expectations(report: ChaosReport) -> list[str]:
+    """The issue's claims, checked against the measured cells; empty when all hold."""
+    failed = []
+    lease_naive = cell_name(LEASE, NOT_IDEMPOTENT)
+    for name, points in report.cells.items():
+        ledger = not name.startswith(f"{NAIVE}/")
+        for point, c in points.items():
+            where = f"{name} at {point}"
+            if ledger and c.lost:
+                failed.append(f"{where}: {c.lost} lost steps with the ledger")
+            if c.duplicated_steps != c.explained:
+                failed.append(f"{where}: {c.duplicated_steps - c.explained} duplicates the "
+                              "ledger does not show")  # fmt: skip
+            if name == lease_naive and point != AFTER_EFFECT and c.duplicates:
+                failed.append(f"{where}: {c.duplicates} duplicates outside {AFTER_EFFECT}")
+            if not name.startswith((f"{NAIVE}/", f"{LEASE}/")) and c.duplicates:
+                failed.append(f"{where}: {c.duplicates} duplicates")
+    return failed + report.anomalies
+
+
+def run_chaos(
+    base: Settings,
+    config: ChaosConfig,
+    workdir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ChaosReport:
+    """Run the matrix on one broker, one topic set, one serve and one downstream per mode."""
+    began = time.monotonic()
+    workdir = workdir or Path(tempfile.mkdtemp(prefix="oncelog-chaos-"))
+    settings = base.model_copy(update={
+        "bootstrap_servers": resolve_bootstrap(base, start=True),
+        "topic_prefix": f"chaos-{uuid.uuid4().hex[:8]}", "partitions": 3,
+        "db_path": workdir / "ledger.duckdb", "http_port": free_port(),
+    })  # fmt: skip
+    modes = {mode for _, mode in config.cells}
+    with environment(settings, modes, workdir) as env:
+        specs = plan(config, env, workdir)
+        outcomes = run_all(specs, config.concurrency, progress)
+        channels = [s.channel_id for s in specs if s.ledger]
+        score.wait_caught_up(env.api_url, channels)
+        counts = score.applied_counts(env.downstreams)
+        stop_serve(env)  # DuckDB has one writer: read the file once serve let go of it
+        facts = score.read_ledger(settings.db_path, channels)
+    cells = score.score(outcomes, counts, facts)
+    return ChaosReport(cells, time.monotonic() - began, config)

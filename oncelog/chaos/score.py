@@ -1,0 +1,159 @@
+"""Score the runs: duplicate effects and lost steps per cell x crash point, and the cross-check.
+
+- A duplicate is one extra application of a step's effect: the downstream's
+  count for that step's operation (over every key) minus one.
+- A lost step is a step the retry left without a result: not recorded by the
+  retry, not completed in the ledger (ledger strategies), or, for an external
+  step, never applied downstream.
+- The cross-check: every duplicate of a ledger strategy must be visible in the
+  ledger, either in ``suspected_duplicates()`` or in the reclaimed attempt's
+  record (the retry's ``claim.previous``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from oncelog.chaos.model import STEPS, cell_name
+from oncelog.chaos.runner import Outcome
+from oncelog.query import queries
+from oncelog.query.source import HttpSource
+from oncelog.sample.downstream import DownstreamClient
+
+_CATCH_UP_TIMEOUT_S = 120.0
+
+
+@dataclass
+class LedgerFacts:
+    """What the projection says: finished (channel, step) pairs and suspected operations."""
+
+    finished: set[tuple[str, int]] = field(default_factory=set)
+    suspected: set[str] = field(default_factory=set)
+
+
+def wait_caught_up(api_url: str, channels: Iterable[str]) -> None:
+    """Wait (bounded) until the projection shows each channel's last step finished.
+
+    A retry hears its decision before the projection commits it to DuckDB.
+    """
+    source = HttpSource(api_url)
+    deadline = time.monotonic() + _CATCH_UP_TIMEOUT_S
+    for channel in channels:
+        while not source.status(channel, str(len(STEPS)), None).finished:
+            if time.monotonic() > deadline:
+                return  # what never finished is counted as lost, not hidden
+            time.sleep(0.05)  # the committer thread runs right behind the decisions
+
+
+def read_ledger(db_path: Path, channels: Iterable[str]) -> LedgerFacts:
+    """Read the (stopped) projector's DuckDB file read-only."""
+    facts = LedgerFacts()
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        facts.suspected = {d.operation_id for d in queries.suspected_duplicates(con)}
+        for channel in channels:
+            for step in range(1, len(STEPS) + 1):
+                if queries.step_status(con, channel, step=step).finished:
+                    facts.finished.add((channel, step))
+    return facts
+
+
+def applied_counts(downstreams: dict[str, str]) -> dict[str, Counter[str]]:
+    """Per downstream mode: applied effects per operation (summed over keys)."""
+    counts: dict[str, Counter[str]] = {}
+    for mode, url in downstreams.items():
+        counts[mode] = Counter()
+        for op, _key, n in DownstreamClient(url).stats()["applied"]:
+            counts[mode][op] += n
+    return counts
+
+
+@dataclass
+class Cell:
+    """The tallies of one (strategy/mode, crash point) cell."""
+
+    runs: int = 0
+    duplicates: int = 0
+    lost: int = 0
+    duplicated_steps: int = 0
+    explained: int = 0
+    in_suspected: int = 0
+    unknown_exits: int = 0  # exit codes the forkserver lost (the markers decided instead)
+    anomalies: list[str] = field(default_factory=list)
+
+
+def _step_lost(o: Outcome, step: int, applied: Counter[str], facts: LedgerFacts) -> bool:
+    recorded = any(r["step"] == step and "result" in r for r in o.steps)
+    in_ledger = not o.spec.ledger or (o.spec.channel_id, step) in facts.finished
+    external = STEPS[step - 1][1] == "external"
+    return not (recorded and in_ledger and (not external or applied[o.spec.op(step)] >= 1))
+
+
+def _shown(o: Outcome, step: int, facts: LedgerFacts) -> tuple[bool, bool]:
+    """(in ``suspected_duplicates()``, in the retry's reclaimed attempt's ``previous``)."""
+    for record in o.steps:
+        if record["step"] == step:
+            return record["operation_id"] in facts.suspected, record["previous"] is not None
+    return False, False
+
+
+def score_run(o: Outcome, cell: Cell, applied: Counter[str], facts: LedgerFacts) -> None:
+    """Add one run's duplicates, lost steps and cross-check to its cell."""
+    cell.runs += 1
+    cell.unknown_exits += (o.crash_exit == 255) + (o.retry_exit == 255)
+    if not o.crashed:
+        cell.anomalies.append(f"{o.spec.channel_id}: first attempt exited {o.crash_exit}, "
+                              f"crash point reached: {o.crash_reached}")  # fmt: skip
+    if not o.retried:
+        cell.anomalies.append(f"{o.spec.channel_id}: retry exited {o.retry_exit}: {o.error}")
+    for step in range(1, len(STEPS) + 1):
+        extra = max(0, applied[o.spec.op(step)] - 1)
+        cell.duplicates += extra
+        if extra and o.spec.ledger:
+            cell.duplicated_steps += 1
+            suspected, previous = _shown(o, step, facts)
+            cell.explained += suspected or previous
+            cell.in_suspected += suspected
+        cell.lost += _step_lost(o, step, applied, facts)
+
+
+def score(
+    outcomes: Sequence[Outcome], counts: dict[str, Counter[str]], facts: LedgerFacts
+) -> dict[str, dict[str, Cell]]:
+    """Tally every run into its (cell, crash point)."""
+    cells: dict[str, dict[str, Cell]] = {}
+    for o in outcomes:
+        name = cell_name(o.spec.strategy, o.spec.mode)
+        cell = cells.setdefault(name, {}).setdefault(o.spec.point, Cell())
+        score_run(o, cell, counts[o.spec.mode], facts)
+    return cells
+
+
+def matrix(cells: dict[str, dict[str, Cell]]) -> dict[str, Any]:
+    """The issue's JSON matrix: duplicates, lost and runs per cell x crash point."""
+    return {
+        name: {p: {"duplicates": c.duplicates, "lost": c.lost, "runs": c.runs}
+               for p, c in points.items()}
+        for name, points in cells.items()
+    }  # fmt: skip
+
+
+def cross_check(cells: dict[str, dict[str, Cell]]) -> dict[str, Any]:
+    """Per ledger cell x point: duplicated steps and how many the ledger shows."""
+    return {
+        name: {p: {"duplicated_steps": c.duplicated_steps, "in_ledger": c.explained,
+                   "in_suspected_duplicates": c.in_suspected}
+               for p, c in points.items()}
+        for name, points in cells.items() if not name.startswith("naive/")
+    }  # fmt: skip
+
+
+def anomalies(cells: dict[str, dict[str, Cell]]) -> list[str]:
+    """Every run whose crash or retry did not go as planned."""
+    return [a for points in cells.values() for c in points.values() for a in c.anomalies]
