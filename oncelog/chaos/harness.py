@@ -12,9 +12,10 @@ from typing import Any
 
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.chaos import score
-from oncelog.chaos.env import environment, free_port, stop_serve
+from oncelog.chaos.env import environment, stop_serve
 from oncelog.chaos.model import AFTER_EFFECT, LEASE, NAIVE, NOT_IDEMPOTENT, cell_name
 from oncelog.chaos.runner import ChaosConfig, plan, run_all
+from oncelog.projector.process import free_port
 from oncelog.settings import Settings
 
 

@@ -12,12 +12,9 @@ what it started.
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -28,6 +25,7 @@ from oncelog.broker.local import LocalBroker, resolve_bootstrap
 from oncelog.cli import query_cmd
 from oncelog.demo.fleet import CRASH_AFTER_EFFECT, LOST_RESPONSE, run_fleet
 from oncelog.errors import LedgerError
+from oncelog.projector import process
 from oncelog.projector.rebuild import verify
 from oncelog.projector.store import Store
 from oncelog.query.source import HttpSource
@@ -38,38 +36,10 @@ from oncelog.topics import admin_client, create_topics, ledger_topics
 console = Console(highlight=False, soft_wrap=True)
 
 
-def _free_port() -> int:
-    import socket  # noqa: PLC0415
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _start_serve(settings: Settings, log: Path) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "ONCELOG_BOOTSTRAP_SERVERS": settings.bootstrap_servers or "",
-        "ONCELOG_TOPIC_PREFIX": settings.topic_prefix,
-        "ONCELOG_PARTITIONS": str(settings.partitions),
-        "ONCELOG_DB_PATH": str(settings.db_path),
-        "ONCELOG_HTTP_PORT": str(settings.http_port),
-    }
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "oncelog", "serve"], env=env, stdout=out,
-                                stderr=subprocess.STDOUT)  # fmt: skip
-    url = f"http://127.0.0.1:{settings.http_port}/healthz"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise LedgerError(f"oncelog serve exited early:\n{log.read_text()[-2000:]}")
-        try:
-            urllib.request.urlopen(url, timeout=1).close()
-            return proc
-        except OSError:
-            time.sleep(0.1)  # the API is not up yet; bounded by the deadline
-    proc.kill()
-    raise LedgerError("oncelog serve did not answer within 60 s")
+    proc = process.start_serve(settings, log)
+    process.wait_http(proc, f"http://127.0.0.1:{settings.http_port}/healthz", log)
+    return proc
 
 
 def _wait_caught_up(source: HttpSource, channel: str, requests: int) -> None:
@@ -118,7 +88,7 @@ def _run(base: Settings, bootstrap: str) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="oncelog-demo-"))
     settings = base.model_copy(update={
         "bootstrap_servers": bootstrap, "topic_prefix": f"demo-{uuid.uuid4().hex[:8]}",
-        "partitions": 3, "db_path": tmp / "ledger.duckdb", "http_port": _free_port(),
+        "partitions": 3, "db_path": tmp / "ledger.duckdb", "http_port": process.free_port(),
     })  # fmt: skip
     console.print(
         f"broker {bootstrap}; topics {settings.topic_prefix}.*; DuckDB {settings.db_path}"
@@ -136,8 +106,7 @@ def _run(base: Settings, bootstrap: str) -> None:
         _wait_caught_up(HttpSource(url), "run-20", 12)
         _show(settings, url, ds)
     finally:
-        serve.terminate()
-        serve.wait(timeout=30)
+        process.stop(serve)
         ds.stop()
     _verify(settings, tmp)
 

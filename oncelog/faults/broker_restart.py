@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oncelog.broker.local import LocalBroker
-from oncelog.faults.drill import Load, LogCheck, check_log, start_serve, stop_serve
+from oncelog.faults.drill import Load, LogCheck, check_log, start_serve
 from oncelog.producer.dispatch import Timeouts
+from oncelog.projector.process import stop as stop_serve
 from oncelog.projector.store import Store
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import sys
 import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -16,36 +13,16 @@ from oncelog.errors import LedgerError
 from oncelog.kafka.reader import read_to_end
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.sync_client import SyncLedgerClient
+from oncelog.projector import process
 from oncelog.projector.rebuild import verify
 from oncelog.projector.store import Store
 from oncelog.schemas.codec import decode_decision, decode_snapshot
 from oncelog.settings import Settings
 
 
-def start_serve(settings: Settings, db: Path, log: Path, *extra: str) -> subprocess.Popen[bytes]:
-    """``python -m oncelog serve --no-http`` on the drill's broker and topics."""
-    env = {
-        **os.environ,
-        "ONCELOG_BOOTSTRAP_SERVERS": settings.bootstrap_servers or "",
-        "ONCELOG_TOPIC_PREFIX": settings.topic_prefix,
-        "ONCELOG_PARTITIONS": str(settings.partitions),
-    }
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "oncelog", "serve", "--no-http", "--db", str(db), *extra],
-            env=env, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-
-
-def stop_serve(proc: subprocess.Popen[bytes]) -> int:
-    """SIGTERM and a bounded wait (then SIGKILL)."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            return proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    return proc.wait(timeout=60)
+def start_serve(settings: Settings, db: Path, log: Path) -> subprocess.Popen[bytes]:
+    """``oncelog serve --no-http`` on the drill's broker, topics and DuckDB file."""
+    return process.start_serve(settings.model_copy(update={"db_path": db}), log, "--no-http")
 
 
 @dataclass

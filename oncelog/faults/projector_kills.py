@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oncelog.faults.drill import Load, LogCheck, check_log, start_serve, stop_serve
+from oncelog.faults.drill import Load, LogCheck, check_log, start_serve
 from oncelog.producer.dispatch import Timeouts
+from oncelog.projector.process import stop as stop_serve
 from oncelog.settings import Settings
 
 

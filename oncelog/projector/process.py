@@ -1,0 +1,79 @@
+"""Run ``oncelog serve`` as a child process: for the demo, the drills and the tests.
+
+Each of them needs a projector it can SIGKILL or stop without taking itself
+down; this is the one place that knows how to start, await and stop one.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from oncelog.errors import LedgerError
+from oncelog.settings import Settings
+
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 60.0
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def serve_env(settings: Settings) -> dict[str, str]:
+    """The environment that points a child ``serve`` at these settings' broker and topics."""
+    return {
+        **os.environ,
+        "ONCELOG_BOOTSTRAP_SERVERS": settings.bootstrap_servers or "",
+        "ONCELOG_TOPIC_PREFIX": settings.topic_prefix,
+        "ONCELOG_PARTITIONS": str(settings.partitions),
+        "ONCELOG_DB_PATH": str(settings.db_path),
+        "ONCELOG_HTTP_PORT": str(settings.http_port),
+    }
+
+
+def spawn(args: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """``python ARGS`` with its output appended to ``log``."""
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, *args], env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+
+
+def start_serve(settings: Settings, log: Path, *extra: str) -> subprocess.Popen[bytes]:
+    """``python -m oncelog serve EXTRA`` on ``settings`` (its DuckDB file, its port)."""
+    return spawn(["-m", "oncelog", "serve", *extra], log, serve_env(settings))
+
+
+def wait_http(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    """Wait (bounded) until ``url`` answers; fail with the log tail if the process died."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise LedgerError(f"{proc.args!r} exited early:\n{log.read_text()[-2000:]}")
+        try:
+            urllib.request.urlopen(url, timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)  # not listening yet; bounded by the deadline
+    proc.kill()
+    raise LedgerError(f"{url} did not answer within {START_TIMEOUT_S} s")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> int:
+    """SIGTERM (serve then commits what it folded), a bounded wait, then SIGKILL."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            return proc.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait(timeout=STOP_TIMEOUT_S)
