@@ -119,6 +119,10 @@ _CONTINUE: Final = tuple(int.from_bytes(b"\x80" * (k - 1), "little") for k in ra
 # the encoding. Cleared when full; shared by threads (each dict call is atomic).
 _LONGS: dict[int, bytes] = {}
 _LONGS_LIMIT: Final = 1 << 16
+# Encoded strings by value, for the same reason: every version of a state repeats
+# its ids, hashes, tokens and the request ids of ``recent``. (A str hashes once.)
+_TEXTS: dict[str, bytes] = {}
+_TEXTS_LIMIT: Final = 1 << 16
 
 
 def _varint(z: int) -> bytes:
@@ -177,10 +181,14 @@ def _blob(data: bytes) -> bytes:
 
 
 def _text(text: str) -> bytes:
-    """Avro ``string``: strict UTF-8, length-prefixed (:func:`_blob` inlined: hot)."""
-    data = text.encode()
-    size = len(data)
-    return (_BYTE[size << 1] if size < 0x40 else _varint(size << 1)) + data
+    """Avro ``string``: strict UTF-8, length-prefixed; memoized like the longs."""
+    data = _TEXTS.get(text)
+    if data is None:
+        data = _blob(text.encode())
+        if len(_TEXTS) >= _TEXTS_LIMIT:
+            _TEXTS.clear()
+        _TEXTS[text] = data
+    return data
 
 
 def _opt_long(n: int | None) -> bytes:
