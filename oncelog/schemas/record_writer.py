@@ -123,6 +123,10 @@ _LONGS_LIMIT: Final = 1 << 16
 # its ids, hashes, tokens and the request ids of ``recent``. (A str hashes once.)
 _TEXTS: dict[str, bytes] = {}
 _TEXTS_LIMIT: Final = 1 << 16
+# Encoded RecentRequest items by value: each new state version carries the
+# previous version's items (up to the fold's RECENT_LIMIT) plus one.
+_ITEMS: dict[RecentRequest, bytes] = {}
+_ITEMS_LIMIT: Final = 1 << 16
 
 
 def _varint(z: int) -> bytes:
@@ -236,13 +240,23 @@ def _previous(p: PreviousAttempt | None) -> bytes:
     )
 
 
+def _recent_item(item: RecentRequest) -> bytes:
+    request_id, outcome, epoch = item
+    data = _text(request_id) + _OUTCOME[outcome] + write_long(epoch)
+    if len(_ITEMS) >= _ITEMS_LIMIT:
+        _ITEMS.clear()
+    _ITEMS[item] = data
+    return data
+
+
 def _recent(recent: tuple[RecentRequest, ...]) -> bytes:
     """An array of ``RecentRequest`` as fastavro writes it: one block, then 0."""
     if not recent:
         return _NULL
     parts = [write_long(len(recent))]
-    for request_id, outcome, epoch in recent:
-        parts += (_text(request_id), _OUTCOME[outcome], write_long(epoch))
+    known = _ITEMS.get
+    for item in recent:
+        parts.append(known(item) or _recent_item(item))  # an item is never b""
     parts.append(_NULL)
     return b"".join(parts)
 
