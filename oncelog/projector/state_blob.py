@@ -16,18 +16,30 @@ import fastavro
 from fastavro.schema import load_schema
 
 from oncelog.errors import CodecError
-from oncelog.schemas.codec import HEADER_LEN, MAGIC, SCHEMA_DIR, schema_fingerprint
+from oncelog.schemas.codec import (
+    HEADER_LEN,
+    MAGIC,
+    SCHEMA_DIR,
+    encode_state_body,
+    form_fingerprint,
+    schema_fingerprint,
+)
 from oncelog.schemas.convert import state_from_avro, state_to_avro
 from oncelog.schemas.models import ExecutionState
+from oncelog.schemas.record_writer import STATE_CANONICAL_FORM
 
 # Parsed once: re-parsing per call is a known fastavro slowdown.
 _SCHEMA: Final[Any] = load_schema(str(SCHEMA_DIR / "dev.oncelog.ExecutionState.avsc"))
 _FINGERPRINT: Final = schema_fingerprint(_SCHEMA)
 _HEADER: Final = MAGIC + _FINGERPRINT
+# Whether the hand-written writer implements the schema file (else fastavro writes).
+_FAST: Final = form_fingerprint(STATE_CANONICAL_FORM) == _FINGERPRINT
 
 
 def encode_state(state: ExecutionState) -> bytes:
-    """Single-object encode ``state``."""
+    """Single-object encode ``state`` (the body is shared with its published records)."""
+    if _FAST:
+        return _HEADER + encode_state_body(state)
     buf = io.BytesIO()
     buf.write(_HEADER)
     fastavro.schemaless_writer(buf, _SCHEMA, state_to_avro(state))

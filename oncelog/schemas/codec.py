@@ -20,8 +20,8 @@ import fastavro
 from fastavro.schema import load_schema, to_parsing_canonical_form
 
 from oncelog.errors import CodecError
-from oncelog.schemas import convert
-from oncelog.schemas.models import Decision, ExecutionSnapshot, Request
+from oncelog.schemas import convert, record_writer
+from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState, Request
 from oncelog.schemas.request_reader import CANONICAL_FORM, read_request
 
 MAGIC: Final = b"\xc3\x01"
@@ -57,10 +57,14 @@ def crc64_avro(data: bytes) -> int:
     return fp
 
 
+def form_fingerprint(canonical_form: str) -> bytes:
+    """The 8 little-endian fingerprint bytes of a parsing canonical form."""
+    return struct.pack("<Q", crc64_avro(canonical_form.encode("utf-8")))
+
+
 def schema_fingerprint(parsed_schema: Any) -> bytes:
     """The 8 little-endian fingerprint bytes that prefix records of this schema."""
-    canonical = to_parsing_canonical_form(parsed_schema).encode("utf-8")
-    return struct.pack("<Q", crc64_avro(canonical))
+    return form_fingerprint(to_parsing_canonical_form(parsed_schema))
 
 
 class SchemaRegistry:
@@ -166,7 +170,7 @@ def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> byt
 
 
 # The writer fingerprint that oncelog.schemas.request_reader reads by hand.
-_FAST_REQUEST: Final = struct.pack("<Q", crc64_avro(CANONICAL_FORM.encode("utf-8")))
+_FAST_REQUEST: Final = form_fingerprint(CANONICAL_FORM)
 _FAST_HEADER: Final = MAGIC + _FAST_REQUEST
 
 
@@ -188,8 +192,37 @@ def decode_request(data: bytes, registry: SchemaRegistry = REGISTRY) -> Request:
     return _decode(registry, REQUEST, data, convert.request_from_avro)
 
 
+# The layouts oncelog.schemas.record_writer writes by hand, and their headers.
+_FAST_SNAPSHOT: Final = form_fingerprint(record_writer.SNAPSHOT_CANONICAL_FORM)
+_FAST_DECISION: Final = form_fingerprint(record_writer.DECISION_CANONICAL_FORM)
+_SNAPSHOT_HEADER: Final = MAGIC + _FAST_SNAPSHOT
+_DECISION_HEADER: Final = MAGIC + _FAST_DECISION
+_STATE_BODIES: Final = record_writer.StateBodies()
+
+
+def encode_state_body(state: ExecutionState) -> bytes:
+    """The schemaless Avro body of ``state`` in the current ``ExecutionState`` layout.
+
+    Memoized by identity for recent states: the decision, the snapshot and the
+    DuckDB blob of one state version share one encoding.
+    """
+    return _STATE_BODIES.body(state)
+
+
+def clear_state_bodies() -> None:
+    """Forget the memoized state bodies (for benchmarks and tests)."""
+    _STATE_BODIES.clear()
+
+
 def encode_snapshot(snapshot: ExecutionSnapshot, registry: SchemaRegistry = REGISTRY) -> bytes:
-    """Single-object encode an execution snapshot."""
+    """Single-object encode an execution snapshot.
+
+    The hand-written writer is used while it implements the registry's current
+    schema (the same bytes as fastavro's, which writes otherwise).
+    """
+    if registry.current_fingerprint.get(SNAPSHOT) == _FAST_SNAPSHOT:
+        body = _STATE_BODIES.body(snapshot.state)
+        return _SNAPSHOT_HEADER + record_writer.snapshot_body(snapshot, body)
     return _encode(registry, SNAPSHOT, convert.snapshot_to_avro(snapshot))
 
 
@@ -199,7 +232,11 @@ def decode_snapshot(data: bytes, registry: SchemaRegistry = REGISTRY) -> Executi
 
 
 def encode_decision(decision: Decision, registry: SchemaRegistry = REGISTRY) -> bytes:
-    """Single-object encode a decision."""
+    """Single-object encode a decision (hand-written fast path as for snapshots)."""
+    if registry.current_fingerprint.get(DECISION) == _FAST_DECISION:
+        state = decision.state
+        body = None if state is None else _STATE_BODIES.body(state)
+        return _DECISION_HEADER + record_writer.decision_body(decision, body)
     return _encode(registry, DECISION, convert.decision_to_avro(decision))
 
 
