@@ -119,6 +119,10 @@ class Calls:
         request = protocol.build_release(route, claim_token)
         return request, lambda d: protocol.state_result(d, Outcome.RELEASED)
 
+    def get(self, route: Route) -> Call[Execution | None]:
+        """Read the state through the log (it reflects every request sent before)."""
+        return protocol.build_get(route), protocol.get_result
+
     def cancel(self, route: Route, reason: str | None) -> Call[str]:
         """Ask the holder to stop; the answer names the outcome (or the state)."""
         return protocol.build_cancel(route, reason), _outcome_name

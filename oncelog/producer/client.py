@@ -144,6 +144,18 @@ class LedgerClient:
         route = self._calls.route(execution_id, channel_id, key_name)
         return await self._run(self._calls.release(route, claim_token))
 
+    async def get_execution(
+        self, execution_id: ExecutionRef, *, channel_id: str | None = None,
+        key_name: str | None = None,
+    ) -> Execution | None:  # fmt: skip
+        """The execution as decided after every request sent before this call; None if absent.
+
+        It is a read through the log (a ``get`` request judged by the projector
+        in order), not a lookup in a possibly lagging projection.
+        """
+        route = self._calls.route(execution_id, channel_id, key_name)
+        return await self._run(self._calls.get(route))
+
     async def cancel_execution(
         self, execution_id: ExecutionRef, reason: str | None = None, *,
         channel_id: str | None = None, key_name: str | None = None,

@@ -124,6 +124,11 @@ def build_cancel(route: Route, reason: str | None) -> m.Request:
     return _request(route, None, m.Cancel(reason))
 
 
+def build_get(route: Route) -> m.Request:
+    """A read of the operation's state through the log."""
+    return _request(route, None, m.Get())
+
+
 # --- decisions -> results ----------------------------------------------------------
 
 
@@ -193,6 +198,12 @@ def _expect(decision: Decision, expected: Outcome) -> m.ExecutionState:
 def state_result(decision: Decision, expected: Outcome) -> Execution:
     """The execution after a complete/fail/release, or the typed error."""
     return Execution.of(_expect(decision, expected), decision)
+
+
+def get_result(decision: Decision) -> Execution | None:
+    """The execution as of the read's position in the log; None while it is absent."""
+    raise_for(decision)
+    return None if decision.state is None else Execution.of(decision.state, decision)
 
 
 def heartbeat_result(decision: Decision) -> Heartbeat:

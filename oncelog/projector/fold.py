@@ -23,6 +23,7 @@ from oncelog.schemas.models import (
     ExecutionSnapshot,
     ExecutionState,
     Fail,
+    Get,
     Heartbeat,
     Outcome,
     PreviousAttempt,
@@ -348,6 +349,11 @@ def _on_sweep(state: ExecutionState, request: Request, body: Sweep, t: int) -> R
     return _commit(state, request, Outcome.EXPIRED, t, status=_EXPIRED, result=None)
 
 
+def _on_get(state: ExecutionState, request: Request, body: Get, t: int) -> Result:
+    """A read through the log: the outcome names the state, which the decision carries."""
+    return _naming(state, request, t)
+
+
 _RULES: Final[dict[type, Callable[[ExecutionState, Request, Any, int], Result]]] = {
     Claim: _on_claim,
     Heartbeat: _on_heartbeat,
@@ -356,6 +362,7 @@ _RULES: Final[dict[type, Callable[[ExecutionState, Request, Any, int], Result]]]
     Release: _on_release,
     Cancel: _on_cancel,
     Sweep: _on_sweep,
+    Get: _on_get,
 }
 
 

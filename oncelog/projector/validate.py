@@ -13,7 +13,7 @@ from typing import Final
 from oncelog.errors import InvalidArgumentError, InvalidRequestError
 from oncelog.producer import keys
 from oncelog.producer.partitioner import partition_for
-from oncelog.schemas.models import Claim, Complete, Heartbeat, Request, Sweep
+from oncelog.schemas.models import Cancel, Claim, Complete, Get, Heartbeat, Request, Sweep
 
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
 _MAX_TOKEN: Final = 256
@@ -41,7 +41,7 @@ def _check(request: Request, key: bytes | None, partition: int, partitions: int)
         raise InvalidArgumentError(f"written to partition {partition}, its channel lives on {home}")
     body = request.body
     token = request.claim_token
-    needs_token = not isinstance(body, Sweep) and type(body).__name__ != "Cancel"
+    needs_token = not isinstance(body, Sweep | Cancel | Get)
     if needs_token and (not token or len(token) > _MAX_TOKEN):
         raise InvalidArgumentError("claim_token is missing or longer than 256 characters")
     if isinstance(body, Claim):

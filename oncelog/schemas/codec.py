@@ -10,7 +10,6 @@ stay readable after a schema gains a field with a default.
 from __future__ import annotations
 
 import io
-import json
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -90,7 +89,8 @@ class SchemaRegistry:
 
     def register_writer_file(self, path: Path) -> bytes:
         """Register a self-contained ``.avsc`` file as a known writer schema."""
-        return self.register_writer(fastavro.parse_schema(json.loads(path.read_text("utf-8"))))
+        # load_schema resolves named types from dev.oncelog.*.avsc files beside ``path``.
+        return self.register_writer(load_schema(str(path)))
 
 
 def default_registry() -> SchemaRegistry:
@@ -100,7 +100,9 @@ def default_registry() -> SchemaRegistry:
         registry.add_current(load_schema(str(SCHEMA_DIR / f"{stem}.avsc")))
     if HISTORY_DIR.is_dir():
         for path in sorted(HISTORY_DIR.glob("*.avsc")):
-            registry.register_writer_file(path)
+            # dev.oncelog.X.avsc files are named types the old schemas include, not records.
+            if not path.name.startswith("dev.oncelog."):
+                registry.register_writer_file(path)
     return registry
 
 

@@ -19,6 +19,7 @@ from oncelog.schemas.models import (
     ExecutionSnapshot,
     ExecutionState,
     Fail,
+    Get,
     Heartbeat,
     Kind,
     Outcome,
@@ -63,6 +64,8 @@ def _body_to_avro(body: Body) -> tuple[str, dict[str, Any]]:
         return NS + "Cancel", {"reason": body.reason}
     if isinstance(body, Release):
         return NS + "Release", {}
+    if isinstance(body, Get):
+        return NS + "Get", {}
     return NS + "Sweep", {}
 
 
@@ -86,6 +89,7 @@ _BODY_FROM: Final[dict[str, Callable[[dict[str, Any]], Body]]] = {
     NS + "Release": lambda d: Release(),
     NS + "Cancel": lambda d: Cancel(d["reason"]),
     NS + "Sweep": lambda d: Sweep(),
+    NS + "Get": lambda d: Get(),
 }
 
 

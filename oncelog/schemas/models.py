@@ -28,6 +28,7 @@ class Kind(StrEnum):
     RELEASE = "release"
     CANCEL = "cancel"
     SWEEP = "sweep"
+    GET = "get"
 
 
 class Status(StrEnum):
@@ -125,7 +126,12 @@ class Sweep:
     """The projector's retention tick for one operation."""
 
 
-Body = Claim | Heartbeat | Complete | Fail | Release | Cancel | Sweep
+@dataclass(frozen=True, slots=True)
+class Get:
+    """Read the operation's state through the log: the answer reflects every earlier request."""
+
+
+Body = Claim | Heartbeat | Complete | Fail | Release | Cancel | Sweep | Get
 
 BODY_KIND: dict[type, Kind] = {
     Claim: Kind.CLAIM,
@@ -135,6 +141,7 @@ BODY_KIND: dict[type, Kind] = {
     Release: Kind.RELEASE,
     Cancel: Kind.CANCEL,
     Sweep: Kind.SWEEP,
+    Get: Kind.GET,
 }
 
 

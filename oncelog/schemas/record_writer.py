@@ -85,7 +85,7 @@ DECISION_CANONICAL_FORM: Final = (
     '{"name":"dev.oncelog.Decision","type":"record","fields":['
     '{"name":"request_id","type":"string"},{"name":"operation_id","type":"string"},'
     '{"name":"kind","type":{"name":"dev.oncelog.Kind","type":"enum","symbols":'
-    '["claim","heartbeat","complete","fail","release","cancel","sweep"]}},'
+    '["claim","heartbeat","complete","fail","release","cancel","sweep","get"]}},'
     '{"name":"state","type":["null",' + STATE_CANONICAL_FORM + "]},"
     '{"name":"outcome","type":"dev.oncelog.Outcome"},{"name":"changed","type":"boolean"},'
     '{"name":"retried","type":"boolean"},{"name":"version","type":"long"},'

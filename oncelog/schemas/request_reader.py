@@ -25,6 +25,7 @@ from oncelog.schemas.models import (
     Complete,
     Effect,
     Fail,
+    Get,
     Heartbeat,
     Release,
     Request,
@@ -53,7 +54,8 @@ CANONICAL_FORM: Final = (
     '{"name":"dev.oncelog.Release","type":"record","fields":[]},'
     '{"name":"dev.oncelog.Cancel","type":"record","fields":['
     '{"name":"reason","type":["null","string"]}]},'
-    '{"name":"dev.oncelog.Sweep","type":"record","fields":[]}]}]}'
+    '{"name":"dev.oncelog.Sweep","type":"record","fields":[]},'
+    '{"name":"dev.oncelog.Get","type":"record","fields":[]}]}]}'
 )
 """The parsing canonical form this reader implements; the codec enables it only
 when the current ``request.avsc`` has exactly this form."""
@@ -64,6 +66,7 @@ _HEARTBEAT: Final = Heartbeat()
 _RELEASE: Final = Release()
 _CANCEL: Final = Cancel()
 _SWEEP: Final = Sweep()
+_GET: Final = Get()
 
 
 class _UnsureError(Exception):
@@ -190,8 +193,12 @@ def _sweep(data: bytes, pos: int) -> tuple[Body, int]:
     return _SWEEP, pos
 
 
+def _get(data: bytes, pos: int) -> tuple[Body, int]:
+    return _GET, pos
+
+
 # Indexed by the zig-zag encoded union branch byte (2 * branch).
-_BODY_READERS: Final = (_claim, _heartbeat, _complete, _fail, _release, _cancel, _sweep)
+_BODY_READERS: Final = (_claim, _heartbeat, _complete, _fail, _release, _cancel, _sweep, _get)
 
 
 def _read(data: bytes) -> Request:

@@ -149,3 +149,14 @@ def test_a_mebibyte_of_params_and_of_result_round_trips(client: Any) -> None:
     replay = client.claim_execution("run-big", "k", tool_name="t", params=params)
     assert replay.status == "replayed"
     assert replay.result == result
+
+
+def test_get_execution_reads_through_the_log(client: Any) -> None:
+    absent = keys.operation_id("run-g", "nothing-yet")
+    assert client.get_execution(absent, channel_id="run-g", key_name="nothing-yet") is None
+    claim = _claim(client)
+    seen = client.get_execution(claim.execution)
+    assert (seen.status, seen.epoch, seen.worker_id) == ("claimed", 1, client.worker_id)
+    client.complete_execution(claim.execution, claim.claim_token, {"charge": "ch_g"})
+    done = client.get_execution(claim.execution.id)
+    assert (done.status, done.result) == ("completed", {"charge": "ch_g"})

@@ -16,6 +16,7 @@ from oncelog.schemas.models import (
     Effect,
     ExecutionState,
     Fail,
+    Get,
     Heartbeat,
     Release,
     Request,
@@ -88,6 +89,9 @@ class Op:
 
     def sweep(self, rid: str | None = None) -> Request:
         return self.request(None, Sweep(), rid)
+
+    def get(self, rid: str | None = None) -> Request:
+        return self.request(None, Get(), rid)
 
 
 def run(

@@ -421,3 +421,23 @@ def test_claim_without_token_is_invalid_request(op: Op) -> None:
     bad = op.request(None, op.claim("A").body)
     assert assert_unchanged(None, bad, 1) == "invalid_request"
     assert assert_unchanged(claimed(op), bad, 2_000) == "invalid_request"
+
+
+# --- get: a read through the log (not in the spec's table: it never changes anything) ---
+
+
+def test_get_on_absent_names_the_absent_state(op: Op) -> None:
+    assert assert_unchanged(None, op.get(), 1_000) == "state_absent"
+
+
+@pytest.mark.parametrize(
+    ("make", "named"),
+    [(claimed, "state_claimed"), (completed, "state_completed"), (expired, "state_expired")],
+)
+def test_get_names_the_state_and_carries_it_unchanged(op: Op, make: object, named: str) -> None:
+    state = make(op)  # type: ignore[operator]
+    after, decision = fold(state, op.get(), 10**9)
+    assert after is state
+    assert decision.outcome == named
+    assert decision.changed is False
+    assert decision.state is state
