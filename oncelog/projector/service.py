@@ -1,10 +1,12 @@
 """The projector: consume requests, fold them, publish decisions and snapshots, commit.
 
-Per poll batch: decode, load the touched states in one query, fold in memory,
-publish decisions + snapshots + dead letters and flush, then commit state,
-history, audit and the per-partition positions in ONE DuckDB transaction. A
-crash anywhere before that commit refolds the same records from the same state
-and so only republishes identical records.
+Per poll batch: decode, load the touched states in one query (or from the cache
+of states folded but maybe not yet committed), fold in memory, publish
+decisions + snapshots + dead letters, and hand the batch to the committer
+thread, which flushes the producer and then commits state, history, audit and
+the per-partition positions in ONE DuckDB transaction. A crash anywhere before
+that commit refolds the same records from the same state and so only
+republishes identical records.
 """
 
 from __future__ import annotations
