@@ -34,6 +34,7 @@ from oncelog.kafka.reader import high_watermarks
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.sync_client import SyncLedgerClient
+from oncelog.projector import process
 from oncelog.projector.rebuild import rebuild_from_requests
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
@@ -199,29 +200,23 @@ def main() -> None:
 
 
 def _live_figures(settings: Settings, figures: dict[str, float], seconds: float) -> None:
-    assert settings.bootstrap_servers is not None
-    with Store(settings.db_path) as store:
-        projector = Projector(settings, settings.bootstrap_servers, store)
-        projector.start()
-        stop = threading.Event()
-        thread = threading.Thread(target=projector.run, args=(stop,), daemon=True)
-        thread.start()
-        try:
-            claims, cycles = sequential_latency(settings)
-            figures["claim_p50_ms"] = statistics.median(claims)
-            figures["claim_p99_ms"] = _pct(claims, 0.99)
-            print(f"claim latency (1 sequential worker): p50 {figures['claim_p50_ms']:.2f} ms, "
-                  f"p99 {figures['claim_p99_ms']:.2f} ms; claim->complete p50 "
-                  f"{statistics.median(cycles):.2f} ms, p99 {_pct(cycles, 0.99):.2f} ms; "
-                  f"ratio to raw RTT {figures['claim_p50_ms'] / figures['raw_rtt_p50_ms']:.2f}x",
-                  flush=True)  # fmt: skip
-            figures["cycles_per_s"] = asyncio.run(concurrent_cycles(settings, 64, seconds))
-            print(f"64 async workers: {figures['cycles_per_s']:.0f} claim+complete cycles/s",
-                  flush=True)  # fmt: skip
-        finally:
-            stop.set()
-            thread.join(timeout=60)
-            projector.close()
+    """Latency and throughput against ``oncelog serve`` in a process of its own, as deployed."""
+    log = settings.db_path.with_suffix(".serve.log")
+    serve = process.start_serve(settings, log, "--no-http")
+    try:
+        claims, cycles = sequential_latency(settings)
+        figures["claim_p50_ms"] = statistics.median(claims)
+        figures["claim_p99_ms"] = _pct(claims, 0.99)
+        ratio = figures["claim_p50_ms"] / figures["raw_rtt_p50_ms"]
+        print(f"claim latency (1 sequential worker): p50 {figures['claim_p50_ms']:.2f} ms, "
+              f"p99 {figures['claim_p99_ms']:.2f} ms; claim->complete p50 "
+              f"{statistics.median(cycles):.2f} ms, p99 {_pct(cycles, 0.99):.2f} ms; "
+              f"ratio to raw RTT {ratio:.2f}x", flush=True)  # fmt: skip
+        figures["cycles_per_s"] = asyncio.run(concurrent_cycles(settings, 64, seconds))
+        print(f"64 async workers: {figures['cycles_per_s']:.0f} claim+complete cycles/s",
+              flush=True)  # fmt: skip
+    finally:
+        process.stop(serve)
 
 
 def _query_p99(tmp: Path, rows: int) -> float:

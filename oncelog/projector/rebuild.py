@@ -6,7 +6,7 @@ means the log, the snapshots and the projection disagree, not two implementation
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,9 @@ from oncelog.schemas.models import ExecutionState
 from oncelog.settings import Settings
 
 Progress = Callable[[int, int], None]  # (partition, records done in it)
-_CHUNK = 5000
+# Each commit costs a pass over the history table (closing superseded versions), so a
+# rebuild commits seldom, in large chunks.
+_CHUNK = 50_000
 
 
 def count_partitions(kafka: Mapping[str, Any], topic: str) -> int:
@@ -35,26 +37,41 @@ def count_partitions(kafka: Mapping[str, Any], topic: str) -> int:
 def rebuild_from_requests(
     settings: Settings, kafka: Mapping[str, Any], store: Store, progress: Progress | None = None
 ) -> int:
-    """Refold every partition of the requests topic from offset 0 into ``store``."""
+    """Refold every partition of the requests topic from offset 0 into an empty ``store``."""
     topic = settings.requests_topic
     partitions = count_partitions(kafka, topic)
     folder = BatchFolder(topic, partitions, {})
     total = 0
     for p in range(partitions):
+        # A partition's operations live only there: its states stay in memory while it
+        # is refolded instead of being read back from DuckDB for every chunk.
+        states: dict[str, ExecutionState] = {}
         chunk = []
         for msg in read_to_end(kafka, topic, p, timeout_s=3600):
             chunk.append(msg)
             if len(chunk) >= _CHUNK:
-                total += _commit(folder, store, chunk, progress)
+                total += _commit(folder, store, states, chunk, progress)
                 chunk = []
-        total += _commit(folder, store, chunk, progress)
+        total += _commit(folder, store, states, chunk, progress)
     return total
 
 
-def _commit(folder: BatchFolder, store: Store, chunk: list[Any], progress: Progress | None) -> int:
+def _commit(
+    folder: BatchFolder,
+    store: Store,
+    states: dict[str, ExecutionState],
+    chunk: list[Any],
+    progress: Progress | None,
+) -> int:
     if not chunk:
         return 0
-    store.commit(folder.fold(chunk, store.load_states).batch())
+
+    def load(operation_ids: Collection[str]) -> dict[str, ExecutionState]:
+        return {op: states[op] for op in operation_ids if op in states}
+
+    out = folder.fold(chunk, load)
+    states.update((s.state.operation_id, s.state) for s in out.snapshots)
+    store.commit(out.batch())
     if progress is not None:
         progress(chunk[-1].partition(), len(chunk))
     return len(chunk)
