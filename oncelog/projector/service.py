@@ -65,6 +65,9 @@ class Projector:
         )
         self._reader = store.reader()
         self._cache: dict[str, ExecutionState] = {}
+        # Every operation id the store holds for the assigned partitions: a new operation
+        # (most claims) needs no DuckDB lookup at all.
+        self._known: set[str] = set()
 
     # --- lifecycle -----------------------------------------------------------------
 
@@ -121,6 +124,7 @@ class Projector:
                 position = restore_partition(self._settings, self._kafka, self._store, tp.partition)
             self._clocks[tp.partition] = PartitionClock(position.clock_ms)
             tp.offset = position.next_offset
+        self._known |= self._store.operation_ids([tp.partition for tp in partitions])
         consumer.assign(partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -146,6 +150,7 @@ class Projector:
         out = self._folder.fold(messages, self._load)
         for snapshot in out.snapshots:
             self._cache[snapshot.state.operation_id] = snapshot.state
+            self._known.add(snapshot.state.operation_id)
         self._publish(out)
         if self._before_commit is not None:
             self._producer.flush(_FLUSH_TIMEOUT_S)
@@ -159,9 +164,9 @@ class Projector:
 
     def _load(self, operation_ids: Collection[str]) -> dict[str, ExecutionState]:
         """States from the cache (folded, maybe not yet committed), the rest from DuckDB."""
-        cache = self._cache
+        cache, known = self._cache, self._known
         found = {op: cache[op] for op in operation_ids if op in cache}
-        missing = [op for op in operation_ids if op not in found]
+        missing = [op for op in operation_ids if op not in found and op in known]
         if missing:
             found.update(self._reader.load_states(missing))
         return found

@@ -285,6 +285,14 @@ class StoreReader:
             self._con.unregister("_b_ids")
         return {op: decode_state(blob) for op, blob in rows}
 
+    def operation_ids(self, partitions: Collection[int]) -> set[str]:
+        """Every operation id stored for these partitions."""
+        if not partitions:
+            return set()
+        marks = ", ".join("?" * len(partitions))
+        sql = f"SELECT operation_id FROM executions WHERE partition IN ({marks})"
+        return {op for (op,) in self._fetch(sql, list(partitions))}
+
     def current_states(self, partition: int | None = None) -> list[ExecutionState]:
         """Every current state (of one partition, or all), ordered by operation_id."""
         if partition is None:
@@ -364,6 +372,10 @@ class Store:
     def current_states(self, partition: int | None = None) -> list[ExecutionState]:
         """Every current state (of one partition, or all), ordered by operation_id."""
         return self._reads.current_states(partition)
+
+    def operation_ids(self, partitions: Collection[int]) -> set[str]:
+        """See :meth:`StoreReader.operation_ids`."""
+        return self._reads.operation_ids(partitions)
 
     def expiry_candidates(self, now_ms: int, limit: int = 1000) -> list[tuple[int, str, str, str]]:
         """See :meth:`StoreReader.expiry_candidates`."""
