@@ -8,15 +8,12 @@ async with LedgerClient() as client:          # reads ONCELOG_* settings
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from oncelog.broker.local import resolve_bootstrap
-from oncelog.producer import calls
-from oncelog.producer.calls import RECEIPT_TTL_S, Call, Calls
-from oncelog.producer.dispatch import Dispatcher, Timeouts
+from oncelog.producer.base import ClientBase, ExecutionRef
+from oncelog.producer.calls import Call
 from oncelog.producer.executor import (
     DEFAULT_RETRY_ON,
     DEFAULT_WAIT_TIMEOUT_S,
@@ -28,37 +25,16 @@ from oncelog.producer.executor import (
 )
 from oncelog.producer.protocol import DEFAULT_RETENTION_S
 from oncelog.producer.results import Claim, Execution, Heartbeat
-from oncelog.receipts import receipt_key
-from oncelog.settings import Settings
 
 T = TypeVar("T")
 
-ExecutionRef = str | Execution
 
-
-class LedgerClient:
+class LedgerClient(ClientBase):
     """Claim, heartbeat, complete, fail, release and cancel executions, asynchronously.
 
     Every decision is read back from Kafka. Waits are bounded by ``timeouts``
     and raise :class:`~oncelog.errors.LedgerTimeoutError`.
     """
-
-    def __init__(
-        self,
-        settings: Settings | None = None,
-        *,
-        worker_id: str | None = None,
-        timeouts: Timeouts | None = None,
-    ) -> None:
-        self.settings = settings or Settings()
-        self._calls = Calls(worker_id)
-        self._timeouts = timeouts or Timeouts()
-        self._dispatcher: Dispatcher | None = None
-
-    @property
-    def worker_id(self) -> str:
-        """The holder name this client claims with."""
-        return self._calls.worker_id
 
     async def __aenter__(self) -> Self:
         await asyncio.to_thread(self.open)
@@ -69,19 +45,6 @@ class LedgerClient:
         tb: TracebackType | None,
     ) -> None:  # fmt: skip
         await asyncio.to_thread(self.close)
-
-    def open(self) -> None:
-        """Connect (blocking): resolve the broker and start reading decisions."""
-        if self._dispatcher is None:
-            dispatcher = Dispatcher(self.settings, resolve_bootstrap(self.settings), self._timeouts)
-            dispatcher.start()
-            self._dispatcher = dispatcher
-
-    def close(self) -> None:
-        """Disconnect (blocking)."""
-        if self._dispatcher is not None:
-            self._dispatcher.close()
-            self._dispatcher = None
 
     async def _run(self, call: Call[T]) -> T:
         if self._dispatcher is None:
@@ -163,16 +126,6 @@ class LedgerClient:
         """Ask the holder to stop; returns the outcome (``cancel_requested`` or the state)."""
         route = self._calls.route(execution_id, channel_id, key_name)
         return await self._run(self._calls.cancel(route, reason))
-
-    def receipt(self, execution: Execution, *, ttl_seconds: float = RECEIPT_TTL_S) -> str:
-        """A signed receipt of a completed execution; the key comes from settings.
-
-        Re-presenting the same completed execution re-derives the same receipt
-        (its expiry is ``completed_at + ttl``). Verify it with
-        :func:`oncelog.verify_receipt`, which needs no ledger lookup.
-        """
-        key = receipt_key(self.settings)
-        return calls.receipt(execution, key, ttl_seconds, time.time_ns() // 1_000_000)
 
     async def run_tool(
         self, channel_id: str, key_name: str | None = None, *, step: int | None = None,

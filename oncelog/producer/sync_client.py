@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from oncelog.broker.local import resolve_bootstrap
-from oncelog.producer import calls
-from oncelog.producer.calls import RECEIPT_TTL_S, Call, Calls
-from oncelog.producer.client import ExecutionRef
-from oncelog.producer.dispatch import Dispatcher, Timeouts
+from oncelog.producer.base import ClientBase, ExecutionRef
+from oncelog.producer.calls import Call
 from oncelog.producer.executor import (
     DEFAULT_RETRY_ON,
     DEFAULT_WAIT_TIMEOUT_S,
@@ -21,31 +17,12 @@ from oncelog.producer.executor import (
 from oncelog.producer.protocol import DEFAULT_RETENTION_S
 from oncelog.producer.results import Claim, Execution, Heartbeat
 from oncelog.producer.sync_executor import SyncReconcile, SyncToolFn, run_tool_sync
-from oncelog.receipts import receipt_key
-from oncelog.settings import Settings
 
 T = TypeVar("T")
 
 
-class SyncLedgerClient:
+class SyncLedgerClient(ClientBase):
     """Blocking twin of :class:`~oncelog.producer.client.LedgerClient`."""
-
-    def __init__(
-        self,
-        settings: Settings | None = None,
-        *,
-        worker_id: str | None = None,
-        timeouts: Timeouts | None = None,
-    ) -> None:
-        self.settings = settings or Settings()
-        self._calls = Calls(worker_id)
-        self._timeouts = timeouts or Timeouts()
-        self._dispatcher: Dispatcher | None = None
-
-    @property
-    def worker_id(self) -> str:
-        """The holder name this client claims with."""
-        return self._calls.worker_id
 
     def __enter__(self) -> Self:
         self.open()
@@ -56,19 +33,6 @@ class SyncLedgerClient:
         tb: TracebackType | None,
     ) -> None:  # fmt: skip
         self.close()
-
-    def open(self) -> None:
-        """Connect: resolve the broker and start reading decisions."""
-        if self._dispatcher is None:
-            dispatcher = Dispatcher(self.settings, resolve_bootstrap(self.settings), self._timeouts)
-            dispatcher.start()
-            self._dispatcher = dispatcher
-
-    def close(self) -> None:
-        """Disconnect."""
-        if self._dispatcher is not None:
-            self._dispatcher.close()
-            self._dispatcher = None
 
     def _run(self, call: Call[T]) -> T:
         self.open()
@@ -149,16 +113,6 @@ class SyncLedgerClient:
         """See :meth:`LedgerClient.cancel_execution`."""
         route = self._calls.route(execution_id, channel_id, key_name)
         return self._run(self._calls.cancel(route, reason))
-
-    def receipt(self, execution: Execution, *, ttl_seconds: float = RECEIPT_TTL_S) -> str:
-        """A signed receipt of a completed execution; the key comes from settings.
-
-        Re-presenting the same completed execution re-derives the same receipt
-        (its expiry is ``completed_at + ttl``). Verify it with
-        :func:`oncelog.verify_receipt`, which needs no ledger lookup.
-        """
-        key = receipt_key(self.settings)
-        return calls.receipt(execution, key, ttl_seconds, time.time_ns() // 1_000_000)
 
     def run_tool(
         self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
