@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oncelog.broker.local import LocalBroker
-from oncelog.faults.drill import Load, LogCheck, check_log, start_serve
+from oncelog.faults.drill import Load, LogCheck, check_log, settle, start_serve
 from oncelog.producer.dispatch import Timeouts
 from oncelog.projector.process import stop as stop_serve
 from oncelog.projector.store import Store
@@ -53,6 +53,7 @@ def broker_restart_drill(
     try:
         _run_phases(broker, load, report, outage_s, phase_s)
         report.projector_survived = serve.poll() is None
+        settle(settings, Timeouts(total_s=120, resend_after_s=5))
     finally:
         stop_serve(serve)
     report.untyped_errors = load.untyped_errors

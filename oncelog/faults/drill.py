@@ -11,7 +11,9 @@ from typing import Any
 
 from oncelog.errors import LedgerError
 from oncelog.kafka.reader import read_to_end
+from oncelog.producer import keys
 from oncelog.producer.dispatch import Timeouts
+from oncelog.producer.partitioner import partition_for
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector import process
 from oncelog.projector.rebuild import verify
@@ -65,6 +67,23 @@ class Load:
                 except Exception as exc:  # an untyped error is a finding
                     self.untyped_errors.append(f"{type(exc).__name__}: {exc}")
                 i += 1
+
+
+def settle(settings: Settings, timeouts: Timeouts) -> None:
+    """Wait until the projector has decided everything already on the log.
+
+    A ``get`` request is judged in log order, so its answer on a partition means
+    every request before it there was decided and published.
+    """
+    channels: dict[int, str] = {}
+    n = 0
+    while len(channels) < settings.partitions:
+        channels.setdefault(partition_for(f"settle-{n}", settings.partitions), f"settle-{n}")
+        n += 1
+    with SyncLedgerClient(settings, worker_id="settle", timeouts=timeouts) as client:
+        for channel in channels.values():
+            op = keys.operation_id(channel, "barrier")
+            client.get_execution(op, channel_id=channel, key_name="barrier")
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Final
 from oncelog.producer import keys
 from oncelog.producer.partitioner import partition_for
 from oncelog.schemas.codec import encode_request
-from oncelog.schemas.models import Claim, Complete, Effect, Heartbeat, Request
+from oncelog.schemas.models import BODY_KIND, Claim, Complete, Effect, Heartbeat, Request
 
 KINDS: Final = (
     "random_bytes", "truncated", "wrong_fingerprint", "unknown_kind", "negative_lease",
@@ -76,7 +76,11 @@ def hostile(rng: random.Random, partitions: int, kind: str | None = None) -> Hos
         return _placed(kind, valid, partitions, bad, True)
     if kind == "unknown_kind":
         return _placed(
-            kind, valid, partitions, _with_union_index(valid, encoded, 7 + rng.randrange(50)), True
+            kind,
+            valid,
+            partitions,
+            _with_union_index(valid, encoded, len(BODY_KIND) + rng.randrange(50)),
+            True,
         )
     return _impossible(rng, kind, partitions)
 

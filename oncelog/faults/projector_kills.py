@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oncelog.faults.drill import Load, LogCheck, check_log, start_serve
+from oncelog.faults.drill import Load, LogCheck, check_log, settle, start_serve
 from oncelog.producer.dispatch import Timeouts
 from oncelog.projector.process import stop as stop_serve
 from oncelog.settings import Settings
@@ -58,6 +58,7 @@ def projector_kill_drill(
     final = start_serve(settings, db, log)
     time.sleep(2.0)  # let the load run on a healthy projector for a moment
     load.finish()
+    settle(settings, Timeouts(total_s=120, resend_after_s=5))
     stop_serve(final)
     report.completed_calls = len(load.completed)
     report.typed_errors = dict(load.typed_errors)
