@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> None:
     """Run the matrix; exit 1 when an expectation fails."""
     config, json_path = parse(argv)
     console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console = Console(highlight=False, soft_wrap=True, width=160)  # piped: no 80-column squeeze
     base = Settings()
     broker_was_running = base.bootstrap_servers or LocalBroker(base).status() is not None
     total = config.runs * len(config.points) * len(config.cells)
