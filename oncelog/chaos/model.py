@@ -5,14 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-STEPS: Final[tuple[tuple[str, str], ...]] = (
-    ("plan", "pure"),
-    ("charge", "external"),
-    ("summarize", "pure"),
-    ("email", "external"),
-    ("classify", "pure"),
-    ("notify", "external"),
-)
+from oncelog.sample.workflow import STEPS
+
 EXTERNAL_STEPS: Final = tuple(n for n, (_, kind) in enumerate(STEPS, start=1) if kind == "external")
 
 BEFORE_CLAIM: Final = "before-claim"

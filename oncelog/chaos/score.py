@@ -21,11 +21,12 @@ from typing import Any
 
 import duckdb
 
-from oncelog.chaos.model import STEPS, cell_name
+from oncelog.chaos.model import cell_name
 from oncelog.chaos.runner import Outcome
 from oncelog.query import queries
 from oncelog.query.source import HttpSource
 from oncelog.sample.downstream import DownstreamClient
+from oncelog.sample.workflow import STEPS
 
 _CATCH_UP_TIMEOUT_S = 120.0
 

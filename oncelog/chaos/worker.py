@@ -26,7 +26,6 @@ from oncelog.chaos.model import (
     NAIVE,
     PASSTHROUGH,
     RECONCILE,
-    STEPS,
     RunSpec,
 )
 from oncelog.errors import LedgerError
@@ -35,6 +34,7 @@ from oncelog.producer.protocol import Route
 from oncelog.producer.results import Claim
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.sample.downstream import DownstreamClient
+from oncelog.sample.workflow import STEPS
 from oncelog.settings import Settings
 
 _CLAIM_ATTEMPTS = 50  # bounded: each in_progress answer waits out one (short) lease

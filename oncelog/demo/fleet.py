@@ -16,16 +16,9 @@ from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.results import Claim
 from oncelog.sample.downstream import DownstreamClient
+from oncelog.sample.workflow import STEPS
 from oncelog.settings import Settings
 
-STEPS: Final = (
-    ("plan", "pure"),
-    ("charge", "external"),
-    ("summarize", "pure"),
-    ("email", "external"),
-    ("classify", "pure"),
-    ("notify", "external"),
-)
 CRASH_AFTER_EFFECT: Final = ("run-07", 2)  # the worker charges, then dies
 LOST_RESPONSE: Final = ("run-03", 4)  # the completion lands, its answer does not
 ZOMBIE: Final = ("run-12", 6)  # a paused worker wakes after its lease was taken

@@ -97,7 +97,10 @@ class LogCheck:
     verify_differences: list[str] = field(default_factory=list)
 
 
-def _by_source(settings: Settings, topic: str, decode: Any) -> dict[tuple[int, int], set[bytes]]:
+def records_by_source(
+    settings: Settings, topic: str, decode: Any
+) -> dict[tuple[int, int], set[bytes]]:
+    """Every distinct encoding published for each source (partition, offset) on ``topic``."""
     assert settings.bootstrap_servers is not None
     kafka = settings.kafka_config(settings.bootstrap_servers)
     seen: dict[tuple[int, int], set[bytes]] = defaultdict(set)
@@ -114,8 +117,8 @@ def check_log(settings: Settings, db: Path, scratch: Path) -> LogCheck:
     assert settings.bootstrap_servers is not None
     kafka = settings.kafka_config(settings.bootstrap_servers)
     check = LogCheck()
-    decisions = _by_source(settings, settings.decisions_topic, decode_decision)
-    snapshots = _by_source(settings, settings.executions_topic, decode_snapshot)
+    decisions = records_by_source(settings, settings.decisions_topic, decode_decision)
+    snapshots = records_by_source(settings, settings.executions_topic, decode_snapshot)
     for p in range(settings.partitions):
         for msg in read_to_end(kafka, settings.requests_topic, p, timeout_s=600):
             check.requests += 1

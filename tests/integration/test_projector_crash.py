@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
+from oncelog.faults.drill import records_by_source
 from oncelog.kafka.reader import read_to_end
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector.rebuild import rebuild_from_executions, verify
 from oncelog.projector.store import Store
+from oncelog.schemas.codec import decode_decision, decode_snapshot
 from oncelog.settings import Settings
 from tests.integration.conftest import PATIENT
 from tests.integration.helpers import kafka
@@ -35,21 +36,6 @@ def _run_fleet(settings: Settings, errors: list[BaseException]) -> None:
         errors.append(exc)
 
 
-def _records_by_source(
-    settings: Settings, topic: str, key: str
-) -> dict[tuple[int, int], set[bytes]]:
-    from oncelog.schemas.codec import decode_decision, decode_snapshot  # noqa: PLC0415
-
-    decode = decode_decision if key == "decision" else decode_snapshot
-    seen: dict[tuple[int, int], set[bytes]] = defaultdict(set)
-    for p in range(settings.partitions):
-        for msg in read_to_end(kafka(settings), topic, p):
-            value = msg.value() or b""
-            record = decode(value)
-            seen[(record.source_partition, record.source_offset)].add(value)
-    return seen
-
-
 def test_sigkill_before_commit_then_restart_republishes_only_identical_records(
     topics: Settings, tmp_path: Path
 ) -> None:
@@ -65,8 +51,8 @@ def test_sigkill_before_commit_then_restart_republishes_only_identical_records(
     assert errors == []
     assert stop_serve(second) == 0
 
-    decisions = _records_by_source(topics, topics.decisions_topic, "decision")
-    snapshots = _records_by_source(topics, topics.executions_topic, "snapshot")
+    decisions = records_by_source(topics, topics.decisions_topic, decode_decision)
+    snapshots = records_by_source(topics, topics.executions_topic, decode_snapshot)
     # Every request on the log has a decision. A client whose answer was slow re-sends the
     # same request id, so there may be more than 2 * CYCLES requests; never fewer.
     on_log = {
