@@ -36,7 +36,7 @@ import functools
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from oncelog.errors import (
@@ -108,7 +108,7 @@ class ToolContext:
     """What a tool and a reconcile hook get: the identity to pass downstream, a stop signal."""
 
     execution: Execution
-    claim_token: str
+    claim_token: str = field(repr=False)  # a capability: kept out of logs and reprs
     previous: PreviousAttempt | None
     stop: StopSignal
 

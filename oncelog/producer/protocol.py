@@ -23,6 +23,7 @@ from oncelog.errors import (
     ResultExpiredError,
     StaleClaimError,
 )
+from oncelog.identity.tokens import token_fingerprint
 from oncelog.producer import keys
 from oncelog.producer.results import Claim, ClaimStatus, Execution, Heartbeat
 from oncelog.schemas import models as m
@@ -33,7 +34,7 @@ _EFFECTS: Final = {"pure": m.Effect.PURE, "external": m.Effect.EXTERNAL}
 
 
 def new_claim_token() -> str:
-    """A fresh 128-bit random claim token (hex)."""
+    """A fresh 128-bit random claim token (hex): a capability, sent only on the requests topic."""
     return secrets.token_hex(16)
 
 
@@ -164,7 +165,9 @@ def claim_result(decision: Decision, token: str) -> Claim:
     execution = Execution.of(state, decision)
     outcome = decision.outcome
     if outcome in (Outcome.CLAIMED, Outcome.RECLAIMED):
-        if state.claim_token != token:
+        # "claimed" only for a state this token holds now: never for a superseded grant.
+        holds = state.status is m.Status.CLAIMED and state.epoch == decision.epoch
+        if not holds or state.token_fp != token_fingerprint(token):
             raise StaleClaimError(
                 f"operation {decision.operation_id}: the grant to this retried claim was superseded"
             )

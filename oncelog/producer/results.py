@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -85,7 +85,7 @@ class Claim:
 
     status: ClaimStatus
     execution: Execution
-    claim_token: str
+    claim_token: str = field(repr=False)  # a capability: kept out of logs and reprs
     result: Any = None
     holder: str | None = None
     lease_deadline_ms: int | None = None

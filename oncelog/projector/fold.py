@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
+from oncelog.identity.tokens import token_fingerprint
 from oncelog.schemas.models import (
     BODY_KIND,
     Body,
@@ -34,8 +35,18 @@ from oncelog.schemas.models import (
     Sweep,
 )
 
-RECENT_LIMIT: Final = 32
-"""How many state-changing request ids a state remembers, so a retry takes no effect."""
+RETRY_MEMORY_MS: Final = 15 * 60 * 1000
+"""How long (in log time) a state remembers a request id that changed it, grants aside.
+
+A client re-sends one request for at most its total call timeout (the SDK
+caps it at 300 s), and a re-send may sit in the producer for at most
+librdkafka's ``message.timeout.ms`` (300 s by default) before it is appended:
+600 s in all, inside this window. The id that won each grant is kept for the
+life of the state, whatever its age (spec §4).
+"""
+
+PAYLOAD_FP_HEX: Final = 16
+"""Hex digits of a request body's fingerprint in the retry memory."""
 
 Result = tuple[ExecutionState | None, Decision]
 
@@ -49,6 +60,8 @@ _O_IN_PROGRESS: Final = Outcome.IN_PROGRESS
 _O_HEARTBEAT_OK: Final = Outcome.HEARTBEAT_OK
 _O_COMPLETED: Final = Outcome.COMPLETED
 _O_FAILED: Final = Outcome.FAILED
+_O_RECLAIMED: Final = Outcome.RECLAIMED
+_GRANTS: Final = frozenset({Outcome.CLAIMED, Outcome.RECLAIMED})
 
 _NAMING: Final = {
     Status.CLAIMED: Outcome.STATE_CLAIMED,
@@ -142,24 +155,54 @@ def _stale(state: ExecutionState, request: Request, t: int, suspected: bool = Fa
     )
 
 
+def _payload_fp(body: Body) -> str:
+    """A fingerprint of what a request asks for, to tell a retry from a reused id.
+
+    A claim counts by its request hash (params outside ``dedup_fields`` are
+    volatile) and its terms; a completion by its result; other bodies by their
+    ``repr``, which names the kind and every field and is stable across runs.
+    """
+    if type(body) is Complete:
+        return _hash(body.result)[:PAYLOAD_FP_HEX]
+    if type(body) is Claim:
+        terms = (
+            body.tool_name, body.request_hash, body.lease_ms, body.retention_ms,
+            body.effect.value, body.worker_id,
+        )  # fmt: skip
+        return _hash(repr(terms).encode())[:PAYLOAD_FP_HEX]
+    return _hash(repr(body).encode())[:PAYLOAD_FP_HEX]
+
+
 def _remember(
-    recent: tuple[RecentRequest, ...], request_id: str, outcome: Outcome, epoch: int
+    recent: tuple[RecentRequest, ...], entry: RecentRequest, t: int
 ) -> tuple[RecentRequest, ...]:
-    entry = _new(RecentRequest, (request_id, outcome, epoch))
-    if len(recent) < RECENT_LIMIT:
-        return (*recent, entry)
-    return (*recent[1 - RECENT_LIMIT :], entry)
+    """Add ``entry``; forget other entries older than the retry window, never a grant."""
+    horizon = t - RETRY_MEMORY_MS
+    kept = tuple(r for r in recent if r.log_time_ms > horizon or r.outcome in _GRANTS)
+    return (*kept, entry)
+
+
+def _is_retry(seen: RecentRequest, fp: str, body: Body) -> bool:
+    """Same id, same token, same payload: a retry (empty fingerprints are unrecorded)."""
+    if seen.token_fp and seen.token_fp != fp:
+        return False
+    return not seen.payload_fp or seen.payload_fp == _payload_fp(body)
 
 
 def _commit(
     state: ExecutionState,
     request: Request,
+    fp: str,
     outcome: Outcome,
     t: int,
+    *,
     detail: dict[str, Any] | None = None,
     **changes: Any,
 ) -> Result:
-    """Make a new state version and a decision with ``changed=True``."""
+    """Make a new state version and a decision with ``changed=True``.
+
+    ``fp`` is the fingerprint of the request's token, kept in the retry memory.
+    """
     # ``evolve`` inlined: one list copy, no second kwargs dict (the hot path).
     values = list(state)
     for name, value in changes.items():
@@ -167,7 +210,8 @@ def _commit(
     values[_VERSION] = state.version + 1
     values[_UPDATED_AT] = t
     epoch = changes.get("epoch", state.epoch)
-    values[_RECENT] = _remember(state.recent, request.request_id, outcome, epoch)
+    memo = (request.request_id, outcome, epoch, fp, _payload_fp(request.body), t)
+    values[_RECENT] = _remember(state.recent, _new(RecentRequest, memo), t)
     new = _new(ExecutionState, values)  # same length as ``state``: no check needed
     return new, _decide(new, request, outcome, t, True, **(detail or {}))
 
@@ -175,7 +219,7 @@ def _commit(
 # --- per-kind rules ----------------------------------------------------------------
 
 
-def _grant_changes(request: Request, body: Claim, t: int) -> dict[str, Any]:
+def _grant_changes(body: Claim, fp: str, t: int) -> dict[str, Any]:
     """Everything a grant (first claim or reclaim) sets on the state."""
     return {
         "status": _CLAIMED,
@@ -184,7 +228,7 @@ def _grant_changes(request: Request, body: Claim, t: int) -> dict[str, Any]:
         "effect": body.effect,
         "lease_ms": body.lease_ms,
         "retention_ms": body.retention_ms,
-        "claim_token": request.claim_token,
+        "token_fp": fp,
         "worker_id": body.worker_id,
         "claimed_at_ms": t,
         "lease_deadline_ms": t + body.lease_ms,
@@ -197,9 +241,10 @@ def _grant_changes(request: Request, body: Claim, t: int) -> dict[str, Any]:
 
 
 def _first_claim(request: Request, body: Claim, t: int) -> Result:
-    token = request.claim_token
-    if token is None:
+    if request.claim_token is None:
         return _same(None, request, Outcome.INVALID_REQUEST, t)
+    fp = token_fingerprint(request.claim_token)
+    memo = RecentRequest(request.request_id, _O_CLAIMED, 1, fp, _payload_fp(body), t)
     state = ExecutionState(
         operation_id=request.operation_id,
         channel_id=request.channel_id,
@@ -207,68 +252,81 @@ def _first_claim(request: Request, body: Claim, t: int) -> Result:
         version=1,
         epoch=1,
         request_hash=body.request_hash,
-        recent=(RecentRequest(request.request_id, _O_CLAIMED, 1),),
+        recent=(memo,),
         updated_at_ms=t,
-        **_grant_changes(request, body, t),
+        **_grant_changes(body, fp, t),
     )
     return state, _decide(state, request, _O_CLAIMED, t, True)
 
 
-def _reclaim(state: ExecutionState, request: Request, body: Claim, t: int) -> Result:
+def _reclaim(state: ExecutionState, request: Request, body: Claim, fp: str, t: int) -> Result:
     previous = PreviousAttempt(
         state.epoch,
-        state.claim_token,
+        state.token_fp,
         state.worker_id,
         state.claimed_at_ms,
         state.last_heartbeat_ms,
         state.status,
         state.error,
     )
-    changes = _grant_changes(request, body, t)
+    changes = _grant_changes(body, fp, t)
     return _commit(
         state,
         request,
-        Outcome.RECLAIMED,
+        fp,
+        _O_RECLAIMED,
         t,
-        {"previous": previous},
+        detail={"previous": previous},
         epoch=state.epoch + 1,
         previous=previous,
         **changes,
     )
 
 
-def _on_claim(state: ExecutionState, request: Request, body: Claim, t: int) -> Result:
+def _on_claim(state: ExecutionState, request: Request, body: Claim, fp: str, t: int) -> Result:
     status = state.status
     if request.claim_token is None:
         return _same(state, request, Outcome.INVALID_REQUEST, t)
     if status is _CLAIMED:
-        if request.claim_token == state.claim_token:
+        if fp == state.token_fp:
             return _same(state, request, _O_CLAIMED, t)
         if t < state.lease_deadline_ms:
             return _same(state, request, _O_IN_PROGRESS, t)
-        return _reclaim(state, request, body, t)
+        return _reclaim(state, request, body, fp, t)
+    if status is _FAILED and state.retryable:
+        return _reclaim(state, request, body, fp, t)
+    return _answer_without_grant(state, request, t)
+
+
+def _answer_without_grant(state: ExecutionState, request: Request, t: int) -> Result:
+    """What a claim learns when it gets no grant: the state's answer, no change."""
+    status = state.status
+    if status is _CLAIMED:
+        return _same(state, request, _O_IN_PROGRESS, t)
     if status is _COMPLETED and state.expires_at_ms is not None and t < state.expires_at_ms:
         return state, _decide(state, request, Outcome.REPLAYED, t, result=state.result)
     if status is _COMPLETED or status is _EXPIRED:
         return _same(state, request, Outcome.RESULT_EXPIRED, t)
-    if state.retryable:
-        return _reclaim(state, request, body, t)
     return state, _decide(state, request, _O_FAILED, t, error=state.error)
 
 
-def _on_heartbeat(state: ExecutionState, request: Request, body: Heartbeat, t: int) -> Result:
-    if request.claim_token != state.claim_token:
+def _on_heartbeat(
+    state: ExecutionState, request: Request, body: Heartbeat, fp: str, t: int
+) -> Result:
+    if fp != state.token_fp:
         return _stale(state, request, t)
     if state.status is not _CLAIMED:
         return _naming(state, request, t)
     lease = state.lease_ms if body.lease_ms is None else body.lease_ms
     return _commit(
-        state, request, _O_HEARTBEAT_OK, t, lease_deadline_ms=t + lease, last_heartbeat_ms=t
+        state, request, fp, _O_HEARTBEAT_OK, t, lease_deadline_ms=t + lease, last_heartbeat_ms=t
     )
 
 
-def _on_complete(state: ExecutionState, request: Request, body: Complete, t: int) -> Result:
-    if request.claim_token != state.claim_token:
+def _on_complete(
+    state: ExecutionState, request: Request, body: Complete, fp: str, t: int
+) -> Result:
+    if fp != state.token_fp:
         # The stale holder's side effect already happened: flag it for the audit.
         return _stale(state, request, t, suspected=True)
     status = state.status
@@ -276,9 +334,10 @@ def _on_complete(state: ExecutionState, request: Request, body: Complete, t: int
         return _commit(
             state,
             request,
+            fp,
             _O_COMPLETED,
             t,
-            {"result": body.result},
+            detail={"result": body.result},
             status=_COMPLETED,
             result=body.result,
             result_hash=_hash(body.result),
@@ -287,7 +346,12 @@ def _on_complete(state: ExecutionState, request: Request, body: Complete, t: int
         )
     if status is _FAILED:
         return _naming(state, request, t)
-    if status is _COMPLETED and body.result == state.result:
+    return _duplicate_complete(state, request, body, t)
+
+
+def _duplicate_complete(state: ExecutionState, request: Request, body: Complete, t: int) -> Result:
+    """The holder completes again: the stored answer when the result is the same."""
+    if state.status is _COMPLETED and body.result == state.result:
         return state, _decide(state, request, _O_COMPLETED, t, result=state.result)
     requested = _hash(body.result)
     if requested == state.result_hash:  # EXPIRED: same result, but its body is gone
@@ -302,32 +366,33 @@ def _on_complete(state: ExecutionState, request: Request, body: Complete, t: int
     )
 
 
-def _on_fail(state: ExecutionState, request: Request, body: Fail, t: int) -> Result:
-    if request.claim_token != state.claim_token:
+def _on_fail(state: ExecutionState, request: Request, body: Fail, fp: str, t: int) -> Result:
+    if fp != state.token_fp:
         return _stale(state, request, t)
     if state.status is not _CLAIMED:
         return _naming(state, request, t)
     return _commit(
         state,
         request,
+        fp,
         _O_FAILED,
         t,
-        {"error": body.error},
+        detail={"error": body.error},
         status=_FAILED,
         error=body.error,
         retryable=body.retryable,
     )
 
 
-def _on_release(state: ExecutionState, request: Request, body: Release, t: int) -> Result:
-    if request.claim_token != state.claim_token:
+def _on_release(state: ExecutionState, request: Request, body: Release, fp: str, t: int) -> Result:
+    if fp != state.token_fp:
         return _stale(state, request, t)
     if state.status is not _CLAIMED:
         return _naming(state, request, t)
-    return _commit(state, request, Outcome.RELEASED, t, lease_deadline_ms=t)
+    return _commit(state, request, fp, Outcome.RELEASED, t, lease_deadline_ms=t)
 
 
-def _on_cancel(state: ExecutionState, request: Request, body: Cancel, t: int) -> Result:
+def _on_cancel(state: ExecutionState, request: Request, body: Cancel, fp: str, t: int) -> Result:
     if state.status is not _CLAIMED:
         return _naming(state, request, t)
     if state.cancel_requested:
@@ -335,6 +400,7 @@ def _on_cancel(state: ExecutionState, request: Request, body: Cancel, t: int) ->
     return _commit(
         state,
         request,
+        fp,
         Outcome.CANCEL_REQUESTED,
         t,
         cancel_requested=True,
@@ -342,19 +408,19 @@ def _on_cancel(state: ExecutionState, request: Request, body: Cancel, t: int) ->
     )
 
 
-def _on_sweep(state: ExecutionState, request: Request, body: Sweep, t: int) -> Result:
+def _on_sweep(state: ExecutionState, request: Request, body: Sweep, fp: str, t: int) -> Result:
     expires = state.expires_at_ms
     if state.status is not _COMPLETED or expires is None or expires > t:
         return _naming(state, request, t)
-    return _commit(state, request, Outcome.EXPIRED, t, status=_EXPIRED, result=None)
+    return _commit(state, request, fp, Outcome.EXPIRED, t, status=_EXPIRED, result=None)
 
 
-def _on_get(state: ExecutionState, request: Request, body: Get, t: int) -> Result:
+def _on_get(state: ExecutionState, request: Request, body: Get, fp: str, t: int) -> Result:
     """A read through the log: the outcome names the state, which the decision carries."""
     return _naming(state, request, t)
 
 
-_RULES: Final[dict[type, Callable[[ExecutionState, Request, Any, int], Result]]] = {
+_RULES: Final[dict[type, Callable[[ExecutionState, Request, Any, str, int], Result]]] = {
     Claim: _on_claim,
     Heartbeat: _on_heartbeat,
     Complete: _on_complete,
@@ -366,12 +432,25 @@ _RULES: Final[dict[type, Callable[[ExecutionState, Request, Any, int], Result]]]
 }
 
 
-def _retried(state: ExecutionState, request: Request, seen: RecentRequest, t: int) -> Result:
-    """A retry of a request that already changed the state gets its first answer."""
-    result = state.result if seen.outcome is _O_COMPLETED else None
-    return state, _decide(
-        state, request, seen.outcome, t, retried=True, epoch=seen.epoch, result=result
-    )
+def _retried(
+    state: ExecutionState, request: Request, body: Body, seen: RecentRequest, t: int
+) -> Result:
+    """A retry of a request that already changed the state: it takes no effect again.
+
+    A retried grant gets its grant back only while it still holds (same epoch,
+    CLAIMED); otherwise the state's answer without a new grant. A retried
+    completion is a duplicate complete. Any other retry gets its first answer.
+    """
+    outcome = seen.outcome
+    if outcome in _GRANTS:
+        if state.status is _CLAIMED and state.epoch == seen.epoch:
+            return state, _decide(state, request, outcome, t, retried=True)
+        after, decision = _answer_without_grant(state, request, t)
+        return after, decision._replace(retried=True)
+    if outcome is _O_COMPLETED and type(body) is Complete:
+        after, decision = _duplicate_complete(state, request, body, t)
+        return after, decision._replace(retried=True)
+    return state, _decide(state, request, outcome, t, retried=True, epoch=seen.epoch)
 
 
 # --- the fold ----------------------------------------------------------------------
@@ -382,7 +461,8 @@ def fold(state: ExecutionState | None, request: Request, log_time_ms: int) -> Re
 
     Returns the state after (the same object when nothing changed; ``None``
     while the operation is absent) and exactly one decision. The decision's
-    ``changed`` is True only when a new state version was made.
+    ``changed`` is True only when a new state version was made. Tokens are
+    compared by fingerprint: the state never holds a token (spec §8).
     """
     body: Body = request.body
     if state is None:
@@ -399,11 +479,14 @@ def fold(state: ExecutionState | None, request: Request, log_time_ms: int) -> Re
             stored_hash=state.request_hash,
             request_hash=body.request_hash,
         )
+    fp = token_fingerprint(request.claim_token)
     request_id = request.request_id
     for seen in state.recent:
         if seen.request_id == request_id:
-            return _retried(state, request, seen, log_time_ms)
-    return _RULES[type(body)](state, request, body, log_time_ms)
+            if _is_retry(seen, fp, body):
+                return _retried(state, request, body, seen, log_time_ms)
+            break  # a reused id: judged as a new request
+    return _RULES[type(body)](state, request, body, fp, log_time_ms)
 
 
 # --- log time and batches ----------------------------------------------------------

@@ -5,6 +5,8 @@ exact state the fold produced (the queryable columns are a lossy projection).
 The blob uses the same framing as the wire records (``C3 01`` + CRC-64-AVRO
 fingerprint + schemaless body) and the shared ``ExecutionState`` schema, so a
 blob written today stays readable after the schema gains a defaulted field.
+Blobs of the pre-fingerprint layout (``history/``) are converted on read by
+:mod:`oncelog.schemas.upgrade`, so a DuckDB file of that version still resumes.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ import fastavro
 from fastavro.schema import load_schema
 
 from oncelog.errors import CodecError
+from oncelog.schemas import upgrade
 from oncelog.schemas.codec import (
     HEADER_LEN,
+    HISTORY_DIR,
     MAGIC,
     SCHEMA_DIR,
     encode_state_body,
@@ -32,6 +36,9 @@ from oncelog.schemas.record_writer import STATE_CANONICAL_FORM
 _SCHEMA: Final[Any] = load_schema(str(SCHEMA_DIR / "dev.oncelog.ExecutionState.avsc"))
 _FINGERPRINT: Final = schema_fingerprint(_SCHEMA)
 _HEADER: Final = MAGIC + _FINGERPRINT
+# The layout before token fingerprints: read with its own schema, then converted.
+_OLD_SCHEMA: Final[Any] = load_schema(str(HISTORY_DIR / "dev.oncelog.ExecutionState.avsc"))
+_OLD_HEADER: Final = MAGIC + schema_fingerprint(_OLD_SCHEMA)
 # Whether the hand-written writer implements the schema file (else fastavro writes).
 _FAST: Final = form_fingerprint(STATE_CANONICAL_FORM) == _FINGERPRINT
 
@@ -48,12 +55,16 @@ def encode_state(state: ExecutionState) -> bytes:
 
 def decode_state(data: bytes) -> ExecutionState:
     """Decode a blob written by :func:`encode_state`; any failure is a :class:`CodecError`."""
-    if len(data) < HEADER_LEN or data[:HEADER_LEN] != _HEADER:
+    header = bytes(data[:HEADER_LEN])
+    if len(data) < HEADER_LEN or header not in (_HEADER, _OLD_HEADER):
         fingerprint = bytes(data[2:HEADER_LEN]) if len(data) >= HEADER_LEN else None
         raise CodecError("not an ExecutionState blob", length=len(data), fingerprint=fingerprint)
     buf = io.BytesIO(data)
     buf.seek(HEADER_LEN)
     try:
+        if header == _OLD_HEADER:
+            old: Any = fastavro.schemaless_reader(buf, _OLD_SCHEMA, None)
+            return state_from_avro(upgrade.state(old))
         record: Any = fastavro.schemaless_reader(buf, _SCHEMA, None)
         return state_from_avro(record)
     except Exception as exc:  # fastavro raises many types on corrupt input

@@ -11,9 +11,9 @@ Tables (``partition``/``offset`` are positions in the requests topic):
 ``executions``
     The current state, one row per ``operation_id`` (primary key): queryable
     columns (partition, channel_id, key_name, status, version, epoch, tool_name,
-    effect, worker_id, claim_token, lease_deadline_ms, completed_at_ms,
-    expires_at_ms, result, request_hash, result_hash, source_offset,
-    source_request_id, outcome, log_time_ms) plus ``state``, the full state as an
+    effect, worker_id, token_fp (the claim token's fingerprint, never the token),
+    lease_deadline_ms, completed_at_ms, expires_at_ms, result, request_hash, result_hash,
+    source_offset, source_request_id, outcome, log_time_ms) plus ``state``, the full state as an
     Avro blob, which :meth:`Store.load_states` decodes for an exact reload.
 ``history``
     One row per state version, keyed by (operation_id, version), with an extra
@@ -53,6 +53,8 @@ import duckdb
 import pyarrow as pa
 
 from oncelog.errors import StoreError
+from oncelog.identity.tokens import token_fingerprint
+from oncelog.projector.migrate import migrate
 from oncelog.projector.state_blob import decode_state, encode_state
 from oncelog.projector.tables import (
     DEAD_LETTERS,
@@ -130,7 +132,7 @@ def _execution_row(snap: ExecutionSnapshot, blob: bytes) -> tuple[Any, ...]:
     s = snap.state
     return (
         s.operation_id, snap.source_partition, s.channel_id, s.key_name, s.status.value,
-        s.version, s.epoch, s.tool_name, s.effect.value, s.worker_id, s.claim_token,
+        s.version, s.epoch, s.tool_name, s.effect.value, s.worker_id, s.token_fp,
         s.lease_deadline_ms, s.completed_at_ms, s.expires_at_ms, s.result, s.request_hash,
         s.result_hash, snap.source_offset, snap.source_request_id, snap.outcome.value,
         snap.log_time_ms, blob,
@@ -142,7 +144,7 @@ def _history_row(snap: ExecutionSnapshot, valid_to: int | None, blob: bytes) -> 
     return (
         s.operation_id, s.version, snap.source_partition, s.channel_id, s.key_name,
         snap.source_offset, valid_to, snap.log_time_ms, snap.outcome.value,
-        snap.source_request_id, s.status.value, s.epoch, s.worker_id, s.claim_token,
+        snap.source_request_id, s.status.value, s.epoch, s.worker_id, s.token_fp,
         s.effect.value, s.result, s.result_hash, s.expires_at_ms, blob,
     )  # fmt: skip
 
@@ -157,10 +159,11 @@ def _audit_row(entry: AuditEntry) -> tuple[Any, ...]:
         worker, effect = state.worker_id, state.effect.value
     else:
         worker, effect = None, None
+    token_fp = token_fingerprint(request.claim_token) or None  # the token stays on the log
     return (
         entry.partition, entry.offset, request.request_id, request.operation_id,
         request.channel_id, request.key_name, request.kind.value, decision.outcome.value,
-        decision.changed, decision.version, decision.epoch, worker, request.claim_token,
+        decision.changed, decision.version, decision.epoch, worker, token_fp,
         effect, entry.log_time_ms, decision.duplicate_effect_suspected, decision.retried,
     )  # fmt: skip
 
@@ -332,6 +335,7 @@ class Store:
         try:
             self._con = duckdb.connect(str(self.path), read_only=read_only)
             if not read_only:
+                migrate(self._con)  # a file of an older version, before the DDL
                 for ddl in SCHEMA_DDL:
                     self._con.execute(ddl)
         except duckdb.Error as exc:

@@ -45,7 +45,7 @@ class Version(_Frozen):
     request_id: str
     epoch: int
     worker_id: str
-    claim_token: str
+    token_fp: str = Field(description="Fingerprint of the attempt's claim token (never the token)")
     effect: str
     valid_from_offset: int
     valid_to_offset: int | None
@@ -95,7 +95,7 @@ class SuspectedDuplicate(_Frozen):
     channel_id: str
     key_name: str
     request_id: str
-    claim_token: str | None
+    token_fp: str | None = Field(description="Fingerprint of the stale claim token")
     stale_epoch: int | None = Field(description="Epoch of the stale token's grant, if known")
     stale_worker_id: str | None = Field(description="Worker of the stale token's grant, if known")
     current_epoch: int | None = Field(description="The epoch holding the operation at that time")

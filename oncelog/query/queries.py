@@ -55,7 +55,7 @@ _AS_OF_TIME: Final = _VERSIONS.format(column="log_time_ms")
 
 _HISTORY: Final = """
 WITH v AS MATERIALIZED (
-  SELECT operation_id, version, status, outcome, request_id, epoch, worker_id, claim_token,
+  SELECT operation_id, version, status, outcome, request_id, epoch, worker_id, token_fp,
          effect, valid_from_offset, valid_to_offset, log_time_ms, result, result_hash
   FROM history WHERE operation_id = ?
 )
@@ -78,19 +78,19 @@ GROUP BY operation_id
 _DUPLICATES: Final = """
 WITH d AS MATERIALIZED (
   SELECT partition, "offset", log_time_ms, operation_id, channel_id, key_name, request_id,
-         claim_token, epoch
+         token_fp, epoch
   FROM requests WHERE duplicate_effect_suspected
   ORDER BY log_time_ms, partition, "offset" LIMIT ?
 ),
 g AS (
-  SELECT operation_id, claim_token, arg_min(epoch, version) AS epoch,
+  SELECT operation_id, token_fp, arg_min(epoch, version) AS epoch,
          arg_min(worker_id, version) AS worker_id
   FROM history WHERE operation_id IN (SELECT operation_id FROM d)
-  GROUP BY operation_id, claim_token
+  GROUP BY operation_id, token_fp
 )
 SELECT d.partition, d."offset", d.log_time_ms, d.operation_id, d.channel_id, d.key_name,
-       d.request_id, d.claim_token, g.epoch, g.worker_id, d.epoch
-FROM d LEFT JOIN g ON g.operation_id = d.operation_id AND g.claim_token = d.claim_token
+       d.request_id, d.token_fp, g.epoch, g.worker_id, d.epoch
+FROM d LEFT JOIN g ON g.operation_id = d.operation_id AND g.token_fp = d.token_fp
 ORDER BY d.log_time_ms, d.partition, d."offset"
 """
 

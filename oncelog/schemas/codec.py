@@ -13,13 +13,13 @@ import io
 import struct
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 import fastavro
 from fastavro.schema import load_schema, to_parsing_canonical_form
 
 from oncelog.errors import CodecError
-from oncelog.schemas import convert, record_writer
+from oncelog.schemas import convert, record_writer, upgrade
 from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState, Request
 from oncelog.schemas.request_reader import CANONICAL_FORM, read_request
 
@@ -73,6 +73,7 @@ class SchemaRegistry:
         self.current: dict[str, Any] = {}
         self.current_fingerprint: dict[str, bytes] = {}
         self.writers: dict[bytes, tuple[str, Any]] = {}
+        self.upgrades: dict[bytes, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
     def add_current(self, parsed_schema: Any) -> None:
         """Make ``parsed_schema`` the reader (and writer) schema of its record type."""
@@ -87,10 +88,20 @@ class SchemaRegistry:
         self.writers[fingerprint] = (parsed_schema["name"], parsed_schema)
         return fingerprint
 
-    def register_writer_file(self, path: Path) -> bytes:
-        """Register a self-contained ``.avsc`` file as a known writer schema."""
+    def register_writer_file(
+        self, path: Path, convert_on_read: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    ) -> bytes:
+        """Register a self-contained ``.avsc`` file as a known writer schema.
+
+        With ``convert_on_read``, records of this writer are read with their own
+        schema and ``convert_on_read`` turns the datum into the current layout (for changes
+        that schema resolution cannot express, such as hashing a field).
+        """
         # load_schema resolves named types from dev.oncelog.*.avsc files beside ``path``.
-        return self.register_writer(load_schema(str(path)))
+        fingerprint = self.register_writer(load_schema(str(path)))
+        if convert_on_read is not None:
+            self.upgrades[fingerprint] = convert_on_read
+        return fingerprint
 
 
 def default_registry() -> SchemaRegistry:
@@ -102,7 +113,7 @@ def default_registry() -> SchemaRegistry:
         for path in sorted(HISTORY_DIR.glob("*.avsc")):
             # dev.oncelog.X.avsc files are named types the old schemas include, not records.
             if not path.name.startswith("dev.oncelog."):
-                registry.register_writer_file(path)
+                registry.register_writer_file(path, upgrade.BY_HISTORY_FILE.get(path.name))
     return registry
 
 
@@ -135,7 +146,8 @@ def _read_body(registry: SchemaRegistry, name: str, data: bytes) -> Any:
         raise CodecError(
             f"expected {name}, got {writer_name}", length=len(data), fingerprint=fingerprint
         )
-    reader = registry.current[name]
+    convert_after = registry.upgrades.get(fingerprint)
+    reader = writer if convert_after is not None else registry.current[name]
     buf = io.BytesIO(data)
     buf.seek(HEADER_LEN)
     try:
@@ -152,7 +164,7 @@ def _read_body(registry: SchemaRegistry, name: str, data: bytes) -> Any:
         ) from exc
     if buf.tell() != len(data):
         raise CodecError(f"trailing bytes after {name}", length=len(data), fingerprint=fingerprint)
-    return record
+    return record if convert_after is None else convert_after(cast(dict[str, Any], record))
 
 
 def _decode(registry: SchemaRegistry, name: str, data: bytes, build: Callable[[Any], T]) -> T:

@@ -126,7 +126,7 @@ def _previous_to_avro(p: PreviousAttempt | None) -> dict[str, Any] | None:
         return None
     return {
         "epoch": p.epoch,
-        "claim_token": p.claim_token,
+        "token_fp": p.token_fp,
         "worker_id": p.worker_id,
         "claimed_at_ms": p.claimed_at_ms,
         "last_heartbeat_ms": p.last_heartbeat_ms,
@@ -140,7 +140,7 @@ def _previous_from_avro(d: dict[str, Any] | None) -> PreviousAttempt | None:
         return None
     return PreviousAttempt(
         d["epoch"],
-        d["claim_token"],
+        d["token_fp"],
         d["worker_id"],
         d["claimed_at_ms"],
         d["last_heartbeat_ms"],
@@ -156,7 +156,15 @@ def state_to_avro(s: ExecutionState) -> dict[str, Any]:
     d["effect"] = s.effect.value
     d["previous"] = _previous_to_avro(s.previous)
     d["recent"] = [
-        {"request_id": r.request_id, "outcome": r.outcome.value, "epoch": r.epoch} for r in s.recent
+        {
+            "request_id": r.request_id,
+            "outcome": r.outcome.value,
+            "epoch": r.epoch,
+            "token_fp": r.token_fp,
+            "payload_fp": r.payload_fp,
+            "log_time_ms": r.log_time_ms,
+        }
+        for r in s.recent
     ]
     return d
 
@@ -170,7 +178,15 @@ def state_from_avro(d: dict[str, Any]) -> ExecutionState:
         effect=_EFFECT[d["effect"]],
         previous=_previous_from_avro(d["previous"]),
         recent=tuple(
-            RecentRequest(r["request_id"], _OUTCOME[r["outcome"]], r["epoch"]) for r in d["recent"]
+            RecentRequest(
+                r["request_id"],
+                _OUTCOME[r["outcome"]],
+                r["epoch"],
+                r["token_fp"],
+                r["payload_fp"],
+                r["log_time_ms"],
+            )
+            for r in d["recent"]
         ),
     )
 

@@ -168,7 +168,7 @@ class PreviousAttempt(NamedTuple):
     """The attempt a grant superseded, for the new holder to reconcile with."""
 
     epoch: int
-    claim_token: str
+    token_fp: str
     worker_id: str
     claimed_at_ms: int
     last_heartbeat_ms: int | None
@@ -177,11 +177,20 @@ class PreviousAttempt(NamedTuple):
 
 
 class RecentRequest(NamedTuple):
-    """A request id that changed the state, remembered so a retry takes no effect."""
+    """A request that changed the state, remembered so that a retry takes no effect.
+
+    ``token_fp`` and ``payload_fp`` tell a retry (same id, same token, same
+    payload) from a reused id, which is judged as new; both are empty on
+    entries upgraded from records written before they were kept (such an entry
+    matches any retry of its id, as it did then). ``log_time_ms`` ages the entry.
+    """
 
     request_id: str
     outcome: Outcome
     epoch: int
+    token_fp: str = ""
+    payload_fp: str = ""
+    log_time_ms: int = 0
 
 
 class ExecutionState(NamedTuple):
@@ -199,7 +208,7 @@ class ExecutionState(NamedTuple):
     effect: Effect
     lease_ms: int
     retention_ms: int
-    claim_token: str
+    token_fp: str
     worker_id: str
     claimed_at_ms: int
     lease_deadline_ms: int

@@ -42,7 +42,7 @@ STATE_CANONICAL_FORM: Final = (
     '{"name":"params","type":"bytes"},{"name":"effect","type":'
     '{"name":"dev.oncelog.Effect","type":"enum","symbols":["pure","external"]}},'
     '{"name":"lease_ms","type":"long"},{"name":"retention_ms","type":"long"},'
-    '{"name":"claim_token","type":"string"},{"name":"worker_id","type":"string"},'
+    '{"name":"token_fp","type":"string"},{"name":"worker_id","type":"string"},'
     '{"name":"claimed_at_ms","type":"long"},{"name":"lease_deadline_ms","type":"long"},'
     '{"name":"last_heartbeat_ms","type":["null","long"]},'
     '{"name":"cancel_requested","type":"boolean"},'
@@ -54,7 +54,7 @@ STATE_CANONICAL_FORM: Final = (
     '{"name":"error","type":["null","string"]},{"name":"retryable","type":"boolean"},'
     '{"name":"previous","type":["null",'
     '{"name":"dev.oncelog.PreviousAttempt","type":"record","fields":['
-    '{"name":"epoch","type":"long"},{"name":"claim_token","type":"string"},'
+    '{"name":"epoch","type":"long"},{"name":"token_fp","type":"string"},'
     '{"name":"worker_id","type":"string"},{"name":"claimed_at_ms","type":"long"},'
     '{"name":"last_heartbeat_ms","type":["null","long"]},'
     '{"name":"status","type":"dev.oncelog.Status"},'
@@ -67,7 +67,8 @@ STATE_CANONICAL_FORM: Final = (
     '"failed","heartbeat_ok","completed","stale_claim","released","cancel_requested",'
     '"expired","invalid_request","state_absent","state_claimed","state_completed",'
     '"state_failed","state_expired"]}},'
-    '{"name":"epoch","type":"long"}]}}},'
+    '{"name":"epoch","type":"long"},{"name":"token_fp","type":"string"},'
+    '{"name":"payload_fp","type":"string"},{"name":"log_time_ms","type":"long"}]}}},'
     '{"name":"updated_at_ms","type":"long"}]}'
 )
 """The ``ExecutionState`` layout :func:`state_body` writes."""
@@ -120,11 +121,11 @@ _CONTINUE: Final = tuple(int.from_bytes(b"\x80" * (k - 1), "little") for k in ra
 _LONGS: dict[int, bytes] = {}
 _LONGS_LIMIT: Final = 1 << 16
 # Encoded strings by value, for the same reason: every version of a state repeats
-# its ids, hashes, tokens and the request ids of ``recent``. (A str hashes once.)
+# its ids, hashes, token fingerprints and the request ids of ``recent``. (A str hashes once.)
 _TEXTS: dict[str, bytes] = {}
 _TEXTS_LIMIT: Final = 1 << 16
 # Encoded RecentRequest items by value: each new state version carries the
-# previous version's items (up to the fold's RECENT_LIMIT) plus one.
+# previous version's items (the fold's retry memory) plus one.
 _ITEMS: dict[RecentRequest, bytes] = {}
 _ITEMS_LIMIT: Final = 1 << 16
 
@@ -225,12 +226,12 @@ def _previous(p: PreviousAttempt | None) -> bytes:
     """``["null", PreviousAttempt]``."""
     if p is None:
         return _NULL
-    epoch, claim_token, worker_id, claimed_at_ms, last_heartbeat_ms, status, error = p
+    epoch, token_fp, worker_id, claimed_at_ms, last_heartbeat_ms, status, error = p
     return b"".join(
         (
             _SOME,
             write_long(epoch),
-            _text(claim_token),
+            _text(token_fp),
             _text(worker_id),
             write_long(claimed_at_ms),
             _opt_long(last_heartbeat_ms),
@@ -241,8 +242,17 @@ def _previous(p: PreviousAttempt | None) -> bytes:
 
 
 def _recent_item(item: RecentRequest) -> bytes:
-    request_id, outcome, epoch = item
-    data = _text(request_id) + _OUTCOME[outcome] + write_long(epoch)
+    request_id, outcome, epoch, token_fp, payload_fp, log_time_ms = item
+    data = b"".join(
+        (
+            _text(request_id),
+            _OUTCOME[outcome],
+            write_long(epoch),
+            _text(token_fp),
+            _text(payload_fp),
+            write_long(log_time_ms),
+        )
+    )
     if len(_ITEMS) >= _ITEMS_LIMIT:
         _ITEMS.clear()
     _ITEMS[item] = data
@@ -265,7 +275,7 @@ def state_body(s: ExecutionState) -> bytes:
     """The schemaless Avro body of ``s`` (the current ``ExecutionState`` layout)."""
     (
         operation_id, channel_id, key_name, status, version, epoch, request_hash, tool_name,
-        params, effect, lease_ms, retention_ms, claim_token, worker_id, claimed_at_ms,
+        params, effect, lease_ms, retention_ms, token_fp, worker_id, claimed_at_ms,
         lease_deadline_ms, last_heartbeat_ms, cancel_requested, cancel_reason, result,
         result_hash, completed_at_ms, expires_at_ms, error, retryable, previous, recent,
         updated_at_ms,
@@ -284,7 +294,7 @@ def state_body(s: ExecutionState) -> bytes:
             _EFFECT[effect],
             write_long(lease_ms),
             write_long(retention_ms),
-            _text(claim_token),
+            _text(token_fp),
             _text(worker_id),
             write_long(claimed_at_ms),
             write_long(lease_deadline_ms),

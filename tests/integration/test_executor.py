@@ -22,6 +22,7 @@ from oncelog.errors import (
     LedgerTimeoutError,
     ToolInProgressError,
 )
+from oncelog.identity.tokens import token_fingerprint
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.executor import ToolContext, ToolRun, ledger_tool
 from oncelog.producer.partitioner import partition_for
@@ -216,7 +217,7 @@ def test_reconcile_hook_sees_the_crashed_attempt_on_reclaim(
     tool = FakeTool(result="charged")
     run = runner.run(tool, lease_seconds=10)
     assert [(p.epoch, p.worker_id) for p in tool.reconciled_with] == [(1, "worker-crashed")]
-    assert tool.reconciled_with[0].claim_token == first.claim_token
+    assert tool.reconciled_with[0].token_fp == token_fingerprint(first.claim_token)
     assert len(tool.calls) == 1
     assert tool.calls[0].epoch == 2
     assert tool.calls[0].previous == tool.reconciled_with[0]

@@ -6,7 +6,8 @@ import hypothesis.strategies as st
 from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from oncelog.projector.fold import PartitionClock, fold, snapshot_of
+from oncelog.identity.tokens import token_fingerprint
+from oncelog.projector.fold import RETRY_MEMORY_MS, PartitionClock, fold, snapshot_of
 from oncelog.schemas.codec import decode_snapshot, encode_decision, encode_snapshot
 from oncelog.schemas.models import Claim, Decision, ExecutionState, Outcome, Request, Status
 from tests.projector.fold_factories import Op
@@ -35,6 +36,9 @@ class Fleet(RuleBasedStateMachine):
         self.results: dict[int, bytes] = {}
         self.result_hashes: dict[int, str] = {}
         self.max_epoch: dict[int, int] = {}
+        self.holder: dict[int, str] = {}  # op index -> the token of the last grant
+        # (op index, request id) -> decisions that changed the state; ids are per operation
+        self.effects: dict[tuple[int, str], int] = {}
 
     # --- plumbing ------------------------------------------------------------------
 
@@ -48,6 +52,11 @@ class Fleet(RuleBasedStateMachine):
         self.decisions.append(decision)
         self.states[index] = after
         if decision.changed:
+            key = (index, request.request_id)
+            self.effects[key] = self.effects.get(key, 0) + 1
+            if decision.outcome in GRANTS:
+                assert request.claim_token is not None
+                self.holder[index] = request.claim_token
             encoded = encode_snapshot(snapshot_of(decision, 0, offset))
             self.snapshots.append((index, offset, encoded))
         return decision
@@ -142,7 +151,17 @@ class Fleet(RuleBasedStateMachine):
     def sweep(self, index: int) -> None:
         self.send(index, OPS[index].sweep())
 
-    @rule(dt=st.sampled_from([1, 500, 3_000, 6_000, 40_000]))
+    @rule(worker=workers, index=ops, beats=st.integers(20, 80))
+    def long_run_of_heartbeats_and_sweeps(self, worker: str, index: int, beats: int) -> None:
+        """What used to spend a count-bounded memory: many changes between re-sends."""
+        token = self.token_of(worker, index)
+        for _ in range(beats):
+            self.broker_ts += 200
+            if token is not None:
+                self.send(index, OPS[index].heartbeat(token))
+            self.send(index, OPS[index].sweep())
+
+    @rule(dt=st.sampled_from([1, 500, 3_000, 6_000, 40_000, RETRY_MEMORY_MS + 1]))
     def advance(self, dt: int) -> None:
         self.broker_ts += dt
 
@@ -153,8 +172,21 @@ class Fleet(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.log))
     @rule(pick=st.integers(0, 10**6))
     def retry_request(self, pick: int) -> None:
-        index, request, _ = self.log[pick % len(self.log)]
-        self.send(index, request)
+        """A client re-sends within its call timeout: inside the retry window."""
+        _, now = self.clock.advance(self.broker_ts)
+        recent = [entry for entry in self.log if now - entry[2] < RETRY_MEMORY_MS]
+        if recent:
+            index, request, _ = recent[pick % len(recent)]
+            self.send(index, request)
+
+    @precondition(lambda self: bool(self.log))
+    @rule(pick=st.integers(0, 10**6))
+    def resend_a_claim_late(self, pick: int) -> None:
+        """A claim re-sent at any age: its grant is remembered for the life of the state."""
+        claims = [entry for entry in self.log if isinstance(entry[1].body, Claim)]
+        if claims:
+            index, request, _ = claims[pick % len(claims)]
+            self.send(index, request)
 
     # --- invariants ----------------------------------------------------------------
 
@@ -169,11 +201,16 @@ class Fleet(RuleBasedStateMachine):
                 assert self.results.setdefault(index, state.result) == state.result
 
     @invariant()
-    def at_most_one_holder(self) -> None:
+    def no_request_id_takes_effect_twice(self) -> None:
+        assert all(count == 1 for count in self.effects.values())
+
+    @invariant()
+    def the_state_names_the_last_grant(self) -> None:
+        """The holder is the token of the last grant decision, and only by fingerprint."""
         for index, state in self.states.items():
-            if state is not None and state.status is Status.CLAIMED:
-                holders = [w for w in WORKERS if self.token_of(w, index) == state.claim_token]
-                assert len(holders) <= 1
+            if state is not None:
+                assert state.token_fp == token_fingerprint(self.holder[index])
+                assert self.holder[index] not in repr(state)
 
     def teardown(self) -> None:
         if not hasattr(self, "log"):

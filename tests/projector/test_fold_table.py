@@ -6,8 +6,9 @@ import hashlib
 
 import pytest
 
+from oncelog.identity.tokens import token_fingerprint as fp
 from oncelog.producer.keys import canonical_json
-from oncelog.projector.fold import RECENT_LIMIT, fold
+from oncelog.projector.fold import RETRY_MEMORY_MS, fold
 from oncelog.schemas.models import ExecutionState, Outcome, Request, Status
 from tests.projector.fold_factories import LEASE_MS, RETENTION_MS, Op, given, run
 
@@ -57,7 +58,7 @@ def test_claim_on_absent_is_claimed_epoch_1_deadline_t_plus_lease(op: Op) -> Non
     assert decision.changed is True
     assert (state.status, state.epoch, state.version) == (Status.CLAIMED, 1, 1)
     assert state.lease_deadline_ms == 5_000 + LEASE_MS
-    assert (state.claim_token, state.worker_id) == ("A", "w1")
+    assert (state.token_fp, state.worker_id) == (fp("A"), "w1")
     assert decision.holder_worker_id == "w1"
 
 
@@ -97,7 +98,7 @@ def test_claim_on_claimed_by_other_token_at_deadline_is_reclaimed_epoch_plus_1(o
     assert after is not None
     assert decision.outcome == "reclaimed"
     assert decision.changed is True
-    assert (after.epoch, after.claim_token, after.worker_id) == (2, "B", "w2")
+    assert (after.epoch, after.token_fp, after.worker_id) == (2, fp("B"), "w2")
     assert after.lease_deadline_ms == t + LEASE_MS
     assert decision.previous is not None
     assert decision.previous == after.previous
@@ -124,7 +125,7 @@ def test_claim_on_failed_retryable_is_reclaimed_epoch_plus_1(op: Op) -> None:
     after, decision = fold(state, op.claim("B", worker="w2"), 3_000)
     assert after is not None
     assert decision.outcome == "reclaimed"
-    assert (after.status, after.epoch, after.claim_token) == (Status.CLAIMED, 2, "B")
+    assert (after.status, after.epoch, after.token_fp) == (Status.CLAIMED, 2, fp("B"))
     assert after.error is None
     assert decision.previous is not None
     assert decision.previous.status == Status.FAILED
@@ -341,10 +342,13 @@ def test_request_that_changed_nothing_is_judged_again(op: Op) -> None:
     assert (first.outcome, again.outcome) == ("in_progress", "reclaimed")
 
 
-def test_recent_memory_is_bounded(op: Op) -> None:
-    steps = [(op.claim("A"), 0)] + [(op.heartbeat("A"), i) for i in range(1, 100)]
+def test_recent_memory_is_bounded_by_log_time_age(op: Op) -> None:
+    """Heartbeats every 10 s for 2 h: the memory holds the grant and one window of ids."""
+    every = 10_000
+    steps = [(op.claim("A"), 0)] + [(op.heartbeat("A"), i * every) for i in range(1, 720)]
     state = given(steps)
-    assert len(state.recent) == RECENT_LIMIT
+    assert state.recent[0].request_id == steps[0][0].request_id  # the grant stays
+    assert len(state.recent) == 1 + RETRY_MEMORY_MS // every
     assert state.recent[-1].request_id == steps[-1][0].request_id
 
 

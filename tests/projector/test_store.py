@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from oncelog.errors import CodecError, StoreError
+from oncelog.identity.tokens import token_fingerprint
 from oncelog.projector.fold import fold
 from oncelog.projector.state_blob import decode_state, encode_state
 from oncelog.projector.store import Batch, DeadLetter, Position, Store
@@ -97,12 +98,12 @@ def test_stale_completion_is_flagged_in_the_audit(store: Store) -> None:
     row = (
         store.cursor()
         .execute(
-            "SELECT outcome, duplicate_effect_suspected, claim_token, epoch FROM requests "
+            "SELECT outcome, duplicate_effect_suspected, token_fp, epoch FROM requests "
             'WHERE "offset" = 2'
         )
         .fetchone()
     )
-    assert row == ("stale_claim", True, "t1", 2)
+    assert row == ("stale_claim", True, token_fingerprint("t1"), 2)
 
 
 def test_recommitting_a_batch_adds_nothing(store: Store) -> None:

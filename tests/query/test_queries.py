@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from oncelog.errors import InvalidArgumentError
+from oncelog.identity.tokens import token_fingerprint
 from oncelog.producer.keys import operation_id
 from oncelog.query.queries import (
     MAX_STEP_RANGE,
@@ -158,6 +159,10 @@ def test_suspected_duplicates_name_the_stale_grant(con: Con) -> None:
     [dup] = suspected_duplicates(con)
     assert dup.operation_id == operation_id(CHANNEL, STEP2)
     assert (dup.partition, dup.offset, dup.log_time_ms) == (2, 4, 3_001 + LEASE_MS)
-    assert (dup.claim_token, dup.stale_epoch, dup.stale_worker_id) == ("t2", 1, "w1")
+    assert (dup.token_fp, dup.stale_epoch, dup.stale_worker_id) == (
+        token_fingerprint("t2"),
+        1,
+        "w1",
+    )
     assert dup.current_epoch == 2
     assert suspected_duplicates(con, limit=0) == []

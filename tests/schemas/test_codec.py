@@ -81,7 +81,7 @@ def _state() -> ExecutionState:
         effect=Effect.PURE,
         lease_ms=10_000,
         retention_ms=2**40,
-        claim_token="t2",
+        token_fp="f2",
         worker_id="w2",
         claimed_at_ms=5,
         lease_deadline_ms=10_005,
@@ -93,7 +93,10 @@ def _state() -> ExecutionState:
         completed_at_ms=9,
         expires_at_ms=2**40 + 9,
         previous=PreviousAttempt(1, "t1", "w1", 1, None, Status.CLAIMED),
-        recent=(RecentRequest("a", Outcome.RECLAIMED, 2), RecentRequest("b", Outcome.COMPLETED, 2)),
+        recent=(
+            RecentRequest("a", Outcome.RECLAIMED, 2, "fa", "pa", 6),
+            RecentRequest("b", Outcome.COMPLETED, 2, "fb", "pb", 9),
+        ),
         updated_at_ms=9,
     )
 

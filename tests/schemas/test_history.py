@@ -1,24 +1,90 @@
-"""Records written by the previous schemas (before the Get kind) still decode."""
+"""Records written by previous schemas still decode, converted to the current layout.
+
+Two generations are kept under ``schemas/history``: the pre-Get schemas
+(resolved by Avro) and the pre-fingerprint ones, whose ``claim_token`` fields
+are converted on read into the ``token_fp`` the current version writes. The
+DuckDB file of the pre-fingerprint version is migrated when opened.
+"""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
+from typing import Any
 
 import fastavro
 from fastavro.schema import load_schema
 
-from oncelog.schemas.codec import HISTORY_DIR, MAGIC, decode_decision, decode_request
+from oncelog.identity.tokens import token_fingerprint
+from oncelog.projector.fold import snapshot_of
+from oncelog.projector.state_blob import decode_state
+from oncelog.projector.store import Store
+from oncelog.schemas.codec import (
+    HISTORY_DIR,
+    MAGIC,
+    decode_decision,
+    decode_request,
+    decode_snapshot,
+)
 from oncelog.schemas.codec import schema_fingerprint as fingerprint
-from oncelog.schemas.convert import decision_to_avro, request_to_avro
-from oncelog.schemas.models import Claim, Decision, Effect, Kind, Outcome, Request
+from oncelog.schemas.convert import decision_to_avro, request_to_avro, snapshot_to_avro
+from oncelog.schemas.models import (
+    Claim,
+    Decision,
+    Effect,
+    ExecutionState,
+    Kind,
+    Outcome,
+    Request,
+    evolve,
+)
+from tests.projector.fold_factories import LEASE_MS, Op, given
+from tests.projector.store_factories import feed
 
 
-def _old_bytes(schema_file: str, datum: dict[str, object]) -> bytes:
+def _old_bytes(schema_file: str, datum: dict[str, Any]) -> bytes:
     schema = load_schema(str(HISTORY_DIR / schema_file))
     buf = io.BytesIO()
     buf.write(MAGIC + fingerprint(schema))
     fastavro.schemaless_writer(buf, schema, datum)
     return buf.getvalue()
+
+
+def _with_tokens(state: dict[str, Any], tokens: dict[str, str]) -> dict[str, Any]:
+    """The pre-fingerprint datum of a state: the token itself, a three-field memory."""
+    old = {k: v for k, v in state.items() if k != "token_fp"}
+    old["claim_token"] = tokens[state["token_fp"]]
+    if state["previous"] is not None:
+        previous = {k: v for k, v in state["previous"].items() if k != "token_fp"}
+        old["previous"] = {**previous, "claim_token": tokens[state["previous"]["token_fp"]]}
+    old["recent"] = [
+        {"request_id": r["request_id"], "outcome": r["outcome"], "epoch": r["epoch"]}
+        for r in state["recent"]
+    ]
+    return old
+
+
+def _as_upgraded(state: ExecutionState) -> ExecutionState:
+    """What an old record of ``state`` reads as: memory items without fingerprints."""
+    recent = tuple(
+        r._replace(token_fp="", payload_fp="", log_time_ms=state.updated_at_ms)
+        for r in state.recent
+    )
+    return evolve(state, recent=recent)
+
+
+TOKENS = {token_fingerprint(t): t for t in ("A", "B")}
+
+
+def _reclaimed() -> tuple[Op, ExecutionState, Decision]:
+    op = Op()
+    state = given([(op.claim("A"), 1_000), (op.claim("B", worker="w2"), 1_000 + LEASE_MS)])
+    decision = Decision(
+        request_id=state.recent[-1].request_id, operation_id=state.operation_id,
+        kind=Kind.CLAIM, outcome=Outcome.RECLAIMED, changed=True,
+        log_time_ms=state.updated_at_ms, state=state, epoch=2, previous=state.previous,
+    )  # fmt: skip
+    return op, state, decision
 
 
 def test_a_request_of_the_v1_schema_decodes() -> None:
@@ -34,3 +100,91 @@ def test_a_decision_of_the_v1_schema_decodes() -> None:
     )  # fmt: skip
     old = _old_bytes("decision.v1.avsc", decision_to_avro(decision))
     assert decode_decision(old) == decision
+
+
+def test_a_pre_fingerprint_snapshot_decodes_with_fingerprints_not_tokens() -> None:
+    _, state, decision = _reclaimed()
+    datum = snapshot_to_avro(snapshot_of(decision, 2, 7))
+    old = _old_bytes(
+        "execution_snapshot.v1.avsc", {**datum, "state": _with_tokens(datum["state"], TOKENS)}
+    )
+    assert b"B" in old
+    assert token_fingerprint("B").encode() not in old
+    restored = decode_snapshot(old).state
+    assert restored == _as_upgraded(state)
+    assert restored.token_fp == token_fingerprint("B")
+    assert restored.previous is not None
+    assert restored.previous.token_fp == token_fingerprint("A")
+
+
+def test_a_pre_fingerprint_decision_decodes_with_fingerprints_not_tokens() -> None:
+    _, state, decision = _reclaimed()
+    datum = decision_to_avro(decision)
+    previous = {k: v for k, v in datum["previous"].items() if k != "token_fp"}
+    datum["previous"] = {**previous, "claim_token": "A"}
+    datum["state"] = _with_tokens(datum["state"], TOKENS)
+    decoded = decode_decision(_old_bytes("decision.v2.avsc", datum))
+    assert decoded == decision._replace(state=_as_upgraded(state))
+
+
+def test_an_upgraded_state_folds_on_as_before() -> None:
+    """A retry of a remembered id is still a retry after the upgrade (empty fingerprints)."""
+    op, state, _ = _reclaimed()
+    from oncelog.projector.fold import fold  # noqa: PLC0415 - keeps the import list short
+
+    grant = state.recent[-1].request_id
+    after, again = fold(_as_upgraded(state), op.claim("B", worker="w2", rid=grant), 20_000)
+    assert (again.outcome, again.retried, again.changed) == (Outcome.RECLAIMED, True, False)
+    assert after == _as_upgraded(state)
+
+
+def _downgrade_to_pre_fingerprint(path: Path, op: Op, state: ExecutionState) -> None:
+    """Turn a current DuckDB file into what the previous version wrote."""
+    import duckdb  # noqa: PLC0415
+
+    from oncelog.schemas.convert import state_to_avro  # noqa: PLC0415
+
+    blob = _old_bytes("dev.oncelog.ExecutionState.avsc", _with_tokens(state_to_avro(state), TOKENS))
+    with duckdb.connect(str(path)) as con:
+        con.execute("DROP INDEX history_operation")
+        con.execute("DROP INDEX requests_channel")
+        for table in ("executions", "history", "requests"):
+            con.execute(f"ALTER TABLE {table} RENAME COLUMN token_fp TO claim_token")
+            for fp, token in TOKENS.items():
+                con.execute(
+                    f"UPDATE {table} SET claim_token = ? WHERE claim_token = ?", [token, fp]
+                )
+        con.execute("UPDATE executions SET state = ?", [blob])
+        con.execute("CREATE INDEX history_operation ON history (operation_id)")
+        con.execute("CREATE INDEX requests_channel ON requests (channel_id)")
+
+
+def test_a_pre_fingerprint_duckdb_file_is_migrated_and_resumes(tmp_path: Path) -> None:
+    path = tmp_path / "old.duckdb"
+    op = Op()
+    records = [(op.claim("A"), 1_000), (op.claim("B", worker="w2"), 1_000 + LEASE_MS)]
+    with Store(path) as store:
+        feed(store, 0, records)
+        state = store.load_states([op.operation_id])[op.operation_id]
+    _downgrade_to_pre_fingerprint(path, op, state)
+    with Store(path) as store:
+        con = store.cursor()
+        for table in ("executions", "history", "requests"):
+            columns = {row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()}
+            assert "token_fp" in columns
+            assert "claim_token" not in columns
+            values = {row[0] for row in con.execute(f"SELECT token_fp FROM {table}").fetchall()}
+            assert values <= set(TOKENS) | {None}
+            assert values & set(TOKENS)
+        assert store.load_states([op.operation_id]) == {op.operation_id: _as_upgraded(state)}
+        feed(store, 0, [(op.complete("B"), 20_000)])  # and the fold goes on from it
+        after = store.load_states([op.operation_id])[op.operation_id]
+    assert (after.status.value, after.version) == ("COMPLETED", 3)
+
+
+def test_a_pre_fingerprint_state_blob_decodes() -> None:
+    _, state, _ = _reclaimed()
+    from oncelog.schemas.convert import state_to_avro  # noqa: PLC0415
+
+    blob = _old_bytes("dev.oncelog.ExecutionState.avsc", _with_tokens(state_to_avro(state), TOKENS))
+    assert decode_state(blob) == _as_upgraded(state)

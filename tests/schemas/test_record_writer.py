@@ -71,7 +71,8 @@ PREVIOUS = st.builds(
     _opt(TEXTS),
 )
 RECENT = st.lists(
-    st.builds(RecentRequest, TEXTS, st.sampled_from(Outcome), LONGS), max_size=70
+    st.builds(RecentRequest, TEXTS, st.sampled_from(Outcome), LONGS, TEXTS, TEXTS, LONGS),
+    max_size=70,
 ).map(tuple)  # over 63 items: a two-byte block count
 STATES = st.builds(
     ExecutionState,
@@ -87,7 +88,7 @@ STATES = st.builds(
     effect=st.sampled_from(Effect),
     lease_ms=LONGS,
     retention_ms=LONGS,
-    claim_token=TEXTS,
+    token_fp=TEXTS,
     worker_id=TEXTS,
     claimed_at_ms=LONGS,
     lease_deadline_ms=LONGS,

@@ -1,0 +1,1 @@
+"""Spec-level identity: what names an operation, an attempt and a request (spec §2, §8)."""
