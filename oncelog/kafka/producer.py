@@ -31,6 +31,9 @@ DEFAULT_PRODUCER_CONFIG: Mapping[str, Any] = {
     # Records up to the topics' max.message.bytes (4 MiB); librdkafka's default is 1 MB.
     "message.max.bytes": 4 * 1024 * 1024 + 65536,
     "log_level": 3,
+    # A request is appended within this long of its send, or fails: the fold's retry
+    # memory (RETRY_MEMORY_MS) covers a client's call timeout plus this. librdkafka's default.
+    "message.timeout.ms": 300_000,
 }
 
 
@@ -138,7 +141,10 @@ class FutureProducer:
 
     def _on_error_report(self, err: KafkaError | None, msg: Message) -> None:
         if err is not None:
-            self._pending_error = delivery_error(msg.topic() or "?", msg.partition() or -1, err)
+            partition = msg.partition()  # 0 is a partition, not a missing one
+            self._pending_error = delivery_error(
+                msg.topic() or "?", -1 if partition is None else partition, err
+            )
 
     def flush(self, timeout_s: float) -> None:
         """Wait for every queued record; raise a pending delivery error."""

@@ -12,14 +12,19 @@ import time
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from typing import Final
 
-from oncelog.errors import KafkaOperationError, LedgerTimeoutError
+from oncelog.errors import InvalidArgumentError, KafkaOperationError, LedgerTimeoutError
 from oncelog.kafka.producer import FutureProducer
 from oncelog.producer.listener import DecisionListener
 from oncelog.producer.partitioner import partition_for
 from oncelog.schemas.codec import encode_request
 from oncelog.schemas.models import Decision, Request
 from oncelog.settings import Settings
+
+MAX_CALL_TIMEOUT_S: Final = 300.0
+"""The longest a call may keep re-sending one request: the fold's retry memory
+(``oncelog.projector.fold.RETRY_MEMORY_MS``) covers it plus a delivery timeout."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +33,17 @@ class Timeouts:
 
     total_s: float = 30.0
     resend_after_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.total_s <= MAX_CALL_TIMEOUT_S:
+            raise InvalidArgumentError(
+                f"total_s must be in (0, {MAX_CALL_TIMEOUT_S:.0f}] seconds, got {self.total_s}: "
+                "the ledger remembers a retried request for a bounded time"
+            )
+        if not self.resend_after_s > 0:
+            raise InvalidArgumentError(
+                f"resend_after_s must be positive, got {self.resend_after_s}"
+            )
 
 
 class Dispatcher:
