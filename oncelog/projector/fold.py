@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
-from oncelog.identity.tokens import token_fingerprint
+from oncelog.identity.tokens import fingerprint_of_token, token_fingerprint
 from oncelog.schemas.models import (
     BODY_KIND,
     Body,
@@ -156,20 +156,21 @@ def _stale(state: ExecutionState, request: Request, t: int, suspected: bool = Fa
 
 
 def _payload_fp(body: Body) -> str:
-    """A fingerprint of what a request asks for, to tell a retry from a reused id.
+    """A compact stand-in for what a request asks for, to tell a retry from a reused id.
 
     A claim counts by its request hash (params outside ``dedup_fields`` are
-    volatile) and its terms; a completion by its result; other bodies by their
-    ``repr``, which names the kind and every field and is stable across runs.
+    volatile), a completion by its result's hash, a heartbeat by its lease and
+    anything else by a hash of its ``repr`` (the kind and every field, stable
+    across runs). At most 16 characters, and no hashing on the common paths.
     """
+    if type(body) is Heartbeat:
+        return "hb" if body.lease_ms is None else f"hb:{body.lease_ms}"
+    if type(body) is Claim:
+        return body.request_hash[:PAYLOAD_FP_HEX]
     if type(body) is Complete:
         return _hash(body.result)[:PAYLOAD_FP_HEX]
-    if type(body) is Claim:
-        terms = (
-            body.tool_name, body.request_hash, body.lease_ms, body.retention_ms,
-            body.effect.value, body.worker_id,
-        )  # fmt: skip
-        return _hash(repr(terms).encode())[:PAYLOAD_FP_HEX]
+    if type(body) is Release or type(body) is Sweep:
+        return type(body).__name__
     return _hash(repr(body).encode())[:PAYLOAD_FP_HEX]
 
 
@@ -178,6 +179,10 @@ def _remember(
 ) -> tuple[RecentRequest, ...]:
     """Add ``entry``; forget other entries older than the retry window, never a grant."""
     horizon = t - RETRY_MEMORY_MS
+    # Entries are in log-time order: while the oldest is inside the window, all are
+    # (the common case: no scan, no rebuild).
+    if not recent or recent[0].log_time_ms > horizon:
+        return (*recent, entry)
     kept = tuple(r for r in recent if r.log_time_ms > horizon or r.outcome in _GRANTS)
     return (*kept, entry)
 
@@ -197,6 +202,7 @@ def _commit(
     t: int,
     *,
     detail: dict[str, Any] | None = None,
+    payload_fp: str | None = None,
     **changes: Any,
 ) -> Result:
     """Make a new state version and a decision with ``changed=True``.
@@ -210,7 +216,8 @@ def _commit(
     values[_VERSION] = state.version + 1
     values[_UPDATED_AT] = t
     epoch = changes.get("epoch", state.epoch)
-    memo = (request.request_id, outcome, epoch, fp, _payload_fp(request.body), t)
+    payload = _payload_fp(request.body) if payload_fp is None else payload_fp
+    memo = (request.request_id, outcome, epoch, fp, payload, t)
     values[_RECENT] = _remember(state.recent, _new(RecentRequest, memo), t)
     new = _new(ExecutionState, values)  # same length as ``state``: no check needed
     return new, _decide(new, request, outcome, t, True, **(detail or {}))
@@ -244,7 +251,7 @@ def _first_claim(request: Request, body: Claim, t: int) -> Result:
     if request.claim_token is None:
         return _same(None, request, Outcome.INVALID_REQUEST, t)
     fp = token_fingerprint(request.claim_token)
-    memo = RecentRequest(request.request_id, _O_CLAIMED, 1, fp, _payload_fp(body), t)
+    memo = _new(RecentRequest, (request.request_id, _O_CLAIMED, 1, fp, _payload_fp(body), t))
     state = ExecutionState(
         operation_id=request.operation_id,
         channel_id=request.channel_id,
@@ -331,6 +338,7 @@ def _on_complete(
         return _stale(state, request, t, suspected=True)
     status = state.status
     if status is _CLAIMED:
+        result_hash = _hash(body.result)
         return _commit(
             state,
             request,
@@ -338,9 +346,10 @@ def _on_complete(
             _O_COMPLETED,
             t,
             detail={"result": body.result},
+            payload_fp=result_hash[:PAYLOAD_FP_HEX],
             status=_COMPLETED,
             result=body.result,
-            result_hash=_hash(body.result),
+            result_hash=result_hash,
             completed_at_ms=t,
             expires_at_ms=t + state.retention_ms,
         )
@@ -479,7 +488,8 @@ def fold(state: ExecutionState | None, request: Request, log_time_ms: int) -> Re
             stored_hash=state.request_hash,
             request_hash=body.request_hash,
         )
-    fp = token_fingerprint(request.claim_token)
+    token = request.claim_token
+    fp = "" if token is None else fingerprint_of_token(token)
     request_id = request.request_id
     for seen in state.recent:
         if seen.request_id == request_id:
