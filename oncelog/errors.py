@@ -39,6 +39,12 @@ class JavaNotFoundError(ConfigError):
     code = "java_not_found"
 
 
+class InsecureBindError(ConfigError):
+    """The HTTP API was asked to bind a non-loopback address without a bearer token."""
+
+    code = "insecure_bind"
+
+
 class BrokerError(LedgerError):
     """The local broker could not be fetched, started, reached or stopped."""
 
@@ -156,6 +162,13 @@ class ReceiptError(LedgerError):
     """A receipt is malformed, forged, altered, expired or signed with another key."""
 
     code = "invalid_receipt"
+    http_status = 401
+
+
+class UnauthorizedError(LedgerError):
+    """The HTTP API was called without its bearer token, or with a wrong one."""
+
+    code = "unauthorized"
     http_status = 401
 
 

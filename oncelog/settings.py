@@ -31,6 +31,15 @@ class Settings(BaseSettings):
     db_path: Path = Path("oncelog.duckdb")
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8765, ge=0, le=65535)
+    http_token: SecretStr | None = Field(
+        default=None,
+        min_length=1,
+        description="Bearer token of the HTTP API. Unset: it serves on loopback only.",
+    )
+    http_redact_results: bool = Field(
+        default=False,
+        description="Leave result bodies out of HTTP answers (result_hash stays).",
+    )
     receipt_key: SecretStr | None = None
     projector_id: str = Field(
         default="projector-0",

@@ -94,7 +94,7 @@ def run_chaos(
         specs = plan(config, env, workdir)
         outcomes = run_all(specs, config.concurrency, progress)
         channels = [s.channel_id for s in specs if s.ledger]
-        score.wait_caught_up(env.api_url, channels)
+        score.wait_caught_up(env.api_url, channels, env.settings.http_token)
         counts = score.applied_counts(env.downstreams)
         stop_serve(env)  # DuckDB has one writer: read the file once serve let go of it
         facts = score.read_ledger(settings.db_path, channels)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from pydantic import SecretStr
 
 from oncelog.chaos.model import cell_name
 from oncelog.chaos.runner import Outcome
@@ -39,12 +40,13 @@ class LedgerFacts:
     suspected: set[str] = field(default_factory=set)
 
 
-def wait_caught_up(api_url: str, channels: Iterable[str]) -> None:
+def wait_caught_up(api_url: str, channels: Iterable[str], token: SecretStr | None = None) -> None:
     """Wait (bounded) until the projection shows each channel's last step finished.
 
     A retry hears its decision before the projection commits it to DuckDB.
+    ``token``: the API's bearer token (``Settings.http_token``), if it has one.
     """
-    source = HttpSource(api_url)
+    source = HttpSource(api_url, token=token)
     deadline = time.monotonic() + _CATCH_UP_TIMEOUT_S
     for channel in channels:
         while not source.status(channel, str(len(STEPS)), None).finished:

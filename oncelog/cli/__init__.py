@@ -6,6 +6,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from oncelog.cli import broker_cmd, query_cmd, rebuild_cmd, serve_cmd, topics_cmd
 from oncelog.errors import LedgerError
@@ -30,5 +31,5 @@ def main() -> None:
     try:
         app()
     except LedgerError as exc:
-        Console(stderr=True).print(f"[red]error[/red] {exc}", highlight=False)
+        Console(stderr=True).print(f"[red]error[/red] {escape(str(exc))}", highlight=False)
         sys.exit(2)

@@ -1,6 +1,7 @@
 """``oncelog status | history | timeline | effects | duplicates``: read-only answers.
 
-Live, through the projector's HTTP API (``--url``, default from the settings);
+Live, through the projector's HTTP API (``--url``, default from the settings,
+with ``ONCELOG_HTTP_TOKEN`` sent as the bearer token);
 offline, from a DuckDB file (``--db``). Without either, the API is tried first
 and the configured DuckDB file second.
 """
@@ -39,7 +40,7 @@ def _source(db: Path | None, url: str | None) -> Iterator[QuerySource]:
         if not _answers(url):
             url, db = None, settings.db_path
     if url is not None:
-        yield HttpSource(url)
+        yield HttpSource(url, token=settings.http_token)
         return
     assert db is not None
     if not db.exists():

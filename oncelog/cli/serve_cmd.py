@@ -1,4 +1,4 @@
-"""``oncelog serve``: run the projector (and, with the query issue, its HTTP API)."""
+"""``oncelog serve``: run the projector and its read-only HTTP API."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import typer
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
-from oncelog.query.server import start_http
+from oncelog.query.server import HttpServer, require_safe_bind, start_http
 from oncelog.settings import Settings
 
 DbOption = Annotated[Path | None, typer.Option("--db", help="DuckDB file (ONCELOG_DB_PATH).")]
@@ -46,18 +46,39 @@ HttpOption = Annotated[
     int | None, typer.Option("--http-port", help="Query API port (ONCELOG_HTTP_PORT); 0: any.")
 ]
 NoHttp = Annotated[bool, typer.Option("--no-http", help="Do not serve the query API.")]
+RedactOption = Annotated[
+    bool,
+    typer.Option(
+        "--redact-results",
+        help="Leave result bodies out of API answers (ONCELOG_HTTP_REDACT_RESULTS).",
+    ),
+]
+
+
+def _settings(db: Path | None, redact_results: bool) -> Settings:
+    settings = Settings()
+    if db is not None:
+        settings = settings.model_copy(update={"db_path": db})
+    if redact_results:
+        settings = settings.model_copy(update={"http_redact_results": True})
+    return settings
 
 
 def serve(
     db: DbOption = None,
     http_port: HttpOption = None,
     no_http: NoHttp = False,
+    redact_results: RedactOption = False,
     fault_kill_before_commit: FaultOption = None,
 ) -> None:
-    """Fold the requests topic into DuckDB and serve the read-only query API."""
-    settings = Settings()
-    if db is not None:
-        settings = settings.model_copy(update={"db_path": db})
+    """Fold the requests topic into DuckDB and serve the read-only query API.
+
+    Without ONCELOG_HTTP_TOKEN the API binds loopback only; another host is refused
+    (``insecure_bind``) before the store, the projector or the API starts.
+    """
+    settings = _settings(db, redact_results)
+    if not no_http:
+        require_safe_bind(settings.http_host, settings.http_token)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -66,7 +87,7 @@ def serve(
         projector = Projector(settings, resolve_bootstrap(settings), store, before_commit=fault)
         projector.start()
         port = settings.http_port if http_port is None else http_port
-        http = None if no_http else start_http(store, settings.http_host, port)
+        http = None if no_http else _start_api(store, settings, port)
         where = "" if http is None else f", query API on http://{settings.http_host}:{http.port}"
         typer.echo(f"serving {settings.requests_topic} into {settings.db_path}{where}", err=True)
         try:
@@ -75,3 +96,13 @@ def serve(
             if http is not None:
                 http.stop()
             projector.close()
+
+
+def _start_api(store: Store, settings: Settings, port: int) -> HttpServer:
+    return start_http(
+        store,
+        settings.http_host,
+        port,
+        token=settings.http_token,
+        redact_results=settings.http_redact_results,
+    )

@@ -55,7 +55,7 @@ def _show(settings: Settings, url: str, ds: downstream.Downstream) -> None:
     console.rule(f"timeline of {run} (its worker crashed after charging, step {step})")
     query_cmd.timeline(run, limit=1000, db=None, url=url, as_json=False)
     run, step = LOST_RESPONSE
-    source = HttpSource(url)
+    source = HttpSource(url, token=settings.http_token)
     rows = [r for r in source.timeline(run, 1000) if r.key_name == f"step-{step}"]
     complete = next(r.offset for r in rows if r.kind == "complete")
     for offset in (complete - 1, complete):
@@ -103,7 +103,7 @@ def _run(base: Settings, bootstrap: str) -> None:
             f"fleet: {report.steps_done} steps done; reclaimed {report.reclaimed}; reconciled "
             f"{report.reconciled}; replayed {report.replayed}; fenced {report.fenced}"
         )
-        _wait_caught_up(HttpSource(url), "run-20", 12)
+        _wait_caught_up(HttpSource(url, token=settings.http_token), "run-20", 12)
         _show(settings, url, ds)
     finally:
         process.stop(serve)

@@ -29,8 +29,11 @@ def free_port() -> int:
 
 
 def serve_env(settings: Settings) -> dict[str, str]:
-    """The environment that points a child ``serve`` at these settings' broker and topics."""
-    return {
+    """The environment that points a child ``serve`` at these settings' broker and topics.
+
+    The child's API gets these settings' bearer token (none: it serves loopback only).
+    """
+    env = {
         **os.environ,
         "ONCELOG_BOOTSTRAP_SERVERS": settings.bootstrap_servers or "",
         "ONCELOG_TOPIC_PREFIX": settings.topic_prefix,
@@ -38,6 +41,10 @@ def serve_env(settings: Settings) -> dict[str, str]:
         "ONCELOG_DB_PATH": str(settings.db_path),
         "ONCELOG_HTTP_PORT": str(settings.http_port),
     }
+    env.pop("ONCELOG_HTTP_TOKEN", None)
+    if settings.http_token is not None:
+        env["ONCELOG_HTTP_TOKEN"] = settings.http_token.get_secret_value()
+    return env
 
 
 def spawn(args: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:

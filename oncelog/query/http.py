@@ -5,10 +5,17 @@ routing, so no route added later can accept a write by accident. Each request
 gets its own DuckDB cursor from ``cursor_factory`` (DuckDB connections are not
 shared across threads), closed when the request ends. Errors are JSON
 ``{"code", "message"}`` with the ``LedgerError``'s HTTP status.
+
+With a bearer token configured, a second middleware answers 401 to every path
+but ``OPEN_PATHS`` unless ``Authorization: Bearer <token>`` matches (compared in
+constant time). With ``redact_results`` every answer's ``result`` is null and
+``result_redacted`` is true; ``result_hash`` stays, so auditors can compare.
+Parameters are never part of an answer, so there is nothing more to redact.
 """
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime
 from typing import Annotated, TypeVar
@@ -17,9 +24,10 @@ import duckdb
 from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import SecretStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from oncelog.errors import InvalidArgumentError, LedgerError
+from oncelog.errors import InvalidArgumentError, LedgerError, UnauthorizedError
 from oncelog.query import queries
 from oncelog.query.models import (
     Page,
@@ -31,8 +39,14 @@ from oncelog.query.models import (
 )
 
 T = TypeVar("T")
+R = TypeVar("R", StepStatus, Version)
 
 ALLOWED_METHODS = frozenset({"GET"})
+# Open without the token: /healthz answers only "ok" (process supervisors probe it), and
+# the OpenAPI schema and its docs pages describe routes and models, with no data and no
+# secrets. Every other path, including ones added later, needs the token.
+OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+_BEARER = "bearer "
 
 
 def _error(status: int, code: str, message: str, **headers: str) -> JSONResponse:
@@ -56,6 +70,37 @@ def _page(fetch: Callable[[int], list[T]], limit: int, max_rows: int) -> Page[T]
     cap = min(limit, max_rows)
     rows = fetch(cap + 1)
     return Page[T](items=rows[:cap], limit=cap, truncated=len(rows) > cap)
+
+
+def bearer_matches(header: str | None, expected: bytes) -> bool:
+    """Does an ``Authorization`` header carry ``Bearer <expected>``? Constant-time compare."""
+    if header is None or header[: len(_BEARER)].lower() != _BEARER:
+        return False
+    return hmac.compare_digest(header[len(_BEARER) :].strip().encode(), expected)
+
+
+def _install_auth(app: FastAPI, token: SecretStr) -> None:
+    """401 (JSON, ``WWW-Authenticate: Bearer``) for any closed path without the token."""
+    expected = token.get_secret_value().encode()
+
+    @app.middleware("http")
+    async def require_token(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        header = request.headers.get("authorization")
+        if request.url.path in OPEN_PATHS or bearer_matches(header, expected):
+            return await call_next(request)
+        why = "no bearer token" if header is None else "a wrong bearer token"
+        message = f"this API needs its bearer token (Authorization: Bearer ...); got {why}"
+        return _error(401, UnauthorizedError.code, message, **{"WWW-Authenticate": "Bearer"})
+
+
+def _redacted(answer: R) -> R:
+    return answer.model_copy(update={"result": None, "result_redacted": True})
+
+
+def _as_is(answer: R) -> R:
+    return answer
 
 
 def _install_guards(app: FastAPI) -> None:
@@ -99,15 +144,27 @@ Limit = Annotated[int, Query(ge=0, description="Rows wanted; capped at the serve
 
 
 def create_app(
-    cursor_factory: Callable[[], duckdb.DuckDBPyConnection], *, max_rows: int = 1000
+    cursor_factory: Callable[[], duckdb.DuckDBPyConnection],
+    *,
+    max_rows: int = 1000,
+    token: SecretStr | None = None,
+    redact_results: bool = False,
 ) -> FastAPI:
-    """The read-only API; ``cursor_factory`` gives a fresh cursor (``Store.cursor``) per request."""
+    """The read-only API; ``cursor_factory`` gives a fresh cursor (``Store.cursor``) per request.
+
+    ``token``: the bearer token every closed path requires (None: no check; then bind
+    loopback only, see :func:`oncelog.query.server.require_safe_bind`).
+    ``redact_results``: answer with ``result`` null and ``result_redacted`` true.
+    """
     app = FastAPI(
         title="oncelog ledger (read-only)",
         description="Did step N finish? At any position of the log. GET only.",
         version="1",
     )
     _install_guards(app)
+    if token is not None:
+        _install_auth(app, token)  # added last, so it runs first
+    show = _redacted if redact_results else _as_is
 
     app.state.cursor_factory = cursor_factory
 
@@ -128,13 +185,17 @@ def create_app(
         """Did this step (a number) or key finish, now or as of a position?"""
         point = parse_as_of(as_of)
         if step_or_key.isdigit():
-            return queries.step_status(con, channel_id, step=int(step_or_key), as_of=point)
-        return queries.step_status(con, channel_id, key_name=step_or_key, as_of=point)
+            return show(queries.step_status(con, channel_id, step=int(step_or_key), as_of=point))
+        return show(queries.step_status(con, channel_id, key_name=step_or_key, as_of=point))
 
     @app.get("/v1/history/{operation_id}", response_model=Page[Version])
     def history(con: Con, operation_id: str, limit: Limit = 100) -> Page[Version]:
         """Every state version of one operation, oldest first."""
-        return _page(lambda n: queries.operation_history(con, operation_id, n), limit, max_rows)
+
+        def fetch(n: int) -> list[Version]:
+            return [show(v) for v in queries.operation_history(con, operation_id, n)]
+
+        return _page(fetch, limit, max_rows)
 
     @app.get("/v1/timeline/{channel_id}", response_model=Page[TimelineEntry])
     def timeline(con: Con, channel_id: str, limit: Limit = 100) -> Page[TimelineEntry]:

@@ -7,6 +7,8 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+_REDACTED = "True when the server leaves results out (result is null; result_hash stays)"
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -22,6 +24,7 @@ class StepStatus(_Frozen):
     finished: bool = Field(description="True when the status is completed or expired")
     result: JsonValue = Field(default=None, description="The decoded result, while kept")
     result_hash: str | None = None
+    result_redacted: bool = Field(default=False, description=_REDACTED)
     epoch: int | None = Field(default=None, description="The fencing token of the last grant")
     worker_id: str | None = Field(default=None, description="The holder of the last grant")
     effect: str | None = Field(default=None, description='"pure" or "external", from the claim')
@@ -52,6 +55,7 @@ class Version(_Frozen):
     log_time_ms: int
     result: JsonValue = None
     result_hash: str | None = None
+    result_redacted: bool = Field(default=False, description=_REDACTED)
 
 
 class TimelineEntry(_Frozen):

@@ -203,7 +203,7 @@ def operation_history(
     validate_id("operation_id", operation_id)
     cap = _check_limit(limit)
     rows = _rows(con, _HISTORY, [operation_id, cap])
-    names = Version.model_fields
+    names = [n for n in Version.model_fields if n != "result_redacted"]  # set by the API
     return [
         Version(**{**dict(zip(names, row, strict=True)), "result": _json(row[12])}) for row in rows
     ]

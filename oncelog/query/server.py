@@ -1,14 +1,20 @@
-"""Serve the read-only HTTP API from the projector process, in a thread."""
+"""Serve the read-only HTTP API from the projector process, in a thread.
+
+Without a bearer token it binds loopback only: any other host is refused with
+``InsecureBindError`` before a socket is opened.
+"""
 
 from __future__ import annotations
 
+import ipaddress
 import threading
 import time
 from dataclasses import dataclass
 
 import uvicorn
+from pydantic import SecretStr
 
-from oncelog.errors import LedgerError
+from oncelog.errors import InsecureBindError, LedgerError
 from oncelog.projector.store import Store
 from oncelog.query.http import create_app
 
@@ -32,9 +38,44 @@ class HttpServer:
         self.thread.join(timeout=10)
 
 
-def start_http(store: Store, host: str, port: int, *, max_rows: int = 1000) -> HttpServer:
-    """Start the API on ``host:port`` and return once it accepts connections."""
-    app = create_app(store.cursor, max_rows=max_rows)
+def is_loopback(host: str) -> bool:
+    """``localhost``, or an address in 127.0.0.0/8 or ``::1`` (brackets allowed)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False  # another host name: it may resolve to anything
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
+
+
+def require_safe_bind(host: str, token: SecretStr | None) -> None:
+    """Refuse (``insecure_bind``) a non-loopback ``host`` when no bearer token is set."""
+    if token is None and not is_loopback(host):
+        raise InsecureBindError(
+            f"refusing to serve the HTTP API on {host!r} without a bearer token: set "
+            "ONCELOG_HTTP_TOKEN, or bind loopback (127.0.0.1, ::1, localhost)"
+        )
+
+
+def start_http(
+    store: Store,
+    host: str,
+    port: int,
+    *,
+    max_rows: int = 1000,
+    token: SecretStr | None = None,
+    redact_results: bool = False,
+) -> HttpServer:
+    """Start the API on ``host:port`` and return once it accepts connections.
+
+    Raises ``InsecureBindError`` first, before anything starts, for a non-loopback
+    ``host`` without a ``token``. See :func:`oncelog.query.http.create_app`.
+    """
+    require_safe_bind(host, token)
+    app = create_app(store.cursor, max_rows=max_rows, token=token, redact_results=redact_results)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     # Off the main thread uvicorn leaves signals alone: the projector owns them.
     server = uvicorn.Server(config)

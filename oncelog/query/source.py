@@ -14,8 +14,9 @@ from datetime import datetime
 from typing import Any, Protocol
 
 import duckdb
+from pydantic import SecretStr
 
-from oncelog.errors import InvalidArgumentError, LedgerError, NotFoundError
+from oncelog.errors import InvalidArgumentError, LedgerError, NotFoundError, UnauthorizedError
 from oncelog.query import queries
 from oncelog.query.models import SideEffects, StepStatus, SuspectedDuplicate, TimelineEntry, Version
 
@@ -64,17 +65,27 @@ class LocalSource:
 
 
 class HttpSource:
-    """The same queries through a projector's read-only HTTP API (GET only)."""
+    """The same queries through a projector's read-only HTTP API (GET only).
 
-    def __init__(self, base_url: str, timeout_s: float = 10.0) -> None:
+    ``token`` (``Settings.http_token``) is sent as ``Authorization: Bearer``; a 401
+    raises ``UnauthorizedError``.
+    """
+
+    def __init__(
+        self, base_url: str, timeout_s: float = 10.0, *, token: SecretStr | None = None
+    ) -> None:
         self._base = base_url.rstrip("/")
         self._timeout_s = timeout_s
+        self._headers = {"Accept": "application/json"}
+        if token is not None:
+            self._headers["Authorization"] = f"Bearer {token.get_secret_value()}"
 
     def _get(self, path: str, **params: Any) -> Any:
         query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
         url = f"{self._base}{path}" + (f"?{query}" if query else "")
+        request = urllib.request.Request(url, headers=self._headers)
         try:
-            with urllib.request.urlopen(url, timeout=self._timeout_s) as response:
+            with urllib.request.urlopen(request, timeout=self._timeout_s) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
             raise _ledger_error(exc) from exc
@@ -116,6 +127,8 @@ def _ledger_error(exc: urllib.error.HTTPError) -> LedgerError:
         message = f"{body.get('code')}: {body.get('message')}"
     except (ValueError, AttributeError):
         message = str(exc)
+    if exc.code == 401:
+        return UnauthorizedError(f"{message} (set ONCELOG_HTTP_TOKEN to the API's token)")
     if exc.code == 404:
         return NotFoundError(message)
     if exc.code in (400, 422):
