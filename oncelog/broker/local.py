@@ -145,14 +145,7 @@ class LocalBroker:
         """Start the broker, or return the one already running; wait until it answers."""
         running = self.status()
         if running is not None:
-            if running.secure != self.secure:
-                mode = "secure" if running.secure else "plaintext"
-                raise BrokerError(
-                    f"a {mode} broker already runs at {running.bootstrap}; "
-                    "stop it first (`oncelog broker stop`)"
-                )
-            self._wait(running)
-            return running
+            return self._reuse(running)
         java = find_java(self._settings.java_home)
         libs = ensure_jars(self._settings.cache_dir)
         begin = time.monotonic()
@@ -181,6 +174,17 @@ class LocalBroker:
         info = BrokerInfo(proc.pid, info.bootstrap, controller, took, self.secure)
         self._info_path.write_text(json.dumps(asdict(info)))
         return info
+
+    def _reuse(self, running: BrokerInfo) -> BrokerInfo:
+        """The running broker, when it is of the asked kind (secure or not) and answers."""
+        if running.secure != self.secure:
+            mode = "secure" if running.secure else "plaintext"
+            raise BrokerError(
+                f"a {mode} broker already runs at {running.bootstrap}; "
+                "stop it first (`oncelog broker stop`)"
+            )
+        self._wait(running)
+        return running
 
     def stop(self) -> bool:
         """SIGTERM, a bounded wait, then SIGKILL. False when nothing was running."""

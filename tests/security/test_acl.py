@@ -8,13 +8,16 @@ and the projector folds end to end with only its own grants.
 
 from __future__ import annotations
 
+import functools
 import stat
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from confluent_kafka import KafkaError, KafkaException
 from typer.testing import CliRunner
 
 from oncelog.acls import acl_commands, apply_acls, ledger_acls
@@ -26,14 +29,16 @@ from oncelog.broker.secure import (
     secure_properties,
 )
 from oncelog.cli import app
-from oncelog.errors import NotAuthorizedError
+from oncelog.errors import KafkaOperationError, NotAuthorizedError
+from oncelog.kafka.failures import kafka_failure
 from oncelog.kafka.producer import FutureProducer
 from oncelog.kafka.reader import read_to_end
+from oncelog.producer.dispatch import _fail_on_denial
 from oncelog.producer.partitioner import partition_for
 from oncelog.producer.results import Execution
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector.store import Store
-from oncelog.schemas.models import Status
+from oncelog.schemas.models import Decision, Status
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
 from tests.integration.conftest import FAST, start_projector
@@ -222,3 +227,31 @@ def test_each_role_gets_only_its_grants() -> None:
     commands = "\n".join(acl_commands(grants, "host:9092"))
     assert "--allow-principal User:worker --operation Write --topic led.requests" in commands
     assert "--allow-principal User:worker --operation Read --topic led.requests" not in commands
+
+
+def test_only_acl_denials_become_not_authorized() -> None:
+    denied = kafka_failure(
+        "delivery to t[0] failed", "t", KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED)
+    )
+    assert isinstance(denied, NotAuthorizedError)
+    assert denied.topic == "t"
+    assert denied.http_status == 403
+    outage = kafka_failure(
+        "delivery to t[0] failed", "t", KafkaException(KafkaError(KafkaError._TRANSPORT))
+    )
+    assert not isinstance(outage, NotAuthorizedError)
+    assert outage.code == "kafka_error"
+
+
+def test_a_denied_delivery_fails_the_call_at_once() -> None:
+    answers: list[Future[Decision]] = []
+    for failure in (NotAuthorizedError("denied", topic="p.requests"), KafkaOperationError("down")):
+        sent: Future[tuple[int, int]] = Future()
+        answer: Future[Decision] = Future()
+        sent.add_done_callback(functools.partial(_fail_on_denial, answer=answer))
+        sent.set_exception(failure)
+        answers.append(answer)
+    denied, outage = answers
+    with pytest.raises(NotAuthorizedError):
+        denied.result(timeout=0)
+    assert not outage.done()  # a transient failure is re-sent until the deadline
