@@ -85,17 +85,19 @@ def watermarks(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
             retriable = isinstance(error, KafkaError) and (
                 error.retriable() or error.code() in _LEADERLESS
             )
-            # An unauthorized topic looks like an unknown partition here: ask the metadata.
+            if retriable and time.monotonic() <= deadline:
+                continue
+            # An unauthorized topic looks like an unknown partition here: ask the metadata
+            # (only now: a refresh while retrying could replace a good cached answer).
             denied = _denial(consumer, tp.topic)
-            if denied is not None or not retriable or time.monotonic() > deadline:
-                what = f"watermarks of {tp.topic}[{tp.partition}] unavailable"
-                raise kafka_failure(what, tp.topic, denied or exc) from exc
+            what = f"watermarks of {tp.topic}[{tp.partition}] unavailable"
+            raise kafka_failure(what, tp.topic, denied or exc) from exc
 
 
 def _denial(consumer: Consumer, topic: str) -> KafkaError | None:
     """The metadata's authorization error for ``topic``, if the ACLs hide it."""
     try:
-        meta = consumer.list_topics(topic, timeout=_METADATA_TIMEOUT_S).topics.get(topic)
+        meta = consumer.list_topics(topic, timeout=5.0).topics.get(topic)
     except KafkaException:
         return None
     error: KafkaError | None = None if meta is None else meta.error
