@@ -58,11 +58,11 @@ def _settings(bootstrap: str, tmp: Path, name: str) -> Settings:
     return settings
 
 
-def raw_round_trip(bootstrap: str, topic: str, n: int = 300) -> list[float]:
+def raw_round_trip(kafka: dict[str, Any], topic: str, n: int = 300) -> list[float]:
     """Produce one record, consume it back; n times, sequentially (ms)."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1, "acks": "all",
+    producer = Producer({**kafka, "linger.ms": 1, "acks": "all",
                          "enable.idempotence": True})  # fmt: skip
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex,
+    consumer = Consumer({**kafka, "group.id": uuid.uuid4().hex,
                          "fetch.wait.max.ms": 5, "enable.auto.commit": False})  # fmt: skip
     consumer.assign([TopicPartition(topic, 0, high_watermarks(consumer, topic, [0])[0])])
     out = []
@@ -113,9 +113,9 @@ async def concurrent_cycles(settings: Settings, workers: int, seconds: float) ->
         return sum(done) / (time.monotonic() - began)
 
 
-def raw_consume_rate(bootstrap: str, topic: str) -> float:
+def raw_consume_rate(kafka: dict[str, Any], topic: str) -> float:
     """Records/s of a plain consume of every partition to its high watermark."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex,
+    consumer = Consumer({**kafka, "group.id": uuid.uuid4().hex,
                          "enable.auto.commit": False})  # fmt: skip
     ends = high_watermarks(consumer, topic, range(PARTITIONS))
     consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
@@ -176,14 +176,16 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="oncelog-bench-"))
     figures: dict[str, float] = {}
     live = _settings(bootstrap, tmp, "live")
-    raw = raw_round_trip(bootstrap, live.deadletter_topic)
+    raw = raw_round_trip(live.kafka_config(bootstrap), live.deadletter_topic)
     figures["raw_rtt_p50_ms"] = statistics.median(raw)
     print(f"raw produce->consume RTT: p50 {figures['raw_rtt_p50_ms']:.2f} ms, "
           f"p99 {_pct(raw, 0.99):.2f} ms", flush=True)  # fmt: skip
     _live_figures(live, figures, args.cycles_seconds)
     filled = _settings(bootstrap, tmp, "fold")
     produce_requests(filled, args.fold)
-    figures["raw_consume_rate"] = raw_consume_rate(bootstrap, filled.requests_topic)
+    figures["raw_consume_rate"] = raw_consume_rate(
+        filled.kafka_config(bootstrap), filled.requests_topic
+    )
     figures["fold_rate"] = projector_fold_rate(filled, args.fold)
     share = 100 * figures["fold_rate"] / figures["raw_consume_rate"]
     print(f"projector fold rate {figures['fold_rate']:.0f}/s vs raw consume "

@@ -33,7 +33,7 @@ def produce_requests(settings: Settings, total: int) -> int:
     """Write ``total`` requests (whole lifecycles, in order per operation); return the count."""
     assert settings.bootstrap_servers is not None
     producer = Producer(
-        {"bootstrap.servers": settings.bootstrap_servers, "linger.ms": 50,
+        {**settings.kafka_config(settings.bootstrap_servers), "linger.ms": 50,
          "batch.num.messages": 10_000, "queue.buffering.max.messages": 500_000,
          "compression.type": "lz4", "enable.idempotence": True}
     )  # fmt: skip

@@ -223,3 +223,17 @@ class ExecutionCancelledError(LeaseLostError):
     def __init__(self, message: str, *, reason: str | None) -> None:
         super().__init__(f"{message} (reason={reason})")
         self.reason = reason
+
+
+# --- Kafka authorization -----------------------------------------------------
+
+
+class NotAuthorizedError(KafkaOperationError):
+    """The broker's ACLs deny this principal the operation; the message names the topic."""
+
+    code = "not_authorized"
+    http_status = 403
+
+    def __init__(self, message: str, *, topic: str) -> None:
+        super().__init__(message)
+        self.topic = topic

@@ -51,6 +51,11 @@ class Settings(BaseSettings):
     java_home: Path | None = None
     broker_heap: str = "512m"
     broker_start_timeout_s: float = Field(default=60.0, gt=0)
+    broker_passwords: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        description="SASL passwords of the secure local broker's users (JSON); others are "
+        "generated at each `oncelog broker start --secure`.",
+    )
 
     security_protocol: str | None = None
     sasl_mechanism: str | None = None

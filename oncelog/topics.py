@@ -11,6 +11,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from oncelog.errors import KafkaOperationError, TopicConfigError
+from oncelog.kafka.failures import kafka_failure
 from oncelog.settings import Settings
 
 _ADMIN_TIMEOUT_S = 30.0
@@ -98,7 +99,7 @@ def create_topics(admin: AdminClient, specs: list[TopicSpec]) -> list[str]:
         try:
             future.result(timeout=_ADMIN_TIMEOUT_S)
         except KafkaException as exc:
-            raise KafkaOperationError(f"creating topic {name} failed: {exc}") from exc
+            raise kafka_failure(f"creating topic {name} failed", name, exc) from exc
     names = [t.topic for t in new]
     _wait_until_visible(admin, names)
     return names
@@ -129,7 +130,7 @@ def describe_configs(admin: AdminClient, topic: str) -> dict[str, str]:
     try:
         entries = future.result(timeout=_ADMIN_TIMEOUT_S)
     except KafkaException as exc:
-        raise KafkaOperationError(f"describing topic {topic} failed: {exc}") from exc
+        raise kafka_failure(f"describing topic {topic} failed", topic, exc) from exc
     return {name: entry.value for name, entry in entries.items()}
 
 

@@ -16,9 +16,20 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from oncelog.broker.jars import ensure_jars, log4j_config
 from oncelog.broker.java import find_java
+from oncelog.broker.secure import (
+    ADMIN,
+    PROTOCOL,
+    client_settings,
+    load_credentials,
+    new_credentials,
+    save_credentials,
+    secure_properties,
+    write_private,
+)
 from oncelog.errors import BrokerError
 from oncelog.settings import Settings
 
@@ -33,6 +44,7 @@ class BrokerInfo:
     bootstrap: str
     controller_port: int
     started_in_s: float
+    secure: bool = False
 
 
 def _free_port() -> int:
@@ -68,17 +80,24 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def server_properties(data: Path, port: int, controller_port: int) -> str:
-    """The combined-mode, single-node ``server.properties``."""
+def server_properties(
+    data: Path, port: int, controller_port: int, secure_lines: list[str] | None = None
+) -> str:
+    """The combined-mode, single-node ``server.properties``.
+
+    With ``secure_lines`` (see :func:`oncelog.broker.secure.secure_properties`) the
+    broker listener is ``SASL_PLAINTEXT`` instead of ``PLAINTEXT``.
+    """
+    listener = PROTOCOL if secure_lines is not None else "PLAINTEXT"
     return "\n".join(
         [
             "process.roles=broker,controller",
             "node.id=1",
-            f"listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
-            f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}",
+            f"listeners={listener}://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+            f"advertised.listeners={listener}://127.0.0.1:{port}",
             "controller.listener.names=CONTROLLER",
-            "inter.broker.listener.name=PLAINTEXT",
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            f"inter.broker.listener.name={listener}",
+            f"listener.security.protocol.map={listener}:{listener},CONTROLLER:PLAINTEXT",
             f"controller.quorum.voters=1@127.0.0.1:{controller_port}",
             f"log.dirs={data / 'logs'}",
             "num.partitions=1",
@@ -93,16 +112,24 @@ def server_properties(data: Path, port: int, controller_port: int) -> str:
             # Let compaction react within a second on small test segments.
             "log.cleaner.backoff.ms=200",
             "auto.create.topics.enable=false",
+            *(secure_lines or []),
             "",
         ]
     )
 
 
 class LocalBroker:
-    """Start, find and stop the embedded broker described by ``settings``."""
+    """Start, find and stop the embedded broker described by ``settings``.
 
-    def __init__(self, settings: Settings, data_dir: Path | None = None) -> None:
+    ``secure`` starts it with SASL users and an authorizer (see
+    :mod:`oncelog.broker.secure`); the default is the fast, open, loopback broker.
+    """
+
+    def __init__(
+        self, settings: Settings, data_dir: Path | None = None, *, secure: bool = False
+    ) -> None:
         self._settings = settings
+        self.secure = secure
         self.dir = (data_dir or settings.data_dir) / "broker"
         self._info_path = self.dir / "broker.json"
         self.log_path = self.dir / "broker.log"
@@ -118,8 +145,7 @@ class LocalBroker:
         """Start the broker, or return the one already running; wait until it answers."""
         running = self.status()
         if running is not None:
-            _wait_for_metadata(running.bootstrap, self._settings.broker_start_timeout_s, self)
-            return running
+            return self._reuse(running)
         java = find_java(self._settings.java_home)
         libs = ensure_jars(self._settings.cache_dir)
         begin = time.monotonic()
@@ -137,16 +163,28 @@ class LocalBroker:
                 cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )  # fmt: skip
-        info = BrokerInfo(proc.pid, f"127.0.0.1:{port}", controller, 0.0)
+        info = BrokerInfo(proc.pid, f"127.0.0.1:{port}", controller, 0.0, self.secure)
         self._info_path.write_text(json.dumps(asdict(info)))
         try:
-            _wait_for_metadata(info.bootstrap, self._settings.broker_start_timeout_s, self)
+            self._wait(info)
         except BrokerError:
             self.stop()
             raise
-        info = BrokerInfo(proc.pid, info.bootstrap, controller, time.monotonic() - begin)
+        took = time.monotonic() - begin
+        info = BrokerInfo(proc.pid, info.bootstrap, controller, took, self.secure)
         self._info_path.write_text(json.dumps(asdict(info)))
         return info
+
+    def _reuse(self, running: BrokerInfo) -> BrokerInfo:
+        """The running broker, when it is of the asked kind (secure or not) and answers."""
+        if running.secure != self.secure:
+            mode = "secure" if running.secure else "plaintext"
+            raise BrokerError(
+                f"a {mode} broker already runs at {running.bootstrap}; "
+                "stop it first (`oncelog broker stop`)"
+            )
+        self._wait(running)
+        return running
 
     def stop(self) -> bool:
         """SIGTERM, a bounded wait, then SIGKILL. False when nothing was running."""
@@ -164,6 +202,25 @@ class LocalBroker:
                 break
             time.sleep(0.1)  # polling a foreign pid: there is no position to wait on
         return True
+
+    def client_settings(self, user: str = ADMIN) -> Settings:
+        """Settings that log in as ``user`` on this (secure, running) broker."""
+        info = self.status()
+        if info is None or not info.secure:
+            raise BrokerError(f"no secure local broker runs in {self.dir}")
+        credentials = load_credentials(self.dir)
+        if user not in credentials:
+            raise BrokerError(f"the secure local broker has no user {user!r}")
+        update = {"bootstrap_servers": info.bootstrap}
+        return client_settings(self._settings.model_copy(update=update), user, credentials[user])
+
+    def _wait(self, info: BrokerInfo) -> None:
+        """Wait until the broker answers a metadata request, as admin when secure."""
+        conf: dict[str, Any] = {"bootstrap.servers": info.bootstrap}
+        if info.secure:
+            admin = client_settings(self._settings, ADMIN, load_credentials(self.dir)[ADMIN])
+            conf = admin.kafka_config(info.bootstrap)
+        _wait_for_metadata(conf, self._settings.broker_start_timeout_s, self)
 
     def log_tail(self, lines: int = 40) -> str:
         """The last lines of the broker's log, for error messages."""
@@ -186,7 +243,14 @@ class LocalBroker:
     def _write_config(self, port: int, controller: int) -> Path:
         self.dir.mkdir(parents=True, exist_ok=True)
         props = self.dir / "server.properties"
-        props.write_text(server_properties(self.dir, port, controller))
+        if not self.secure:
+            props.write_text(server_properties(self.dir, port, controller))
+            return props
+        credentials = new_credentials(self._settings)
+        save_credentials(self.dir, credentials)
+        # The JAAS config inside holds every password: owner-only, like the credentials.
+        text = server_properties(self.dir, port, controller, secure_properties(credentials))
+        write_private(props, text)
         return props
 
     def _format(self, java: Path, classpath: str, log4j: str, props: Path) -> None:
@@ -204,11 +268,12 @@ class LocalBroker:
             raise BrokerError(f"formatting KRaft storage in {self.dir} failed:\n{out}")
 
 
-def _wait_for_metadata(bootstrap: str, timeout_s: float, broker: LocalBroker) -> None:
+def _wait_for_metadata(conf: dict[str, Any], timeout_s: float, broker: LocalBroker) -> None:
     # Imported here so `oncelog broker status` does not load librdkafka.
     from confluent_kafka.admin import AdminClient  # noqa: PLC0415
 
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    bootstrap = conf["bootstrap.servers"]
+    admin = AdminClient({**conf, "log_level": 0})
     deadline = time.monotonic() + timeout_s
     last: Exception | None = None
     while time.monotonic() < deadline:

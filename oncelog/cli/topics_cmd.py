@@ -1,16 +1,32 @@
-"""``oncelog topics create | check``: the requests/executions pair."""
+"""``oncelog topics create | check | acl``: the ledger's topics and their ACLs."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 import typer
+from confluent_kafka.admin import AdminClient
 
-from oncelog.broker.local import resolve_bootstrap
+from oncelog.acls import Principals, acl_commands, apply_acls, ledger_acls
+from oncelog.broker.local import LocalBroker, resolve_bootstrap
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, check_topics, create_topics, ledger_topics
 
-app = typer.Typer(no_args_is_help=True, help="Create and check the ledger's topics.")
+app = typer.Typer(no_args_is_help=True, help="Create and check the ledger's topics and ACLs.")
+
+
+def _admin(settings: Settings) -> AdminClient:
+    """An admin client; on the secure local broker, logged in as its admin user.
+
+    Configured SASL credentials (``ONCELOG_SASL_*``) or an external broker win.
+    """
+    if settings.bootstrap_servers is None and settings.sasl_username is None:
+        broker = LocalBroker(settings)
+        info = broker.status()
+        if info is not None and info.secure:
+            settings = broker.client_settings()
+    return admin_client(settings, resolve_bootstrap(settings))
+
 
 Partitions = Annotated[
     int | None, typer.Option(min=1, help="Partition count (default ONCELOG_PARTITIONS).")
@@ -21,7 +37,7 @@ Partitions = Annotated[
 def create(partitions: Partitions = None) -> None:
     """Create the missing topics with the spec's configs, then check them."""
     settings = Settings()
-    admin = admin_client(settings, resolve_bootstrap(settings))
+    admin = _admin(settings)
     specs = ledger_topics(settings, partitions)
     created = create_topics(admin, specs)
     counts = check_topics(admin, specs)
@@ -34,6 +50,37 @@ def create(partitions: Partitions = None) -> None:
 def check() -> None:
     """Validate an existing pair; exit 2 with the reasons when it is wrong."""
     settings = Settings()
-    admin = admin_client(settings, resolve_bootstrap(settings))
+    admin = _admin(settings)
     counts = check_topics(admin, ledger_topics(settings))
     typer.echo("ok " + " ".join(f"{name}={n}" for name, n in counts.items()))
+
+
+def _principal(role: str) -> typer.models.OptionInfo:
+    option: typer.models.OptionInfo = typer.Option(f"--{role}", help=f"The {role}'s principal.")
+    return option
+
+
+@app.command()
+def acl(
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Create the ACLs on the broker (as an admin).")
+    ] = False,
+    worker: Annotated[str, _principal("worker")] = Principals.worker,
+    projector: Annotated[str, _principal("projector")] = Principals.projector,
+    auditor: Annotated[str, _principal("auditor")] = Principals.auditor,
+) -> None:
+    """Print the ACLs of the worker, projector and auditor as kafka-acls.sh commands.
+
+    With ``--apply`` they are created on the broker first (as an admin: configured
+    SASL credentials, or the secure local broker's admin user).
+    """
+    settings = Settings()
+    grants = ledger_acls(settings, Principals(worker, projector, auditor))
+    if apply:
+        apply_acls(_admin(settings), grants)
+    local = LocalBroker(settings).status() if settings.bootstrap_servers is None else None
+    bootstrap = settings.bootstrap_servers or (local.bootstrap if local else "$BOOTSTRAP")
+    for command in acl_commands(grants, bootstrap):
+        typer.echo(command)
+    if apply:
+        typer.echo(f"applied {len(grants)} ACLs")

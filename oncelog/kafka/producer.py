@@ -15,6 +15,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from oncelog.errors import KafkaOperationError
+from oncelog.kafka.failures import kafka_failure
 from oncelog.kafka.reader import where
 
 Delivery = tuple[int, int]  # (partition, offset)
@@ -38,8 +39,8 @@ DEFAULT_PRODUCER_CONFIG: Mapping[str, Any] = {
 
 
 def delivery_error(topic: str, partition: int, err: KafkaError | Exception) -> KafkaOperationError:
-    """A delivery failure, naming where the record was going."""
-    return KafkaOperationError(f"delivery to {topic}[{partition}] failed: {err}")
+    """A delivery failure, naming where the record was going (``not_authorized`` on ACLs)."""
+    return kafka_failure(f"delivery to {topic}[{partition}] failed", topic, err)
 
 
 class FutureProducer:

@@ -21,6 +21,7 @@ from confluent_kafka import (
 )
 
 from oncelog.errors import KafkaOperationError, LedgerTimeoutError
+from oncelog.kafka.failures import is_authorization, kafka_failure
 
 _METADATA_TIMEOUT_S = 30.0
 # A topic created a moment ago answers these until its leaders are elected.
@@ -35,11 +36,16 @@ _LEADERLESS = frozenset(
 )
 
 
+#: The throwaway groups of :func:`plain_consumer`. They never join or commit, but
+#: librdkafka still looks their coordinator up, which needs DESCRIBE on the group.
+READER_GROUP_PREFIX = "oncelog-reader-"
+
+
 def plain_consumer(config: Mapping[str, Any]) -> Consumer:
     """A consumer that never commits and belongs to a throwaway group."""
     return Consumer(
         {
-            "group.id": f"oncelog-reader-{uuid.uuid4().hex}",
+            "group.id": f"{READER_GROUP_PREFIX}{uuid.uuid4().hex}",
             "enable.auto.commit": False,
             "enable.partition.eof": False,
             "log_level": 3,
@@ -51,6 +57,8 @@ def plain_consumer(config: Mapping[str, Any]) -> Consumer:
 def partition_count(consumer: Consumer, topic: str) -> int:
     """The number of partitions of ``topic``; an error when it does not exist."""
     meta = consumer.list_topics(topic, timeout=_METADATA_TIMEOUT_S).topics.get(topic)
+    if meta is not None and is_authorization(meta.error):
+        raise kafka_failure(f"reading the partitions of {topic}", topic, meta.error)
     if meta is None or meta.error is not None or not meta.partitions:
         raise KafkaOperationError(f"topic {topic} does not exist or has no partitions")
     return len(meta.partitions)
@@ -77,10 +85,23 @@ def watermarks(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
             retriable = isinstance(error, KafkaError) and (
                 error.retriable() or error.code() in _LEADERLESS
             )
-            if not retriable or time.monotonic() > deadline:
-                raise KafkaOperationError(
-                    f"watermarks of {tp.topic}[{tp.partition}] unavailable: {exc}"
-                ) from exc
+            if retriable and time.monotonic() <= deadline:
+                continue
+            # An unauthorized topic looks like an unknown partition here: ask the metadata
+            # (only now: a refresh while retrying could replace a good cached answer).
+            denied = _denial(consumer, tp.topic)
+            what = f"watermarks of {tp.topic}[{tp.partition}] unavailable"
+            raise kafka_failure(what, tp.topic, denied or exc) from exc
+
+
+def _denial(consumer: Consumer, topic: str) -> KafkaError | None:
+    """The metadata's authorization error for ``topic``, if the ACLs hide it."""
+    try:
+        meta = consumer.list_topics(topic, timeout=5.0).topics.get(topic)
+    except KafkaException:
+        return None
+    error: KafkaError | None = None if meta is None else meta.error
+    return error if is_authorization(error) else None
 
 
 def read_to_end(
@@ -109,9 +130,8 @@ def read_to_end(
             for msg in consume_available(consumer, batch, 0.5):
                 err = msg.error()
                 if err is not None and err.code() != KafkaError._PARTITION_EOF:
-                    raise KafkaOperationError(
-                        f"reading {topic}[{partition}] at offset {msg.offset()}: {err}"
-                    )
+                    where_ = f"reading {topic}[{partition}] at offset {msg.offset()}"
+                    raise kafka_failure(where_, topic, err)
                 if err is None:
                     yield msg
     finally:

@@ -9,12 +9,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Final
 
-from oncelog.errors import InvalidArgumentError, KafkaOperationError, LedgerTimeoutError
+from oncelog.errors import (
+    InvalidArgumentError,
+    KafkaOperationError,
+    LedgerTimeoutError,
+    NotAuthorizedError,
+)
 from oncelog.kafka.producer import FutureProducer
 from oncelog.producer.listener import DecisionListener
 from oncelog.producer.partitioner import partition_for
@@ -79,7 +84,7 @@ class Dispatcher:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise _timeout(request, self.timeouts.total_s)
-                _try_send(self, request)
+                _try_send(self, request, answer)
                 try:
                     return answer.result(timeout=min(left, self.timeouts.resend_after_s))
                 except FutureTimeout:
@@ -89,14 +94,15 @@ class Dispatcher:
 
     async def acall(self, request: Request) -> Decision:
         """Async: the same protocol as :meth:`call`, without blocking the loop."""
-        answer = asyncio.wrap_future(self._listener.expect(request.request_id))
+        waiter = self._listener.expect(request.request_id)
+        answer = asyncio.wrap_future(waiter)
         deadline = time.monotonic() + self.timeouts.total_s
         try:
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise _timeout(request, self.timeouts.total_s)
-                _try_send(self, request)
+                _try_send(self, request, waiter)
                 done, _ = await asyncio.wait(
                     {answer}, timeout=min(left, self.timeouts.resend_after_s)
                 )
@@ -107,11 +113,24 @@ class Dispatcher:
             answer.cancel()
 
 
-def _try_send(dispatcher: Dispatcher, request: Request) -> None:
+def _try_send(dispatcher: Dispatcher, request: Request, answer: Future[Decision]) -> None:
     # A send that cannot even be queued (or a pending delivery error) is retried
     # by the caller's loop until its deadline; the same request id keeps it safe.
-    with contextlib.suppress(KafkaOperationError):
-        dispatcher._send(request)
+    # An ACL denial is final: it fails the call at once instead of timing out.
+    try:
+        delivery = dispatcher._send(request)
+    except NotAuthorizedError:
+        raise
+    except KafkaOperationError:
+        return
+    delivery.add_done_callback(lambda sent: _fail_on_denial(sent, answer))
+
+
+def _fail_on_denial(sent: Future[tuple[int, int]], answer: Future[Decision]) -> None:
+    error = sent.exception()
+    if isinstance(error, NotAuthorizedError):
+        with contextlib.suppress(InvalidStateError):
+            answer.set_exception(error)
 
 
 def _timeout(request: Request, total_s: float) -> LedgerTimeoutError:

@@ -37,8 +37,12 @@ class DecisionListener:
     def start(self) -> None:
         """Assign every partition at its current end and start consuming."""
         consumer = plain_consumer({**self._kafka, "fetch.wait.max.ms": 5})
-        self.partitions = partition_count(consumer, self._topic)
-        ends = high_watermarks(consumer, self._topic, range(self.partitions))
+        try:
+            self.partitions = partition_count(consumer, self._topic)
+            ends = high_watermarks(consumer, self._topic, range(self.partitions))
+        except Exception:
+            consumer.close()  # e.g. not_authorized on the decisions topic
+            raise
         consumer.assign([TopicPartition(self._topic, p, off) for p, off in ends.items()])
         self._consumer = consumer
         self._thread = threading.Thread(target=self._loop, name="oncelog-decisions", daemon=True)

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, Message
 
-from oncelog.errors import CodecError, InvalidRequestError, KafkaOperationError, LedgerError
+from oncelog.errors import CodecError, InvalidRequestError, LedgerError
+from oncelog.kafka.failures import kafka_failure
 from oncelog.kafka.reader import where
 from oncelog.projector.fold import PartitionClock, fold_batch, snapshot_of
 from oncelog.projector.store import AuditEntry, Batch, DeadLetter, Position
@@ -61,9 +62,9 @@ class BatchFolder:
             if err is not None:
                 if err.code() == KafkaError._PARTITION_EOF:
                     continue
-                raise KafkaOperationError(
-                    f"consuming {msg.topic()}[{msg.partition()}] at {msg.offset()}: {err}"
-                )
+                topic = msg.topic() or self._topic
+                where_ = f"consuming {topic}[{msg.partition()}] at {msg.offset()}"
+                raise kafka_failure(where_, topic, err)
             p, offset = where(msg)
             last[p] = offset
             self._decode(msg, p, offset, parts.setdefault(p, _Part()), out)

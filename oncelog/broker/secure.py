@@ -1,0 +1,106 @@
+"""The opt-in secure mode of the embedded broker: SASL/PLAIN users and the KRaft authorizer.
+
+``oncelog broker start --secure`` runs the broker listener as ``SASL_PLAINTEXT`` with
+the users below declared in its JAAS config, and ``StandardAuthorizer`` with
+``allow.everyone.if.no.acl.found=false``: a principal may do only what an ACL grants
+(``oncelog topics acl --apply``). PLAIN with static JAAS users needs no extra step at
+format or start time; SCRAM would need credentials written by ``kafka-storage format
+--add-scram`` or the admin API after every start. PLAIN sends passwords in clear text,
+which is acceptable on the loopback-only embedded broker; use SCRAM over TLS for a real
+cluster.
+
+Passwords are generated at every start (or taken from ``ONCELOG_BROKER_PASSWORDS``) and
+kept, mode 0600, in ``<broker dir>/credentials.json``; ``server.properties`` holds them
+too and gets the same mode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from oncelog.errors import BrokerError
+from oncelog.settings import Settings
+
+#: The broker's own inter-broker principal and the super user of every admin command.
+ADMIN = "admin"
+#: The ledger's roles; ``oncelog topics acl`` grants each one what it needs.
+PRINCIPALS = ("worker", "projector", "auditor")
+USERS = (ADMIN, *PRINCIPALS)
+MECHANISM = "PLAIN"
+PROTOCOL = "SASL_PLAINTEXT"
+CREDENTIALS_FILE = "credentials.json"
+
+_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` readable by its owner only (mode 0600), even if it existed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        os.fchmod(out.fileno(), 0o600)
+        out.write(text)
+
+
+def new_credentials(settings: Settings) -> dict[str, SecretStr]:
+    """One password per user: from ``ONCELOG_BROKER_PASSWORDS`` or freshly generated."""
+    unknown = set(settings.broker_passwords) - set(USERS)
+    if unknown:
+        raise BrokerError(f"ONCELOG_BROKER_PASSWORDS names unknown users {sorted(unknown)}")
+    return {
+        user: settings.broker_passwords.get(user) or SecretStr(secrets.token_urlsafe(24))
+        for user in USERS
+    }
+
+
+def save_credentials(broker_dir: Path, credentials: dict[str, SecretStr]) -> Path:
+    """Store the passwords in the broker's folder, mode 0600; return the file."""
+    path = broker_dir / CREDENTIALS_FILE
+    plain = {user: secret.get_secret_value() for user, secret in credentials.items()}
+    write_private(path, json.dumps(plain, indent=2) + "\n")
+    return path
+
+
+def load_credentials(broker_dir: Path) -> dict[str, SecretStr]:
+    """The passwords of the secure broker last started in ``broker_dir``."""
+    path = broker_dir / CREDENTIALS_FILE
+    if not path.exists():
+        raise BrokerError(f"no {path}: start the broker with `oncelog broker start --secure`")
+    return {user: SecretStr(pw) for user, pw in json.loads(path.read_text()).items()}
+
+
+def secure_properties(credentials: dict[str, SecretStr]) -> list[str]:
+    """The SASL listener, JAAS users and authorizer lines of ``server.properties``."""
+    admin_pw = credentials[ADMIN].get_secret_value()
+    users = " ".join(f'user_{u}="{pw.get_secret_value()}"' for u, pw in credentials.items())
+    jaas = (
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="{ADMIN}" password="{admin_pw}" {users};'
+    )
+    return [
+        f"sasl.enabled.mechanisms={MECHANISM}",
+        f"sasl.mechanism.inter.broker.protocol={MECHANISM}",
+        f"listener.name.{PROTOCOL.lower()}.{MECHANISM.lower()}.sasl.jaas.config={jaas}",
+        f"authorizer.class.name={_AUTHORIZER}",
+        # The broker itself is admin on the SASL listener; the controller listener stays
+        # PLAINTEXT on loopback, where the combined node reaches its own controller as
+        # ANONYMOUS. No SASL connection can ever authenticate as ANONYMOUS.
+        f"super.users=User:{ADMIN};User:ANONYMOUS",
+        "allow.everyone.if.no.acl.found=false",
+    ]
+
+
+def client_settings(settings: Settings, user: str, password: SecretStr) -> Settings:
+    """``settings`` with the SASL/PLAIN login of ``user`` on the secure local broker."""
+    return settings.model_copy(
+        update={
+            "security_protocol": PROTOCOL,
+            "sasl_mechanism": MECHANISM,
+            "sasl_username": user,
+            "sasl_password": password,
+        }
+    )
