@@ -29,6 +29,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bench import bench_query
 from bench.common import PARTITIONS, bench_settings, pct, serving
+from bench.peers import workload
+from bench.peers.oncelog_peer import OncelogPeer
 from bench.synthetic import produce_requests
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.kafka.reader import high_watermarks
@@ -74,26 +76,14 @@ def sequential_latency(settings: Settings, n: int = 300) -> tuple[list[float], l
     return claims, cycles
 
 
-async def _cycle_worker(client: LedgerClient, wid: int, stop_at: float, done: list[int]) -> None:
-    i = 0
-    while time.monotonic() < stop_at:
-        claim = await client.claim_execution(
-            f"chan-{wid}", f"k-{i}", tool_name="t", params={"w": wid, "i": i}
-        )
-        await client.complete_execution(claim.execution, claim.claim_token, i)
-        i += 1
-    done.append(i)
-
-
 async def concurrent_cycles(settings: Settings, workers: int, seconds: float) -> float:
     """Sustained claim+complete cycles/s with ``workers`` async workers on one client."""
     async with LedgerClient(settings, timeouts=Timeouts(120, 20)) as client:
-        began = time.monotonic()
-        done: list[int] = []
-        await asyncio.gather(
-            *(_cycle_worker(client, w, began + seconds, done) for w in range(workers))
+        peer = OncelogPeer(client)
+        _, rate = await workload.timed_window(
+            workers, seconds, lambda w, i: workload.cycle(peer, f"chan-{w}", f"k-{i}", i)
         )
-        return sum(done) / (time.monotonic() - began)
+        return rate
 
 
 def raw_consume_rate(bootstrap: str, topic: str) -> float:
