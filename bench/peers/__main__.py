@@ -16,6 +16,7 @@ import asyncio
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -155,6 +156,13 @@ def main() -> None:
     load = QUICK if args.quick else Workload(window_seconds=args.seconds, mix_seconds=args.seconds)
     bootstrap = resolve_bootstrap(Settings(), start=True)
     tmp = Path(tempfile.mkdtemp(prefix="oncelog-bench-peers-"))
+    try:
+        _measure(args, load, bootstrap, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _measure(args: argparse.Namespace, load: Workload, bootstrap: str, tmp: Path) -> None:
     live = bench_settings(bootstrap, tmp, "peers")
     raw = raw_round_trip(bootstrap, live.deadletter_topic)
     print(f"raw produce->consume RTT p50 {pct(raw, 0.5):.2f} ms", flush=True)
