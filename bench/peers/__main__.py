@@ -163,7 +163,9 @@ def main() -> None:
 
 
 def _measure(args: argparse.Namespace, load: Workload, bootstrap: str, tmp: Path) -> None:
+    load_before = os.getloadavg()[0]
     live = bench_settings(bootstrap, tmp, "peers")
+    raw_round_trip(bootstrap, live.deadletter_topic, 100)  # warm-up: a fresh broker JITs
     raw = raw_round_trip(bootstrap, live.deadletter_topic)
     print(f"raw produce->consume RTT p50 {pct(raw, 0.5):.2f} ms", flush=True)
     results: Results = {"oncelog": run_oncelog(live, load)}
@@ -175,7 +177,10 @@ def _measure(args: argparse.Namespace, load: Workload, bootstrap: str, tmp: Path
     print(f"rebuild --from requests: {rebuild:.0f} records/s over {args.rebuild_requests}")
     decode = decode_fold_rate(args.decode_fold_records)
     print(f"decode+fold: {decode} records/s over {args.decode_fold_records}", flush=True)
-    print(json.dumps(summary.summary(raw, results, rebuild, decode)))
+    figures = summary.summary(raw, results, rebuild, decode)
+    # Other work on the machine skews every figure: say how busy it was.
+    figures["load_avg_1m"] = [load_before, os.getloadavg()[0]]
+    print(json.dumps(figures))
 
 
 if __name__ == "__main__":
