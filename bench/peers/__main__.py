@@ -17,13 +17,14 @@ import importlib.util
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from bench.bench_ledger import raw_round_trip, rebuild_rate
-from bench.common import bench_settings, pct, serving
+from bench.common import bench_settings, serving
 from bench.peers import cpu, dbos_peer, postgres, summary, workload
 from bench.peers.oncelog_peer import OncelogPeer
 from bench.peers.workload import PeerResult, Workload
@@ -167,7 +168,7 @@ def _measure(args: argparse.Namespace, load: Workload, bootstrap: str, tmp: Path
     live = bench_settings(bootstrap, tmp, "peers")
     raw_round_trip(bootstrap, live.deadletter_topic, 100)  # warm-up: a fresh broker JITs
     raw = raw_round_trip(bootstrap, live.deadletter_topic)
-    print(f"raw produce->consume RTT p50 {pct(raw, 0.5):.2f} ms", flush=True)
+    print(f"raw produce->consume RTT p50 {statistics.median(raw):.2f} ms", flush=True)
     results: Results = {"oncelog": run_oncelog(live, load)}
     _print_peer(results["oncelog"])
     results.update(run_postgres_peers(load))
