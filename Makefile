@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars test lint format broker broker-stop demo chaos bench bench-core faults clean
+.PHONY: venv jars test lint format broker broker-stop demo chaos bench bench-core bench-peers faults clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -48,6 +48,12 @@ faults: jars  ## 100k fuzz cases, 100 projector kills, a broker restart
 
 bench-core: venv
 	$(PY) bench/bench_core.py
+
+# The peers need the `bench` extra (asyncpg, dbos), installed here, visibly; PostgreSQL's
+# server comes from Debian's `postgresql` package, which the bench only names when missing.
+bench-peers: jars  ## oncelog vs a plain Postgres table and DBOS, same broker and workload (~10 min)
+	$(PY) -m pip install -q -c constraints.txt -e '.[bench]'
+	$(PY) -m bench.peers
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -28,34 +28,19 @@ from typing import Any
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bench import bench_query
+from bench.common import PARTITIONS, bench_settings, pct, serving
+from bench.peers import workload
+from bench.peers.oncelog_peer import OncelogPeer
 from bench.synthetic import produce_requests
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.kafka.reader import high_watermarks
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.sync_client import SyncLedgerClient
-from oncelog.projector import process
 from oncelog.projector.rebuild import rebuild_from_requests
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
 from oncelog.settings import Settings
-from oncelog.topics import admin_client, create_topics, ledger_topics
-
-PARTITIONS = 6
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def _settings(bootstrap: str, tmp: Path, name: str) -> Settings:
-    settings = Settings(
-        bootstrap_servers=bootstrap, topic_prefix=f"bench-{name}-{uuid.uuid4().hex[:6]}",
-        partitions=PARTITIONS, db_path=tmp / f"{name}.duckdb",
-    )  # fmt: skip
-    create_topics(admin_client(settings, bootstrap), ledger_topics(settings))
-    return settings
 
 
 def raw_round_trip(kafka: dict[str, Any], topic: str, n: int = 300) -> list[float]:
@@ -91,26 +76,14 @@ def sequential_latency(settings: Settings, n: int = 300) -> tuple[list[float], l
     return claims, cycles
 
 
-async def _cycle_worker(client: LedgerClient, wid: int, stop_at: float, done: list[int]) -> None:
-    i = 0
-    while time.monotonic() < stop_at:
-        claim = await client.claim_execution(
-            f"chan-{wid}", f"k-{i}", tool_name="t", params={"w": wid, "i": i}
-        )
-        await client.complete_execution(claim.execution, claim.claim_token, i)
-        i += 1
-    done.append(i)
-
-
 async def concurrent_cycles(settings: Settings, workers: int, seconds: float) -> float:
     """Sustained claim+complete cycles/s with ``workers`` async workers on one client."""
     async with LedgerClient(settings, timeouts=Timeouts(120, 20)) as client:
-        began = time.monotonic()
-        done: list[int] = []
-        await asyncio.gather(
-            *(_cycle_worker(client, w, began + seconds, done) for w in range(workers))
+        peer = OncelogPeer(client)
+        _, rate = await workload.timed_window(
+            workers, seconds, lambda w, i: workload.cycle(peer, f"chan-{w}", f"k-{i}", i)
         )
-        return sum(done) / (time.monotonic() - began)
+        return rate
 
 
 def raw_consume_rate(kafka: dict[str, Any], topic: str) -> float:
@@ -175,13 +148,13 @@ def main() -> None:
     bootstrap = resolve_bootstrap(Settings(), start=True)
     tmp = Path(tempfile.mkdtemp(prefix="oncelog-bench-"))
     figures: dict[str, float] = {}
-    live = _settings(bootstrap, tmp, "live")
+    live = bench_settings(bootstrap, tmp, "live")
     raw = raw_round_trip(live.kafka_config(bootstrap), live.deadletter_topic)
     figures["raw_rtt_p50_ms"] = statistics.median(raw)
     print(f"raw produce->consume RTT: p50 {figures['raw_rtt_p50_ms']:.2f} ms, "
-          f"p99 {_pct(raw, 0.99):.2f} ms", flush=True)  # fmt: skip
+          f"p99 {pct(raw, 0.99):.2f} ms", flush=True)  # fmt: skip
     _live_figures(live, figures, args.cycles_seconds)
-    filled = _settings(bootstrap, tmp, "fold")
+    filled = bench_settings(bootstrap, tmp, "fold")
     produce_requests(filled, args.fold)
     figures["raw_consume_rate"] = raw_consume_rate(
         filled.kafka_config(bootstrap), filled.requests_topic
@@ -190,7 +163,7 @@ def main() -> None:
     share = 100 * figures["fold_rate"] / figures["raw_consume_rate"]
     print(f"projector fold rate {figures['fold_rate']:.0f}/s vs raw consume "
           f"{figures['raw_consume_rate']:.0f}/s ({share:.0f}%)", flush=True)  # fmt: skip
-    big = _settings(bootstrap, tmp, "rebuild")
+    big = bench_settings(bootstrap, tmp, "rebuild")
     produce_requests(big, args.rebuild)
     figures["rebuild_rate"] = rebuild_rate(big, args.rebuild)
     print(f"rebuild --from requests: {figures['rebuild_rate']:.0f} records/s over "
@@ -203,22 +176,18 @@ def main() -> None:
 
 def _live_figures(settings: Settings, figures: dict[str, float], seconds: float) -> None:
     """Latency and throughput against ``oncelog serve`` in a process of its own, as deployed."""
-    log = settings.db_path.with_suffix(".serve.log")
-    serve = process.start_serve(settings, log, "--no-http")
-    try:
+    with serving(settings):
         claims, cycles = sequential_latency(settings)
         figures["claim_p50_ms"] = statistics.median(claims)
-        figures["claim_p99_ms"] = _pct(claims, 0.99)
+        figures["claim_p99_ms"] = pct(claims, 0.99)
         ratio = figures["claim_p50_ms"] / figures["raw_rtt_p50_ms"]
         print(f"claim latency (1 sequential worker): p50 {figures['claim_p50_ms']:.2f} ms, "
               f"p99 {figures['claim_p99_ms']:.2f} ms; claim->complete p50 "
-              f"{statistics.median(cycles):.2f} ms, p99 {_pct(cycles, 0.99):.2f} ms; "
+              f"{statistics.median(cycles):.2f} ms, p99 {pct(cycles, 0.99):.2f} ms; "
               f"ratio to raw RTT {ratio:.2f}x", flush=True)  # fmt: skip
         figures["cycles_per_s"] = asyncio.run(concurrent_cycles(settings, 64, seconds))
         print(f"64 async workers: {figures['cycles_per_s']:.0f} claim+complete cycles/s",
               flush=True)  # fmt: skip
-    finally:
-        process.stop(serve)
 
 
 def _query_p99(tmp: Path, rows: int) -> float:
@@ -227,7 +196,7 @@ def _query_p99(tmp: Path, rows: int) -> float:
     bench_query.build(path, rows)
     built = time.perf_counter() - began
     times = bench_query.lookups(path)
-    p99 = _pct(times, 0.99)
+    p99 = pct(times, 0.99)
     print(f"step_status over {rows} history rows (built in {built:.0f} s): "
           f"p50 {statistics.median(times):.2f} ms, p99 {p99:.2f} ms", flush=True)  # fmt: skip
     return p99

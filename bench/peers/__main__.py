@@ -1,0 +1,190 @@
+"""``make bench-peers``: oncelog next to a plain Postgres table and DBOS. Not a test.
+
+    python -m bench.peers [--quick] [--seconds S] [--rebuild-requests N] [--decode-fold-records N]
+
+On the same broker and machine: the raw Kafka round trip; oncelog (``oncelog serve`` in a
+process of its own); the plain table over asyncpg with ``synchronous_commit`` on and off;
+DBOS when installed. Each peer gets the same workload (``bench/peers/workload.py``) and
+its CPU per process is read from /proc. Then ``rebuild --from requests`` and the
+in-process decode+fold rate. The last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.bench_ledger import raw_round_trip, rebuild_rate
+from bench.common import bench_settings, serving
+from bench.peers import cpu, dbos_peer, postgres, summary, workload
+from bench.peers.oncelog_peer import OncelogPeer
+from bench.peers.workload import PeerResult, Workload
+from bench.synthetic import produce_requests
+from oncelog.broker.local import LocalBroker, resolve_bootstrap
+from oncelog.producer.client import LedgerClient
+from oncelog.producer.dispatch import Timeouts
+from oncelog.settings import Settings
+
+ASYNCPG_HINT = "pip install -c constraints.txt -e '.[bench]'   (or: make bench-peers)"
+QUICK = Workload(warmup_cycles=50, warmup_seconds=1.0, sequential=200,
+                 window_seconds=3.0, mix_seconds=3.0)  # fmt: skip
+Results = dict[str, PeerResult | None]
+
+
+def _own_ticks() -> int:
+    return cpu.process_ticks(os.getpid())
+
+
+def _oncelog_readers(serve_pid: int, bootstrap: str) -> cpu.Readers:
+    """The client (this process), the projector child and, when it is ours, the broker JVM."""
+    readers = {"client": _own_ticks, "projector": lambda: cpu.process_ticks(serve_pid)}
+    broker = LocalBroker(Settings()).status()
+    if broker is not None and broker.bootstrap == bootstrap:
+        readers["broker"] = lambda: cpu.process_ticks(broker.pid)
+    return readers
+
+
+async def _oncelog(settings: Settings, load: Workload, readers: cpu.Readers) -> PeerResult:
+    async with LedgerClient(settings, timeouts=Timeouts(120, 20)) as client:
+        return await workload.run(OncelogPeer(client), "oncelog", load, readers)
+
+
+def run_oncelog(settings: Settings, load: Workload) -> PeerResult:
+    """oncelog against ``oncelog serve`` in a process of its own."""
+    assert settings.bootstrap_servers is not None
+    with serving(settings) as serve:
+        readers = _oncelog_readers(serve.pid, settings.bootstrap_servers)
+        return asyncio.run(_oncelog(settings, load, readers))
+
+
+async def _table(
+    dsn: str, name: str, sync: bool, load: Workload, readers: cpu.Readers
+) -> PeerResult:
+    from bench.peers.pg_table import PlainTable  # noqa: PLC0415  (optional: the bench extra)
+
+    table = await PlainTable.connect(dsn, load.workers, synchronous_commit=sync)
+    try:
+        return await workload.run(table, name, load, readers)
+    finally:
+        await table.close()
+
+
+async def _create_database(dsn: str, name: str) -> None:
+    import asyncpg  # noqa: PLC0415  (optional: the bench extra)
+
+    connection = await asyncpg.connect(dsn)
+    try:
+        await connection.execute(f"CREATE DATABASE {name}")
+    finally:
+        await connection.close()
+
+
+def run_dbos(pg: postgres.Postgres, load: Workload, readers: cpu.Readers) -> PeerResult | None:
+    """DBOS on its own system database of the same server; None (and why) when it can't run."""
+    reason = dbos_peer.missing()
+    if reason is not None:
+        print(f"dbos: skipped, reported as null: {reason}", flush=True)
+        return None
+    try:
+        asyncio.run(_create_database(pg.dsn(), "dbos_sys"))
+        with dbos_peer.launched(pg.dsn("dbos_sys"), load.workers) as peer:
+            return asyncio.run(workload.run(peer, "dbos", load, readers))
+    except Exception as exc:  # an optional peer: report, don't abort the other figures
+        print(f"dbos: failed, reported as null: {exc!r}", flush=True)
+        return None
+
+
+def run_postgres_peers(load: Workload) -> Results:
+    """The plain table (synchronous_commit on, off) and DBOS on one throwaway PostgreSQL."""
+    none: Results = {"pg": None, "pg_off": None, "dbos": None}
+    if importlib.util.find_spec("asyncpg") is None:
+        print(f"pg, pg_off, dbos: skipped: asyncpg is not installed; install it with:\n"
+              f"  {ASYNCPG_HINT}", flush=True)  # fmt: skip
+        return none
+    try:
+        with postgres.throwaway() as pg:
+            readers = {"client": _own_ticks, "postgres": lambda: cpu.tree_ticks(pg.pid)}
+            results: Results = {}
+            for name, sync in (("pg", True), ("pg_off", False)):
+                results[name] = asyncio.run(_table(pg.dsn(), name, sync, load, readers))
+                _print_peer(results[name])
+            results["dbos"] = run_dbos(pg, load, readers)
+            _print_peer(results["dbos"])
+            return results
+    except postgres.PostgresMissingError as exc:
+        print(f"pg, pg_off, dbos: skipped: {exc}", flush=True)
+        return none
+
+
+def decode_fold_rate(records: int) -> float | None:
+    """``bench/bench_core.py`` in a process of its own (it freezes 1M records out of the GC)."""
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-m", "bench.bench_core", str(records)],
+                         cwd=root, capture_output=True, text=True, check=True)  # fmt: skip
+    return summary.parse_decode_fold(out.stdout)
+
+
+def _print_peer(result: PeerResult | None) -> None:
+    if result is not None:
+        print(summary.peer_line(result), flush=True)
+
+
+def _args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.peers", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="short windows, small counts")
+    parser.add_argument("--seconds", type=float, default=20.0, help="each 64-worker window")
+    parser.add_argument("--rebuild-requests", type=int, default=None, help="default 1,000,000")
+    parser.add_argument("--decode-fold-records", type=int, default=None, help="default 1,000,000")
+    args = parser.parse_args()
+    small = 20_000 if args.quick else 1_000_000
+    args.rebuild_requests = args.rebuild_requests or small
+    args.decode_fold_records = args.decode_fold_records or small
+    return args
+
+
+def main() -> None:
+    """Every peer, the offline rates, the report; the last line is JSON."""
+    args = _args()
+    load = QUICK if args.quick else Workload(window_seconds=args.seconds, mix_seconds=args.seconds)
+    bootstrap = resolve_bootstrap(Settings(), start=True)
+    tmp = Path(tempfile.mkdtemp(prefix="oncelog-bench-peers-"))
+    try:
+        _measure(args, load, bootstrap, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _measure(args: argparse.Namespace, load: Workload, bootstrap: str, tmp: Path) -> None:
+    load_before = os.getloadavg()[0]
+    live = bench_settings(bootstrap, tmp, "peers")
+    raw_round_trip(
+        live.kafka_config(bootstrap), live.deadletter_topic, 100
+    )  # warm-up: a fresh broker JITs
+    raw = raw_round_trip(live.kafka_config(bootstrap), live.deadletter_topic)
+    print(f"raw produce->consume RTT p50 {statistics.median(raw):.2f} ms", flush=True)
+    results: Results = {"oncelog": run_oncelog(live, load)}
+    _print_peer(results["oncelog"])
+    results.update(run_postgres_peers(load))
+    big = bench_settings(bootstrap, tmp, "rebuild")
+    produce_requests(big, args.rebuild_requests)
+    rebuild = rebuild_rate(big, args.rebuild_requests)
+    print(f"rebuild --from requests: {rebuild:.0f} records/s over {args.rebuild_requests}")
+    decode = decode_fold_rate(args.decode_fold_records)
+    print(f"decode+fold: {decode} records/s over {args.decode_fold_records}", flush=True)
+    figures = summary.summary(raw, results, rebuild, decode)
+    # Other work on the machine skews every figure: say how busy it was.
+    figures["load_avg_1m"] = [load_before, os.getloadavg()[0]]
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
