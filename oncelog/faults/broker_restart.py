@@ -72,7 +72,10 @@ def _run_phases(
     broker: LocalBroker, load: Load, report: BrokerReport, outage_s: float, phase_s: float
 ) -> None:
     load.start()
-    time.sleep(phase_s)  # load on a healthy broker: the drill's schedule
+    # Load on a healthy broker: at least phase_s, and until calls go through (a loaded
+    # machine may need longer than phase_s for the first ones), bounded.
+    time.sleep(phase_s)
+    load.wait_for_calls(1)
     report.calls_before = len(load.completed)
     errors_before = dict(load.typed_errors)
     broker.stop()
@@ -84,5 +87,6 @@ def _run_phases(
     broker.start()
     mark = len(load.completed)
     time.sleep(phase_s * 2)
+    load.wait_for_calls(mark + 1)  # the SDK resumed (bounded: the report shows it if not)
     load.finish()
     report.calls_after = len(load.completed) - mark

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
+import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,15 @@ class Load:
             worker = threading.Thread(target=self._run, args=(n,), daemon=True)
             worker.start()
             self._workers.append(worker)
+
+    def wait_for_calls(self, count: int, timeout_s: float = 120) -> bool:
+        """Wait (bounded) until at least ``count`` calls completed; False on the bound."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.completed) < count:
+            if time.monotonic() > deadline:
+                return False
+            self.stop.wait(0.05)
+        return True
 
     def finish(self, timeout_s: float = 300) -> None:
         """Stop after the calls in flight; wait for the threads."""
