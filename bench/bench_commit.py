@@ -20,7 +20,8 @@ from oncelog.projector.store import AuditEntry, Batch, Position, Store
 from oncelog.schemas.models import ExecutionState
 
 
-def _batches(records: int, size: int) -> list[Batch]:
+def fold_batches(records: int, size: int) -> list[Batch]:
+    """Claim + complete of ``records // 2`` fresh operations, folded into batches of ``size``."""
     states: dict[str, ExecutionState] = {}
     clock = PartitionClock()
     out: list[Batch] = []
@@ -40,7 +41,7 @@ def _batches(records: int, size: int) -> list[Batch]:
 
 def measure(records: int, size: int) -> float:
     """CPU microseconds per record of committing ``records`` in batches of ``size``."""
-    batches = _batches(records, size)
+    batches = fold_batches(records, size)
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "c.duckdb") as store:
         began = time.process_time()
         for batch in batches:
