@@ -85,11 +85,15 @@ class Committer:
             while self._pending >= MAX_PENDING_RECORDS and self._error is None:
                 self._cond.wait()
             self._raise_pending()
-            if not self._waiting:
+            first = not self._waiting
+            if first:
                 self._oldest = time.monotonic()
             self._waiting.append(batch)
             self._pending += _size(batch)
-            self._cond.notify_all()
+            # The thread only needs waking when its deadline appears or the size is reached;
+            # waking it for every small batch costs a thread switch per poll.
+            if first or self._pending >= self._commit_records:
+                self._cond.notify_all()
 
     def drain(self) -> None:
         """Wait until every submitted batch is committed; raise a failed commit."""
