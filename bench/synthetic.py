@@ -29,6 +29,12 @@ def _requests(channel: str, key: str) -> list[Request]:
     ]
 
 
+def claim_complete(channel: str, key: str) -> list[Request]:
+    """A claim of a fresh operation and its holder's completion (one bench cycle)."""
+    claim, _, complete, _ = _requests(channel, key)
+    return [claim, complete]
+
+
 def produce_requests(settings: Settings, total: int) -> int:
     """Write ``total`` requests (whole lifecycles, in order per operation); return the count."""
     assert settings.bootstrap_servers is not None

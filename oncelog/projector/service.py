@@ -1,12 +1,13 @@
 """The projector: consume requests, fold them, publish decisions and snapshots, commit.
 
-Per poll batch: decode, load the touched states in one query (or from the cache
-of states folded but maybe not yet committed), fold in memory, publish
-decisions + snapshots + dead letters, and hand the batch to the committer
-thread, which flushes the producer and then commits state, history, audit and
-the per-partition positions in ONE DuckDB transaction. A crash anywhere before
-that commit refolds the same records from the same state and so only
-republishes identical records.
+Per poll batch: decode, take the touched states from memory (the bounded
+:class:`StateCache` of the assigned partitions; a miss of a known operation is
+one DuckDB query), fold, publish decisions + snapshots + dead letters, and hand
+the batch to the committer thread. Every second or so (or 20k records) it
+flushes the producer and then commits state, history, audit and the
+per-partition positions of everything handed over in ONE DuckDB transaction.
+A crash anywhere before that commit refolds the same records from the same
+state and so only republishes identical records.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from confluent_kafka import Consumer, Message, TopicPartition
 
 from oncelog.kafka.producer import FutureProducer
 from oncelog.kafka.reader import consume_available, partition_count
+from oncelog.producer.partitioner import partition_for
 from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.committer import Committer
 from oncelog.projector.fold import PartitionClock
 from oncelog.projector.restore import restore_partition
+from oncelog.projector.states import DEFAULT_MAX_STATES, StateCache
 from oncelog.projector.store import Batch, Store
 from oncelog.projector.sweeps import SweepScheduler
 from oncelog.schemas.codec import encode_decision, encode_snapshot
@@ -30,7 +33,6 @@ from oncelog.settings import Settings
 from oncelog.topics import admin_client, check_topics, ledger_topics
 
 _FLUSH_TIMEOUT_S = 60.0
-_CACHE_LIMIT = 200_000
 
 
 class Projector:
@@ -47,6 +49,7 @@ class Projector:
         sweep_interval_s: float = 1.0,
         on_batch: Callable[[Batch], None] | None = None,
         before_commit: Callable[[], None] | None = None,
+        max_states: int = DEFAULT_MAX_STATES,
     ) -> None:
         self._settings = settings
         self._kafka = settings.kafka_config(bootstrap)
@@ -64,7 +67,8 @@ class Projector:
             store, on_batch, before_commit=lambda: self._producer.flush(_FLUSH_TIMEOUT_S)
         )
         self._reader = store.reader()
-        self._cache: dict[str, ExecutionState] = {}
+        self._states = StateCache(max_states)
+        self._partitions = 0  # of the requests topic, known after start()
         # Every operation id the store holds for the assigned partitions: a new operation
         # (most claims) needs no DuckDB lookup at all.
         self._known: set[str] = set()
@@ -89,8 +93,8 @@ class Projector:
                 "log_level": 3,
             }
         )
-        partitions = partition_count(consumer, self._settings.requests_topic)
-        self._folder = BatchFolder(self._settings.requests_topic, partitions, self._clocks)
+        self._partitions = partition_count(consumer, self._settings.requests_topic)
+        self._folder = BatchFolder(self._settings.requests_topic, self._partitions, self._clocks)
         consumer.subscribe(
             [self._settings.requests_topic], on_assign=self._on_assign, on_revoke=self._on_revoke
         )
@@ -116,7 +120,6 @@ class Projector:
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # Positions and restores read and write the store: nothing may be in flight.
         self._committer.drain()
-        self._cache.clear()
         positions = self._store.positions()
         for tp in partitions:
             position = positions.get(tp.partition)
@@ -128,10 +131,13 @@ class Projector:
         consumer.assign(partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        # Committed first, so that whoever folds these partitions next resumes from here.
         self._committer.drain()
-        self._cache.clear()
-        for tp in partitions:
-            self._clocks.pop(tp.partition, None)
+        revoked = [tp.partition for tp in partitions]
+        self._states.drop_partitions(revoked)
+        for p in revoked:
+            self._clocks.pop(p, None)
+        self._known = self._store.operation_ids(sorted(self._clocks))
         consumer.unassign()
 
     # --- one batch -----------------------------------------------------------------
@@ -149,7 +155,7 @@ class Projector:
         assert self._folder is not None
         out = self._folder.fold(messages, self._load)
         for snapshot in out.snapshots:
-            self._cache[snapshot.state.operation_id] = snapshot.state
+            self._states.put(snapshot.source_partition, snapshot.state)
             self._known.add(snapshot.state.operation_id)
         self._publish(out)
         if self._before_commit is not None:
@@ -157,18 +163,21 @@ class Projector:
             self._before_commit()  # fault injection: published, not committed
         self._sweeps.folded(out.audit)
         self._committer.submit(out.batch())
-        if len(self._cache) > _CACHE_LIMIT:
-            # Everything cached is also committed once the committer drains.
+        if self._states.over_limit():
+            # Only committed states may go: a miss reloads the version DuckDB holds.
             self._committer.drain()
-            self._cache.clear()
+            self._states.evict()
 
     def _load(self, operation_ids: Collection[str]) -> dict[str, ExecutionState]:
-        """States from the cache (folded, maybe not yet committed), the rest from DuckDB."""
-        cache, known = self._cache, self._known
-        found = {op: cache[op] for op in operation_ids if op in cache}
+        """States from memory (folded, maybe not yet committed), known others from DuckDB."""
+        found = self._states.get_many(operation_ids)
+        known = self._known
         missing = [op for op in operation_ids if op not in found and op in known]
         if missing:
-            found.update(self._reader.load_states(missing))
+            loaded = self._reader.load_states(missing)
+            for state in loaded.values():
+                self._states.put(partition_for(state.channel_id, self._partitions), state)
+            found.update(loaded)
         return found
 
     def _publish(self, out: Folded) -> None:

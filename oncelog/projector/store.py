@@ -3,8 +3,8 @@
 Per Kafka poll batch the projector calls :meth:`Store.load_states` (one query),
 folds in memory, publishes, then :meth:`Store.commit` writes everything in one
 DuckDB transaction. Every write goes through registered Arrow tables and
-set-based statements (``INSERT … SELECT``, ``UPDATE … FROM``): DuckDB is orders
-of magnitude slower with per-row statements or ``executemany``.
+set-based ``INSERT … SELECT`` statements: DuckDB is orders of magnitude slower
+with per-row statements or ``executemany``.
 
 Tables (``partition``/``offset`` are positions in the requests topic):
 
@@ -20,9 +20,10 @@ Tables (``partition``/``offset`` are positions in the requests topic):
     ART index on ``operation_id`` because point lookups by operation are the
     hot query (the composite key cannot serve a prefix lookup).
     ``valid_from_offset`` is the source offset of the request that made the
-    version, ``valid_to_offset`` the source offset of the next version (NULL
-    while current); ``commit`` closes superseded versions in the same
-    transaction.
+    version. History is append-only: a version's end (the next version's
+    ``valid_from_offset``) is derived when queried, so a commit never updates
+    an old row. (Files written before kept a ``valid_to_offset`` column; it is
+    no longer written or read.)
 ``requests``
     The audit: one row per folded request, keyed by (partition, offset), indexed
     by ``channel_id`` for timelines; it records the outcome and the
@@ -64,7 +65,6 @@ from oncelog.projector.tables import (
     REQUESTS,
     SCHEMA_DDL,
     STR,
-    SUPERSEDE,
     arrow_table,
     column_list,
     upsert_sets,
@@ -139,11 +139,11 @@ def _execution_row(snap: ExecutionSnapshot, blob: bytes) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-def _history_row(snap: ExecutionSnapshot, valid_to: int | None, blob: bytes) -> tuple[Any, ...]:
+def _history_row(snap: ExecutionSnapshot, blob: bytes) -> tuple[Any, ...]:
     s = snap.state
     return (
         s.operation_id, s.version, snap.source_partition, s.channel_id, s.key_name,
-        snap.source_offset, valid_to, snap.log_time_ms, snap.outcome.value,
+        snap.source_offset, snap.log_time_ms, snap.outcome.value,
         snap.source_request_id, s.status.value, s.epoch, s.worker_id, s.token_fp,
         s.effect.value, s.result, s.result_hash, s.expires_at_ms, blob,
     )  # fmt: skip
@@ -178,28 +178,19 @@ class _VersionRows:
 
     history: Any
     executions: Any
-    supersede: Any
 
 
 def _version_rows(snapshots: Sequence[ExecutionSnapshot]) -> _VersionRows:
-    """History rows (with in-batch ``valid_to``), the last row per op, and what they supersede."""
-    next_offset: dict[str, int] = {}
+    """One history row per version (append-only) and the last row per operation."""
     history: list[tuple[Any, ...]] = []
     last: dict[str, tuple[Any, ...]] = {}
-    first: dict[str, tuple[Any, ...]] = {}
-    # Walk backwards so each version learns the offset of the next one of its op.
-    for snap in reversed(snapshots):
-        op = snap.state.operation_id
+    for snap in snapshots:
         blob = encode_state(snap.state)
-        history.append(_history_row(snap, next_offset.get(op), blob))
-        next_offset[op] = snap.source_offset
-        last.setdefault(op, _execution_row(snap, blob))
-        first[op] = (op, snap.state.version, snap.source_offset)
-    history.reverse()
+        history.append(_history_row(snap, blob))
+        last[snap.state.operation_id] = _execution_row(snap, blob)
     return _VersionRows(
         history=arrow_table(HISTORY, history),
         executions=arrow_table(EXECUTIONS, list(last.values())),
-        supersede=arrow_table(SUPERSEDE, list(first.values())),
     )
 
 
@@ -213,15 +204,6 @@ def _positions_table(positions: dict[int, Position]) -> Any:
 _INSERT_HISTORY: Final = (
     f"INSERT OR IGNORE INTO history ({column_list(HISTORY)}) SELECT * FROM _b_history"
 )
-# The IN filter lets DuckDB prune the history scan to the touched operations.
-_CLOSE_SUPERSEDED: Final = """
-UPDATE history SET valid_to_offset = s.valid_to
-FROM _b_supersede AS s
-WHERE history.operation_id = s.operation_id
-  AND history.version < s.first_version
-  AND history.valid_to_offset IS NULL
-  AND history.operation_id IN (SELECT operation_id FROM _b_supersede)
-"""
 _UPSERT_EXECUTIONS: Final = (
     f"INSERT INTO executions ({column_list(EXECUTIONS)}) SELECT * FROM _b_executions "
     f"ON CONFLICT (operation_id) DO UPDATE SET {upsert_sets(EXECUTIONS, 'operation_id')} "
@@ -397,7 +379,6 @@ class Store:
         tables = {
             "_b_audit": arrow_table(REQUESTS, [_audit_row(e) for e in batch.audit]),
             "_b_history": versions.history,
-            "_b_supersede": versions.supersede,
             "_b_executions": versions.executions,
             "_b_dead": arrow_table(DEAD_LETTERS, [_dead_letter_row(d) for d in batch.dead_letters]),
             "_b_positions": _positions_table(batch.positions),
@@ -421,7 +402,6 @@ class Store:
         versions = _version_rows(ordered)
         tables = {
             "_b_history": versions.history,
-            "_b_supersede": versions.supersede,
             "_b_executions": versions.executions,
             "_b_positions": _positions_table({partition: position}),
         }
@@ -432,7 +412,6 @@ class Store:
 
     # Separate steps so that a test can make one of them fail mid-transaction.
     def _write_versions(self) -> None:
-        self._con.execute(_CLOSE_SUPERSEDED)
         self._con.execute(_INSERT_HISTORY)
         self._con.execute(_UPSERT_EXECUTIONS)
 

@@ -52,7 +52,6 @@ HISTORY: Final[tuple[Column, ...]] = (
     ("channel_id", "VARCHAR NOT NULL", STR),
     ("key_name", "VARCHAR NOT NULL", STR),
     ("valid_from_offset", "BIGINT NOT NULL", INT),
-    ("valid_to_offset", "BIGINT", INT),
     ("log_time_ms", "BIGINT NOT NULL", INT),
     ("outcome", "VARCHAR NOT NULL", STR),
     ("request_id", "VARCHAR NOT NULL", STR),
@@ -101,12 +100,6 @@ POSITIONS: Final[tuple[Column, ...]] = (
     ("partition", "INTEGER NOT NULL PRIMARY KEY", pa.int32()),
     ("next_offset", "BIGINT NOT NULL", INT),
     ("clock_ms", "BIGINT", INT),
-)
-
-SUPERSEDE: Final[tuple[Column, ...]] = (
-    ("operation_id", "", STR),
-    ("first_version", "", INT),
-    ("valid_to", "", INT),
 )
 
 

@@ -8,6 +8,7 @@ writer can trip them.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 from oncelog.errors import InvalidArgumentError, InvalidRequestError
@@ -17,6 +18,13 @@ from oncelog.schemas.models import Cancel, Claim, Complete, Get, Heartbeat, Requ
 
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
 _MAX_TOKEN: Final = 256
+
+# The identity checks are pure functions of their arguments and cost a SHA-256, a UUIDv5
+# and a murmur2 in Python per request: most requests (completions, heartbeats, other
+# steps of a channel) repeat a recent pair, so recent answers are kept. Failures raise
+# and are never cached.
+_operation_id = lru_cache(maxsize=65536)(keys.operation_id)
+_home_partition = lru_cache(maxsize=65536)(partition_for)
 
 
 def check_request(request: Request, key: bytes | None, partition: int, partitions: int) -> None:
@@ -31,12 +39,12 @@ def check_request(request: Request, key: bytes | None, partition: int, partition
 
 def _check(request: Request, key: bytes | None, partition: int, partitions: int) -> None:
     keys.validate_id("request_id", request.request_id)
-    expected = keys.operation_id(request.channel_id, request.key_name)
+    expected = _operation_id(request.channel_id, request.key_name)
     if request.operation_id != expected:
         raise InvalidArgumentError(f"operation_id does not match its channel/key (want {expected})")
     if key != request.operation_id.encode():
         raise InvalidArgumentError("the record key is not the operation_id")
-    home = partition_for(request.channel_id, partitions)
+    home = _home_partition(request.channel_id, partitions)
     if partition != home:
         raise InvalidArgumentError(f"written to partition {partition}, its channel lives on {home}")
     body = request.body

@@ -53,13 +53,18 @@ SELECT * FROM v WHERE {column} <= ? ORDER BY version DESC LIMIT 1
 _AS_OF_OFFSET: Final = _VERSIONS.format(column="valid_from_offset")
 _AS_OF_TIME: Final = _VERSIONS.format(column="log_time_ms")
 
+# History is append-only: a version ends where the next one starts.
 _HISTORY: Final = """
 WITH v AS MATERIALIZED (
   SELECT operation_id, version, status, outcome, request_id, epoch, worker_id, token_fp,
-         effect, valid_from_offset, valid_to_offset, log_time_ms, result, result_hash
+         effect, valid_from_offset, log_time_ms, result, result_hash
   FROM history WHERE operation_id = ?
 )
-SELECT * FROM v ORDER BY version LIMIT ?
+SELECT operation_id, version, status, outcome, request_id, epoch, worker_id, token_fp,
+       effect, valid_from_offset,
+       lead(valid_from_offset) OVER (ORDER BY version) AS valid_to_offset,
+       log_time_ms, result, result_hash
+FROM v ORDER BY version LIMIT ?
 """
 _TIMELINE: Final = """
 WITH r AS MATERIALIZED (

@@ -35,7 +35,8 @@ def history(store: Store, op: str) -> list[tuple[int, int, int | None, str]]:
         (int(v), int(f), t, str(s))
         for v, f, t, s in store.cursor()
         .execute(
-            "SELECT version, valid_from_offset, valid_to_offset, status FROM history "
+            "SELECT version, valid_from_offset, "
+            "lead(valid_from_offset) OVER (ORDER BY version), status FROM history "
             "WHERE operation_id = ? ORDER BY version",
             [op],
         )
@@ -60,16 +61,29 @@ def test_load_states_of_nothing_is_empty(store: Store) -> None:
     assert store.load_states([]) == {}
 
 
-def test_history_valid_to_is_closed_across_batches(store: Store) -> None:
+def test_history_valid_to_is_derived_across_batches(store: Store) -> None:
     op = Op()
     feed(store, 0, [(op.claim("t1"), 1_000)])
     assert history(store, op.operation_id) == [(1, 0, None, "CLAIMED")]
+    first = store.cursor().execute("SELECT * FROM history").fetchall()
     feed(store, 0, [(op.heartbeat("t1"), 2_000), (op.complete("t1"), 3_000)])
     assert history(store, op.operation_id) == [
         (1, 0, 1, "CLAIMED"),
         (2, 1, 2, "CLAIMED"),
         (3, 2, None, "COMPLETED"),
     ]
+    # Append-only: the first version's row is exactly as it was written.
+    assert store.cursor().execute("SELECT * FROM history WHERE version = 1").fetchall() == first
+
+
+def test_a_file_with_the_old_valid_to_column_still_takes_commits(tmp_path: Path) -> None:
+    path = tmp_path / "old.duckdb"
+    with Store(path) as store:
+        store.cursor().execute("ALTER TABLE history ADD COLUMN valid_to_offset BIGINT")
+    with Store(path) as store:
+        op = Op()
+        feed(store, 0, [(op.claim("t1"), 1_000), (op.complete("t1"), 2_000)])
+        assert history(store, op.operation_id) == [(1, 0, 1, "CLAIMED"), (2, 1, None, "COMPLETED")]
 
 
 def test_unchanged_decisions_are_audited_but_add_no_version(store: Store) -> None:

@@ -1,0 +1,68 @@
+"""Memory of the projector's in-memory structures per million operations (tracemalloc).
+
+``python -m bench.bench_memory [--operations N]``: N operations claimed and completed by
+the fold, their states encoded as DuckDB blobs and decoded again (as a miss reloads
+them, sharing nothing with the requests), put into a :class:`StateCache`, and their
+ids into a set like the projector's known-operation set. Prints bytes per operation
+and the extrapolation to one million.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import tracemalloc
+
+from bench.synthetic import claim_complete
+from oncelog.projector.fold import PartitionClock, fold_batch
+from oncelog.projector.state_blob import decode_state, encode_state
+from oncelog.projector.states import StateCache
+
+
+def _blobs(operations: int) -> list[bytes]:
+    blobs: list[bytes] = []
+    clock = PartitionClock()
+    for start in range(0, operations, 5000):
+        end = min(start + 5000, operations)
+        pairs = [claim_complete("ch", f"k-{i}") for i in range(start, end)]
+        records = [(r, 1_700_000_000_000 + i) for i, r in enumerate(x for p in pairs for x in p)]
+        touched, clock, _ = fold_batch({}, clock, records)
+        blobs += [encode_state(s) for s in touched.values()]
+    return blobs
+
+
+def measure(operations: int) -> dict[str, float]:
+    """Bytes per operation of the state cache and of the known-id set."""
+    blobs = _blobs(operations)
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    cache = StateCache(max_states=operations)
+    for blob in blobs:
+        cache.put(0, decode_state(blob))
+    states = tracemalloc.get_traced_memory()[0]
+    known = {f"{i:08d}-0000-5000-8000-000000000000" for i in range(operations)}
+    ids = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert len(cache) == len(known) == operations
+    per_state = (states - base) / operations
+    per_id = (ids - states) / operations
+    return {
+        "operations": operations,
+        "state_cache_bytes_per_op": round(per_state),
+        "known_ids_bytes_per_op": round(per_id),
+        "mib_per_million_states": round(per_state * 1e6 / 2**20),
+        "mib_per_million_known_ids": round(per_id * 1e6 / 2**20),
+    }
+
+
+def main() -> None:
+    """Print the figures as one JSON line."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--operations", type=int, default=1_000_000)
+    print(json.dumps(measure(parser.parse_args().operations)))
+
+
+if __name__ == "__main__":
+    main()

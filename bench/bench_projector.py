@@ -1,0 +1,63 @@
+"""CPU time per request of ``oncelog serve`` under the 64-worker fresh-cycle load.
+
+``python -m bench.bench_projector [--seconds S] [--workers N]``: a fresh topic set, the
+projector as a child process, a warm-up, then a window of fresh claim+complete cycles
+from one async client. The projector's CPU (all its threads, from /proc) is divided by
+the requests it folded in the window (two per cycle). Wall-clock figures are noisy on a
+shared machine; CPU per request is not, or much less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import uuid
+from pathlib import Path
+
+from bench.common import bench_settings, serving
+from bench.peers import cpu, workload
+from bench.peers.oncelog_peer import OncelogPeer
+from oncelog.broker.local import resolve_bootstrap
+from oncelog.producer.client import LedgerClient
+from oncelog.producer.dispatch import Timeouts
+from oncelog.settings import Settings
+
+
+async def _measure(settings: Settings, pid: int, workers: int, seconds: float) -> dict[str, float]:
+    async with LedgerClient(settings, timeouts=Timeouts(120, 20)) as client:
+        peer = OncelogPeer(client)
+        run = uuid.uuid4().hex[:6]
+
+        def fresh(phase: str) -> workload.Step:
+            return lambda w, i: workload.cycle(peer, f"{run}-{phase}-{w}", f"k-{i}", i)
+
+        await workload.window(workers, 2.0, fresh("warm"))
+        before = cpu.process_ticks(pid)
+        done, rate = await workload.timed_window(workers, seconds, fresh("fresh"))
+        ticks = cpu.process_ticks(pid) - before
+    requests = 2 * done
+    return {
+        "cycles": done,
+        "cycles_per_s": round(rate, 1),
+        "projector_cpu_us_per_request": round(ticks * 1e6 / cpu.CLOCK_TICKS / requests, 1),
+    }
+
+
+def main() -> None:
+    """Print the projector's CPU per request as one JSON line."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--workers", type=int, default=64)
+    args = parser.parse_args()
+    bootstrap = resolve_bootstrap(Settings(), start=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = bench_settings(bootstrap, Path(tmp), "projector")
+        with serving(settings) as serve:
+            result = asyncio.run(_measure(settings, serve.pid, args.workers, args.seconds))
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""The committer merges batches until enough records or time accumulate, or a drain."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from oncelog.projector.committer import Committer
+from oncelog.projector.store import Batch, Position
+
+
+class _Store:
+    """Records the batches committed; signals each commit."""
+
+    def __init__(self) -> None:
+        self.commits: list[Batch] = []
+        self.committed = threading.Event()
+
+    def commit(self, batch: Batch) -> None:
+        self.commits.append(batch)
+        self.committed.set()
+
+
+def _batch(partition: int, next_offset: int) -> Batch:
+    return Batch([], [], [], {partition: Position(next_offset, None)})
+
+
+def _committer(store: _Store, **kwargs: Any) -> Committer:
+    return Committer(store, **kwargs)  # type: ignore[arg-type]
+
+
+def test_drain_commits_everything_waiting_in_one_merged_commit() -> None:
+    store = _Store()
+    committer = _committer(store, commit_interval_s=3600.0)
+    committer.submit(_batch(0, 5))
+    committer.submit(_batch(1, 7))
+    committer.submit(_batch(0, 9))
+    assert not store.committed.is_set()  # nothing is due for an hour
+    committer.drain()
+    assert [b.positions for b in store.commits] == [{0: Position(9, None), 1: Position(7, None)}]
+    committer.close()
+
+
+def test_a_waiting_batch_is_committed_once_the_interval_has_passed() -> None:
+    store = _Store()
+    committer = _committer(store, commit_interval_s=0.05)
+    committer.submit(_batch(0, 1))
+    assert store.committed.wait(timeout=10)
+    assert [b.positions for b in store.commits] == [{0: Position(1, None)}]
+    committer.close()
+
+
+def test_flush_runs_before_every_commit() -> None:
+    store = _Store()
+    order: list[str] = []
+    committer = _committer(
+        store, commit_interval_s=3600.0, before_commit=lambda: order.append("flush")
+    )
+    committer.submit(_batch(0, 1))
+    committer.drain()
+    order.append("committed" if store.commits else "missing")
+    committer.close()
+    assert order == ["flush", "committed"]
