@@ -34,6 +34,7 @@ from oncelog.kafka.failures import kafka_failure
 from oncelog.kafka.producer import FutureProducer
 from oncelog.kafka.reader import read_to_end
 from oncelog.producer.dispatch import _fail_on_denial
+from oncelog.producer.listener import DecisionListener
 from oncelog.producer.partitioner import partition_for
 from oncelog.producer.results import Execution
 from oncelog.producer.sync_client import SyncLedgerClient
@@ -244,13 +245,17 @@ def test_only_acl_denials_become_not_authorized() -> None:
 
 
 def test_a_denied_delivery_fails_the_call_at_once() -> None:
+    listener = DecisionListener({}, "p.decisions")  # never started: no broker needed
     answers: list[Future[Decision]] = []
-    for failure in (NotAuthorizedError("denied", topic="p.requests"), KafkaOperationError("down")):
+    for n, failure in enumerate(
+        (NotAuthorizedError("denied", topic="p.requests"), KafkaOperationError("down"))
+    ):
         sent: Future[tuple[int, int]] = Future()
-        answer: Future[Decision] = Future()
-        sent.add_done_callback(functools.partial(_fail_on_denial, answer=answer))
+        answers.append(listener.expect(f"r{n}"))
+        sent.add_done_callback(
+            functools.partial(_fail_on_denial, listener=listener, request_id=f"r{n}")
+        )
         sent.set_exception(failure)
-        answers.append(answer)
     denied, outage = answers
     with pytest.raises(NotAuthorizedError):
         denied.result(timeout=0)
