@@ -7,13 +7,16 @@ effect twice, so a retry gets the first copy's answer back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Final
 
+from confluent_kafka import Message
+
 from oncelog.errors import (
+    CodecError,
     InvalidArgumentError,
     KafkaOperationError,
     LedgerTimeoutError,
@@ -22,7 +25,7 @@ from oncelog.errors import (
 from oncelog.kafka.producer import FutureProducer
 from oncelog.producer.listener import DecisionListener
 from oncelog.producer.partitioner import partition_for
-from oncelog.schemas.codec import encode_request
+from oncelog.schemas.codec import decode_request, encode_request
 from oncelog.schemas.models import Decision, Request
 from oncelog.settings import Settings
 
@@ -56,7 +59,9 @@ class Dispatcher:
     def __init__(self, settings: Settings, bootstrap: str, timeouts: Timeouts) -> None:
         kafka = settings.kafka_config(bootstrap)
         self._topic = settings.requests_topic
-        self._producer = FutureProducer(kafka)
+        # No Python callback per delivered request: only a failure reaches _on_failed,
+        # which fails the call at once on an ACL denial (a request id is in the record).
+        self._producer = FutureProducer(kafka, error_reports_only=True, on_error=self._on_failed)
         self._listener = DecisionListener(kafka, settings.decisions_topic)
         self.timeouts = timeouts
 
@@ -69,10 +74,21 @@ class Dispatcher:
         self._listener.close()
         self._producer.close()
 
-    def _send(self, request: Request) -> Future[tuple[int, int]]:
+    def _send(self, request: Request) -> None:
         partition = partition_for(request.channel_id, self._listener.partitions)
         value = encode_request(request)
-        return self._producer.send(self._topic, partition, request.operation_id.encode(), value)
+        self._producer.post(self._topic, partition, request.operation_id.encode(), value)
+
+    def send_acknowledged(self, request: Request, timeout_s: float) -> None:
+        """Send once, without waiting for the decision: return once the broker has it."""
+        self._send(request)
+        self._producer.flush(timeout_s)
+
+    def _on_failed(self, msg: Message, error: KafkaOperationError) -> None:
+        # A transient failure is re-sent by the call until its deadline; a denial is final.
+        if isinstance(error, NotAuthorizedError):
+            with contextlib.suppress(CodecError):
+                self._listener.settle(decode_request(msg.value() or b"").request_id, error)
 
     def call(self, request: Request) -> Decision:
         """Blocking: send, wait for the decision, re-send on silence."""
@@ -154,21 +170,11 @@ def _try_send(dispatcher: Dispatcher, request: Request) -> None:
     # by the caller's loop until its deadline; the same request id keeps it safe.
     # An ACL denial is final: it fails the call at once instead of timing out.
     try:
-        delivery = dispatcher._send(request)
+        dispatcher._send(request)
     except NotAuthorizedError:
         raise
     except KafkaOperationError:
         return
-    listener = dispatcher._listener
-    delivery.add_done_callback(lambda sent: _fail_on_denial(sent, listener, request.request_id))
-
-
-def _fail_on_denial(
-    sent: Future[tuple[int, int]], listener: DecisionListener, request_id: str
-) -> None:
-    error = sent.exception()
-    if isinstance(error, NotAuthorizedError):
-        listener.settle(request_id, error)
 
 
 def _timeout(request: Request, total_s: float) -> LedgerTimeoutError:
