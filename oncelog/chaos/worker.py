@@ -171,7 +171,7 @@ class Worker:
             request = calls.complete(route, claim.claim_token, result)[0]
         else:
             request = calls.heartbeat(route, claim.claim_token, None)[0]
-        dispatcher._send(request).result(timeout=30)  # acknowledged by the broker
+        dispatcher.send_acknowledged(request, timeout_s=30)
         die(self.spec)
 
 

@@ -8,7 +8,7 @@ also raised by the next ``send`` call, so no error goes unnoticed.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -52,7 +52,10 @@ class FutureProducer:
         extra_config: Mapping[str, Any] | None = None,
         *,
         error_reports_only: bool = False,
+        on_error: Callable[[Message, KafkaOperationError], None] | None = None,
     ) -> None:
+        """``on_error`` (with ``error_reports_only``) also hears of each failed record."""
+        self._on_error = on_error
         self._config = {**DEFAULT_PRODUCER_CONFIG, **config, **(extra_config or {})}
         if error_reports_only:
             self._config["delivery.report.only.error"] = True
@@ -143,9 +146,10 @@ class FutureProducer:
     def _on_error_report(self, err: KafkaError | None, msg: Message) -> None:
         if err is not None:
             partition = msg.partition()  # 0 is a partition, not a missing one
-            self._pending_error = delivery_error(
-                msg.topic() or "?", -1 if partition is None else partition, err
-            )
+            error = delivery_error(msg.topic() or "?", -1 if partition is None else partition, err)
+            self._pending_error = error
+            if self._on_error is not None:
+                self._on_error(msg, error)
 
     def flush(self, timeout_s: float) -> None:
         """Wait for every queued record; raise a pending delivery error."""

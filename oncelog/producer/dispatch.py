@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from concurrent.futures import Future, InvalidStateError
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Final
 
+from confluent_kafka import Message
+
 from oncelog.errors import (
+    CodecError,
     InvalidArgumentError,
     KafkaOperationError,
     LedgerTimeoutError,
@@ -23,7 +25,7 @@ from oncelog.errors import (
 from oncelog.kafka.producer import FutureProducer
 from oncelog.producer.listener import DecisionListener
 from oncelog.producer.partitioner import partition_for
-from oncelog.schemas.codec import encode_request
+from oncelog.schemas.codec import decode_request, encode_request
 from oncelog.schemas.models import Decision, Request
 from oncelog.settings import Settings
 
@@ -57,7 +59,9 @@ class Dispatcher:
     def __init__(self, settings: Settings, bootstrap: str, timeouts: Timeouts) -> None:
         kafka = settings.kafka_config(bootstrap)
         self._topic = settings.requests_topic
-        self._producer = FutureProducer(kafka)
+        # No Python callback per delivered request: only a failure reaches _on_failed,
+        # which fails the call at once on an ACL denial (a request id is in the record).
+        self._producer = FutureProducer(kafka, error_reports_only=True, on_error=self._on_failed)
         self._listener = DecisionListener(kafka, settings.decisions_topic)
         self.timeouts = timeouts
 
@@ -70,10 +74,21 @@ class Dispatcher:
         self._listener.close()
         self._producer.close()
 
-    def _send(self, request: Request) -> Future[tuple[int, int]]:
+    def _send(self, request: Request) -> None:
         partition = partition_for(request.channel_id, self._listener.partitions)
         value = encode_request(request)
-        return self._producer.send(self._topic, partition, request.operation_id.encode(), value)
+        self._producer.post(self._topic, partition, request.operation_id.encode(), value)
+
+    def send_acknowledged(self, request: Request, timeout_s: float) -> None:
+        """Send once, without waiting for the decision: return once the broker has it."""
+        self._send(request)
+        self._producer.flush(timeout_s)
+
+    def _on_failed(self, msg: Message, error: KafkaOperationError) -> None:
+        # A transient failure is re-sent by the call until its deadline; a denial is final.
+        if isinstance(error, NotAuthorizedError):
+            with contextlib.suppress(CodecError):
+                self._listener.settle(decode_request(msg.value() or b"").request_id, error)
 
     def call(self, request: Request) -> Decision:
         """Blocking: send, wait for the decision, re-send on silence."""
@@ -84,7 +99,7 @@ class Dispatcher:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise _timeout(request, self.timeouts.total_s)
-                _try_send(self, request, answer)
+                _try_send(self, request)
                 try:
                     return answer.result(timeout=min(left, self.timeouts.resend_after_s))
                 except FutureTimeout:
@@ -93,44 +108,73 @@ class Dispatcher:
             self._listener.forget(request.request_id)
 
     async def acall(self, request: Request) -> Decision:
-        """Async: the same protocol as :meth:`call`, without blocking the loop."""
-        waiter = self._listener.expect(request.request_id)
-        answer = asyncio.wrap_future(waiter)
-        deadline = time.monotonic() + self.timeouts.total_s
+        """Async: the same protocol as :meth:`call`, without blocking the loop.
+
+        The wait is one await on a loop future that the listener settles; the
+        only timer is the re-send, re-armed at each attempt and cancelled with
+        the answer.
+        """
+        loop = asyncio.get_running_loop()
+        answer = self._listener.expect_async(request.request_id, loop)
+        resend = _Resender(self, request, answer, loop)
         try:
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise _timeout(request, self.timeouts.total_s)
-                _try_send(self, request, waiter)
-                done, _ = await asyncio.wait(
-                    {answer}, timeout=min(left, self.timeouts.resend_after_s)
-                )
-                if done:
-                    return answer.result()
+            resend()
+            return await answer
         finally:
+            resend.cancel()
             self._listener.forget(request.request_id)
-            answer.cancel()
 
 
-def _try_send(dispatcher: Dispatcher, request: Request, answer: Future[Decision]) -> None:
+class _Resender:
+    """The re-send timer of one async call; it also fails the call at its deadline."""
+
+    __slots__ = ("_answer", "_deadline", "_dispatcher", "_handle", "_loop", "_request")
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        request: Request,
+        answer: asyncio.Future[Decision],
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self._dispatcher = dispatcher
+        self._request = request
+        self._answer = answer
+        self._loop = loop
+        self._deadline = loop.time() + dispatcher.timeouts.total_s
+        self._handle: asyncio.TimerHandle | None = None
+
+    def __call__(self) -> None:
+        """Send (again) and re-arm, or fail the call once its deadline has passed."""
+        if self._answer.done():
+            return
+        timeouts = self._dispatcher.timeouts
+        left = self._deadline - self._loop.time()
+        try:
+            if left <= 0:
+                raise _timeout(self._request, timeouts.total_s)
+            _try_send(self._dispatcher, self._request)
+        except (LedgerTimeoutError, NotAuthorizedError) as exc:
+            self._answer.set_exception(exc)
+            return
+        self._handle = self._loop.call_later(min(left, timeouts.resend_after_s), self)
+
+    def cancel(self) -> None:
+        """Stop re-sending: the call has its answer (or gave up)."""
+        if self._handle is not None:
+            self._handle.cancel()
+
+
+def _try_send(dispatcher: Dispatcher, request: Request) -> None:
     # A send that cannot even be queued (or a pending delivery error) is retried
     # by the caller's loop until its deadline; the same request id keeps it safe.
     # An ACL denial is final: it fails the call at once instead of timing out.
     try:
-        delivery = dispatcher._send(request)
+        dispatcher._send(request)
     except NotAuthorizedError:
         raise
     except KafkaOperationError:
         return
-    delivery.add_done_callback(lambda sent: _fail_on_denial(sent, answer))
-
-
-def _fail_on_denial(sent: Future[tuple[int, int]], answer: Future[Decision]) -> None:
-    error = sent.exception()
-    if isinstance(error, NotAuthorizedError):
-        with contextlib.suppress(InvalidStateError):
-            answer.set_exception(error)
 
 
 def _timeout(request: Request, total_s: float) -> LedgerTimeoutError:

@@ -3,31 +3,41 @@
 Every client reads the decisions topic from the high watermarks it saw at start
 (explicit offsets, not "latest", which would resolve lazily and could skip an
 early answer). A waiter is registered *before* its request is sent.
+
+A waiter is a :class:`concurrent.futures.Future` (the blocking client) or an
+:class:`asyncio.Future` (the async client). Async waiters are settled on their
+event loop, in one ``call_soon_threadsafe`` per loop and fetched batch: each
+such call writes to the loop's self-pipe and wakes it, which costs more than
+settling a whole batch once there.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, Message, TopicPartition
 
 from oncelog.errors import CodecError
 from oncelog.kafka.reader import consume_available, high_watermarks, partition_count, plain_consumer
 from oncelog.schemas.codec import decode_decision
 from oncelog.schemas.models import Decision
 
+Waiter = Future[Decision] | asyncio.Future[Decision]
+Outcome = Decision | Exception
+
 
 class DecisionListener:
-    """A background consumer of ``<prefix>.decisions`` that resolves futures."""
+    """A background consumer of ``<prefix>.decisions`` that resolves waiters."""
 
     def __init__(self, kafka: Mapping[str, Any], topic: str) -> None:
         self._kafka = kafka
         self._topic = topic
-        self._waiters: dict[bytes, Future[Decision]] = {}
+        self._waiters: dict[bytes, Waiter] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -49,13 +59,28 @@ class DecisionListener:
         self._thread.start()
 
     def expect(self, request_id: str) -> Future[Decision]:
-        """The future decision of ``request_id`` (the same future for a re-send)."""
+        """The future decision of ``request_id`` for a blocking caller (the same on a re-send)."""
         key = request_id.encode()
         with self._lock:
             future = self._waiters.get(key)
-            if future is None:
+            if not isinstance(future, Future):
                 future = self._waiters[key] = Future()
             return future
+
+    def expect_async(
+        self, request_id: str, loop: asyncio.AbstractEventLoop
+    ) -> asyncio.Future[Decision]:
+        """The future decision of ``request_id``, settled on ``loop``."""
+        future: asyncio.Future[Decision] = loop.create_future()
+        with self._lock:
+            self._waiters[request_id.encode()] = future
+        return future
+
+    def settle(self, request_id: str, outcome: Outcome) -> None:
+        """Settle ``request_id``'s waiter from any thread (a delivery denial, say)."""
+        waiter = self._waiters.get(request_id.encode())
+        if waiter is not None:
+            deliver([(waiter, outcome)])
 
     def forget(self, request_id: str) -> None:
         """Stop waiting for ``request_id``."""
@@ -74,24 +99,47 @@ class DecisionListener:
         consumer = self._consumer
         assert consumer is not None
         while not self._stop.is_set():
-            for msg in consume_available(consumer, 2000, 0.05):
-                if msg.error() is not None:
-                    continue  # transient fetch errors: librdkafka retries by itself
-                future = self._waiters.get(msg.key() or b"")
-                if future is None or future.done():
-                    continue
-                try:
-                    decision = decode_decision(msg.value() or b"")
-                except CodecError as exc:
-                    _settle(future, exc)
-                    continue
-                _settle(future, decision)
+            batch = consume_available(consumer, 2000, 0.05)
+            if batch:
+                deliver(self._answers(batch))
+
+    def _answers(self, batch: Sequence[Message]) -> list[tuple[Waiter, Outcome]]:
+        waiters = self._waiters
+        answers: list[tuple[Waiter, Outcome]] = []
+        for msg in batch:
+            # A fetch error has no waiter under its key: librdkafka retries by itself.
+            waiter = waiters.get(msg.key() or b"")
+            if waiter is None or waiter.done():  # decisions of others, or a duplicate
+                continue
+            try:
+                answers.append((waiter, decode_decision(msg.value() or b"")))
+            except CodecError as exc:
+                answers.append((waiter, exc))
+        return answers
 
 
-def _settle(future: Future[Decision], outcome: Decision | Exception) -> None:
-    # The waiter may have been cancelled (an async caller gave up) in the meantime.
-    with contextlib.suppress(InvalidStateError):
-        if isinstance(outcome, Exception):
-            future.set_exception(outcome)
+def deliver(answers: Sequence[tuple[Waiter, Outcome]]) -> None:
+    """Settle blocking waiters here, and async ones in one hand-off per event loop."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Waiter, Outcome]]] = {}
+    for waiter, outcome in answers:
+        if isinstance(waiter, Future):
+            _settle(waiter, outcome)
         else:
-            future.set_result(outcome)
+            by_loop.setdefault(waiter.get_loop(), []).append((waiter, outcome))
+    for loop, settled in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting
+            loop.call_soon_threadsafe(_settle_all, settled)
+
+
+def _settle_all(answers: Sequence[tuple[Waiter, Outcome]]) -> None:
+    for waiter, outcome in answers:
+        _settle(waiter, outcome)
+
+
+def _settle(waiter: Waiter, outcome: Outcome) -> None:
+    # The waiter may be settled already (a timeout, a cancelled async caller, a duplicate).
+    with contextlib.suppress(InvalidStateError, asyncio.InvalidStateError):
+        if isinstance(outcome, Exception):
+            waiter.set_exception(outcome)
+        else:
+            waiter.set_result(outcome)

@@ -7,8 +7,6 @@ anything is produced.
 from __future__ import annotations
 
 import json
-import secrets
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -24,7 +22,7 @@ from oncelog.errors import (
     StaleClaimError,
 )
 from oncelog.identity.tokens import token_fingerprint
-from oncelog.producer import keys
+from oncelog.producer import entropy, keys
 from oncelog.producer.results import Claim, ClaimStatus, Execution, Heartbeat
 from oncelog.schemas import models as m
 from oncelog.schemas.models import Decision, Outcome
@@ -35,7 +33,7 @@ _EFFECTS: Final = {"pure": m.Effect.PURE, "external": m.Effect.EXTERNAL}
 
 def new_claim_token() -> str:
     """A fresh 128-bit random claim token (hex): a capability, sent only on the requests topic."""
-    return secrets.token_hex(16)
+    return entropy.claim_token()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +58,7 @@ def _token(claim_token: object) -> str:
 
 def _request(route: Route, token: str | None, body: m.Body) -> m.Request:
     op = keys.operation_id(route.channel_id, route.key_name)
-    return m.Request(str(uuid.uuid4()), op, route.channel_id, route.key_name, token, body)
+    return m.Request(entropy.request_id(), op, route.channel_id, route.key_name, token, body)
 
 
 def build_claim(

@@ -20,6 +20,7 @@ from fastavro.schema import load_schema, to_parsing_canonical_form
 
 from oncelog.errors import CodecError
 from oncelog.schemas import convert, record_writer, upgrade
+from oncelog.schemas.decision_reader import read_decision
 from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState, Request
 from oncelog.schemas.request_reader import CANONICAL_FORM, read_request
 
@@ -255,5 +256,17 @@ def encode_decision(decision: Decision, registry: SchemaRegistry = REGISTRY) -> 
 
 
 def decode_decision(data: bytes, registry: SchemaRegistry = REGISTRY) -> Decision:
-    """Decode a decision; any failure is a :class:`CodecError`."""
+    """Decode a decision; any failure is a :class:`CodecError`.
+
+    The hand-written reader takes records of the current schema (as for requests);
+    anything else, and anything it is unsure of, takes fastavro.
+    """
+    if (
+        type(data) is bytes
+        and data.startswith(_DECISION_HEADER)
+        and registry.current_fingerprint.get(DECISION) == _FAST_DECISION
+    ):
+        decision = read_decision(data)
+        if decision is not None:
+            return decision
     return _decode(registry, DECISION, data, convert.decision_from_avro)

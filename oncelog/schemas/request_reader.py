@@ -229,3 +229,11 @@ def read_request(data: bytes) -> Request | None:
         return _read(data)
     except Exception:  # IndexError at a truncation, UnicodeDecodeError, _UnsureError, ...
         return None
+
+
+# The primitives, for the other hand-written reader (oncelog.schemas.decision_reader).
+UnsureError = _UnsureError
+read_long = _long
+read_raw = _raw
+read_text = _text
+read_optional_text = _optional_text

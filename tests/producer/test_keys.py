@@ -145,6 +145,28 @@ def test_ids_are_uuid5_in_the_oncelog_namespace() -> None:
     assert uuid.UUID(idempotency_key(str(op), "ab" * 32)).version == 5
 
 
+@given(st.text())
+def test_uuid5_text_is_the_standard_uuid5(name: str) -> None:
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        return  # lone surrogates: ids are validated before they get here
+    assert keys.uuid5_text(name) == str(uuid.uuid5(keys.ONCELOG_NAMESPACE, name))
+
+
+@given(st.text(min_size=1, max_size=40), st.text(min_size=1, max_size=40))
+def test_memoized_ids_match_the_general_canonical_json(channel: str, key: str) -> None:
+    try:
+        keys.validate_id("channel_id", channel)
+        keys.validate_id("key_name", key)
+    except InvalidArgumentError:
+        return
+    general = uuid.uuid5(
+        keys.ONCELOG_NAMESPACE, keys.sha256_hex(keys.canonical_json([channel, key]))
+    )
+    assert keys.operation_id(channel, key) == str(general)
+
+
 def test_operation_id_pairs_are_unambiguous() -> None:
     # Naive concatenation would make these collide; the canonical pair does not.
     assert operation_id("a:b", "c") != operation_id("a", "b:c")

@@ -26,6 +26,7 @@ from oncelog.schemas.models import (
     Sweep,
 )
 from oncelog.schemas.request_reader import read_request
+from tests.schemas.corruption import corrupt
 
 LONGS = st.integers(-(2**63), 2**63 - 1)
 # Mostly short (one-byte lengths), sometimes past 63 bytes (multi-byte lengths).
@@ -69,19 +70,7 @@ def test_reader_equals_fastavro_on_every_valid_record(request: Request) -> None:
 
 @st.composite
 def _corrupted(draw: st.DrawFn) -> bytes:
-    base = bytearray(encode_request(draw(REQUESTS)))
-    for _ in range(draw(st.integers(1, 3))):
-        how = draw(st.sampled_from(["flip", "truncate", "insert", "delete"]))
-        pos = draw(st.integers(codec.HEADER_LEN, max(codec.HEADER_LEN, len(base) - 1)))
-        if how == "flip" and pos < len(base):
-            base[pos] = draw(st.integers(0, 255))
-        elif how == "truncate":
-            del base[pos:]
-        elif how == "insert":
-            base[pos:pos] = draw(st.binary(min_size=1, max_size=4))
-        else:
-            del base[pos : pos + draw(st.integers(1, 4))]
-    return bytes(base)
+    return corrupt(draw, encode_request(draw(REQUESTS)))
 
 
 _HEADER = encode_request(Request("r", "o", "c", "k", None, Sweep()))[: codec.HEADER_LEN]

@@ -8,7 +8,6 @@ and the projector folds end to end with only its own grants.
 
 from __future__ import annotations
 
-import functools
 import stat
 import uuid
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, Message
 from typer.testing import CliRunner
 
 from oncelog.acls import acl_commands, apply_acls, ledger_acls
@@ -33,11 +32,13 @@ from oncelog.errors import KafkaOperationError, NotAuthorizedError
 from oncelog.kafka.failures import kafka_failure
 from oncelog.kafka.producer import FutureProducer
 from oncelog.kafka.reader import read_to_end
-from oncelog.producer.dispatch import _fail_on_denial
+from oncelog.producer.dispatch import Dispatcher, Timeouts
 from oncelog.producer.partitioner import partition_for
+from oncelog.producer.protocol import Route, build_get
 from oncelog.producer.results import Execution
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector.store import Store
+from oncelog.schemas.codec import encode_request
 from oncelog.schemas.models import Decision, Status
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
@@ -244,13 +245,14 @@ def test_only_acl_denials_become_not_authorized() -> None:
 
 
 def test_a_denied_delivery_fails_the_call_at_once() -> None:
+    # Never started: no broker is needed to hear of a failed delivery.
+    dispatcher = Dispatcher(Settings(topic_prefix="p"), "127.0.0.1:1", Timeouts())
     answers: list[Future[Decision]] = []
     for failure in (NotAuthorizedError("denied", topic="p.requests"), KafkaOperationError("down")):
-        sent: Future[tuple[int, int]] = Future()
-        answer: Future[Decision] = Future()
-        sent.add_done_callback(functools.partial(_fail_on_denial, answer=answer))
-        sent.set_exception(failure)
-        answers.append(answer)
+        request = build_get(Route("run-1", "step-1"))
+        answers.append(dispatcher._listener.expect(request.request_id))
+        record = Message(topic="p.requests", partition=0, value=encode_request(request))
+        dispatcher._on_failed(record, failure)
     denied, outage = answers
     with pytest.raises(NotAuthorizedError):
         denied.result(timeout=0)

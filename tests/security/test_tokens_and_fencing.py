@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
+import uuid
 from typing import Any
 
 import pytest
 
 from oncelog.errors import StaleClaimError
+from oncelog.producer import entropy
 from oncelog.producer.protocol import new_claim_token
 
 
@@ -31,3 +34,23 @@ def test_a_token_of_another_operation_is_fenced(client: Any) -> None:
     with pytest.raises(StaleClaimError):
         client.heartbeat_execution(b.execution, a.claim_token)
     assert client.complete_execution(a.execution, a.claim_token, "mine").result == "mine"
+
+
+def test_request_ids_are_fresh_version_4_uuids() -> None:
+    ids = [entropy.request_id() for _ in range(10_000)]
+    assert len(set(ids)) == len(ids)
+    assert all(uuid.UUID(i).version == 4 and str(uuid.UUID(i)) == i for i in ids)
+
+
+def test_a_forked_child_does_not_repeat_the_parents_tokens() -> None:
+    entropy.claim_token()  # the pool now holds buffered bytes the child must not reuse
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its next token and leave at once
+        os.write(write, entropy.claim_token().encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64).decode()
+    os.close(read)
+    assert child != entropy.claim_token()

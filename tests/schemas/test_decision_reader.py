@@ -1,0 +1,93 @@
+"""The hand-written Decision reader agrees with fastavro, or steps aside.
+
+On every decision written with the current schema it must return exactly what
+the fastavro path returns; on any other bytes it may only return ``None`` (then
+the codec asks fastavro) or that same value.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oncelog.errors import CodecError
+from oncelog.schemas import codec, convert
+from oncelog.schemas.codec import DECISION, REGISTRY, decode_decision, encode_decision
+from oncelog.schemas.decision_reader import read_decision
+from oncelog.schemas.models import (
+    Decision,
+    Effect,
+    ExecutionState,
+    Kind,
+    Outcome,
+    PreviousAttempt,
+    RecentRequest,
+    Status,
+)
+from tests.schemas.corruption import corrupt
+
+LONGS = st.integers(-(2**63), 2**63 - 1)
+INTS = st.integers(-(2**31), 2**31 - 1)
+# Mostly short (one-byte lengths), sometimes past 63 bytes (multi-byte lengths).
+TEXT = st.text(max_size=5) | st.text(min_size=60, max_size=120)
+BLOBS = st.binary(max_size=5) | st.binary(min_size=60, max_size=120)
+PREVIOUS = st.builds(
+    PreviousAttempt, LONGS, TEXT, TEXT, LONGS, st.none() | LONGS, st.sampled_from(Status),
+    st.none() | TEXT,
+)  # fmt: skip
+RECENT = st.builds(RecentRequest, TEXT, st.sampled_from(Outcome), LONGS, TEXT, TEXT, LONGS)
+STATES = st.builds(
+    ExecutionState, TEXT, TEXT, TEXT, st.sampled_from(Status), LONGS, LONGS, TEXT, TEXT, BLOBS,
+    st.sampled_from(Effect), LONGS, LONGS, TEXT, TEXT, LONGS, LONGS, st.none() | LONGS,
+    st.booleans(), st.none() | TEXT, st.none() | BLOBS, st.none() | TEXT, st.none() | LONGS,
+    st.none() | LONGS, st.none() | TEXT, st.booleans(), st.none() | PREVIOUS,
+    st.lists(RECENT, max_size=4).map(tuple), LONGS,
+)  # fmt: skip
+DECISIONS = st.builds(
+    Decision, TEXT, TEXT, st.sampled_from(Kind), st.sampled_from(Outcome), st.booleans(), LONGS,
+    st.none() | STATES, st.none() | LONGS, st.booleans(), st.none() | TEXT, st.none() | TEXT,
+    st.none() | BLOBS, st.none() | TEXT, st.booleans(), st.none() | PREVIOUS, INTS, LONGS,
+)  # fmt: skip
+
+
+def _fastavro(data: bytes) -> Decision:
+    """The reference: the fastavro path the codec used before the reader."""
+    return codec._decode(REGISTRY, DECISION, data, convert.decision_from_avro)
+
+
+def test_the_reader_implements_the_current_schema() -> None:
+    # If decision.avsc changes, the codec silently stops using the reader; this
+    # test says so, and the reader must follow the schema.
+    assert REGISTRY.current_fingerprint[DECISION] == codec._FAST_DECISION
+
+
+@settings(max_examples=1_000, deadline=None)
+@given(decision=DECISIONS)
+def test_reader_equals_fastavro_on_every_valid_record(decision: Decision) -> None:
+    data = encode_decision(decision)
+    fast = read_decision(data)
+    assert fast is not None
+    assert fast == decision
+    assert fast == _fastavro(data)
+    assert all(type(a) is type(b) for a, b in zip(fast, decision, strict=True))
+    by_fastavro = codec._encode(REGISTRY, DECISION, convert.decision_to_avro(decision))
+    assert read_decision(by_fastavro) == decision
+    assert decode_decision(data) == decision
+
+
+@st.composite
+def _corrupted(draw: st.DrawFn) -> bytes:
+    return corrupt(draw, encode_decision(draw(DECISIONS)))
+
+
+@settings(max_examples=1_000, deadline=None)
+@given(data=_corrupted())
+def test_reader_on_corrupt_bytes_steps_aside_or_agrees(data: bytes) -> None:
+    fast = read_decision(data)
+    try:
+        reference = _fastavro(data)
+    except CodecError:
+        assert fast is None
+        return
+    assert fast is None or fast == reference
+    assert decode_decision(data) == reference
