@@ -7,6 +7,7 @@ writer can trip them.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -31,12 +32,11 @@ def check_request(request: Request, key: bytes | None, partition: int, partition
 
 def _check(request: Request, key: bytes | None, partition: int, partitions: int) -> None:
     keys.validate_id("request_id", request.request_id)
-    expected = keys.operation_id(request.channel_id, request.key_name)
+    expected, home = _identity(request.channel_id, request.key_name, partitions)
     if request.operation_id != expected:
         raise InvalidArgumentError(f"operation_id does not match its channel/key (want {expected})")
     if key != request.operation_id.encode():
         raise InvalidArgumentError("the record key is not the operation_id")
-    home = partition_for(request.channel_id, partitions)
     if partition != home:
         raise InvalidArgumentError(f"written to partition {partition}, its channel lives on {home}")
     body = request.body
@@ -50,6 +50,17 @@ def _check(request: Request, key: bytes | None, partition: int, partitions: int)
         keys.validate_lease_ms(body.lease_ms)
     elif isinstance(body, Complete) and len(body.result) > keys.MAX_JSON_BYTES:
         raise InvalidArgumentError(f"result is {len(body.result)} bytes, at most 1 MiB")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _identity(channel_id: str, key_name: str, partitions: int) -> tuple[str, int]:
+    """The operation id of (channel, key) and the channel's partition, memoized.
+
+    Every record of an operation repeats its pair, and the UUIDv5 plus murmur2
+    behind it cost more than decoding the record. Invalid pairs raise, and
+    ``lru_cache`` does not keep exceptions, so they are judged again each time.
+    """
+    return keys.operation_id(channel_id, key_name), partition_for(channel_id, partitions)
 
 
 def _check_claim(body: Claim) -> None:

@@ -1,0 +1,275 @@
+"""Refold the requests log into an empty projection in bulk.
+
+The live projector writes one small batch per poll: objects per record
+(``AuditEntry``, stamped decisions, snapshots), then a transaction that closes
+superseded history rows with an ``UPDATE``. Over a whole log that costs ten
+times the fold. This path runs the same decode, validation and fold per record
+(:func:`decode_request`, :func:`check_request`, :func:`fold`, the partition
+clock), but turns each decision straight into row tuples, computes every
+history row's ``valid_to_offset`` in memory, and writes each partition in a few
+large transactions of Arrow-registered inserts. Each transaction also stores
+the partition's position, so the position always covers exactly the rows
+written (the rule of the live path). The rows are the live path's rows, column
+for column: ``tests/integration/test_bulk_rebuild.py`` compares every table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import duckdb
+from confluent_kafka import Message
+
+from oncelog.errors import CodecError, InvalidRequestError, LedgerError, StoreError
+from oncelog.identity.tokens import token_fingerprint
+from oncelog.kafka.reader import read_to_end, where
+from oncelog.projector.batch import _invalid_entry as invalid_entry
+from oncelog.projector.fold import PartitionClock, fold
+from oncelog.projector.state_blob import encode_state
+from oncelog.projector.tables import (
+    DEAD_LETTERS,
+    EXECUTIONS,
+    HISTORY,
+    POSITIONS,
+    REQUESTS,
+    arrow_table,
+    column_list,
+)
+from oncelog.projector.validate import check_request
+from oncelog.schemas.codec import decode_request
+from oncelog.schemas.models import Claim, Decision, ExecutionState, Request
+
+Progress = Callable[[int, int], None]  # (partition, records done in it)
+
+# Records per transaction. Large, because every transaction pays a fixed cost in
+# index maintenance and commit; bounded, because the rows wait in memory (about
+# 1 KB per record with its state blob).
+CHUNK: Final = 250_000
+# How often the progress callback hears about a partition (records).
+_TICK: Final = 10_000
+
+# A version: the state, the offset of the request that made it, its decision.
+_Version = tuple[ExecutionState, int, Decision]
+
+_SUPERSEDE: Final = (
+    ("operation_id", "", HISTORY[0][2]),
+    ("version", "", HISTORY[1][2]),
+    ("valid_to", "", HISTORY[1][2]),
+)
+
+
+def _statements() -> tuple[tuple[str, str], ...]:
+    """(registered table, statement) in the order one transaction runs them."""
+    return (
+        (
+            "_bulk_history",
+            f"INSERT INTO history ({column_list(HISTORY)}) SELECT * FROM _bulk_history",
+        ),
+        # A version whose successor arrived in a later chunk was written open.
+        (
+            "_bulk_supersede",
+            "UPDATE history SET valid_to_offset = s.valid_to FROM _bulk_supersede AS s "
+            "WHERE history.operation_id = s.operation_id AND history.version = s.version",
+        ),
+        # Versions only grow during a refold: the chunk's last version replaces the row.
+        (
+            "_bulk_executions",
+            f"INSERT OR REPLACE INTO executions ({column_list(EXECUTIONS)}) "
+            "SELECT * FROM _bulk_executions",
+        ),
+        (
+            "_bulk_audit",
+            f"INSERT INTO requests ({column_list(REQUESTS)}) SELECT * FROM _bulk_audit",
+        ),
+        (
+            "_bulk_dead",
+            f"INSERT INTO dead_letters ({column_list(DEAD_LETTERS)}) SELECT * FROM _bulk_dead",
+        ),
+        (
+            "_bulk_positions",
+            f"INSERT OR REPLACE INTO positions ({column_list(POSITIONS)}) "
+            "SELECT * FROM _bulk_positions",
+        ),
+    )
+
+
+_STATEMENTS: Final = _statements()
+
+
+class PartitionRefold:
+    """One partition's refold: in-memory states and clock, rows waiting for the next write."""
+
+    def __init__(self, topic: str, partition: int, partitions: int) -> None:
+        self._topic = topic
+        self._p = partition
+        self._partitions = partitions
+        self.states: dict[str, ExecutionState] = {}
+        self.clock = PartitionClock()
+        # An empty partition still gets its position row (offset 0), as a live projector
+        # that was assigned it writes one.
+        self.next_offset = 0
+        self._written = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self.pending = 0
+        self._audit: list[tuple[Any, ...]] = []
+        self._dead: list[tuple[Any, ...]] = []
+        self._versions: list[_Version] = []
+        self._valid_to: list[int | None] = []
+        self._latest: dict[str, int] = {}  # op -> index of its last version in the chunk
+        self._supersede: list[tuple[str, int, int]] = []
+
+    def add(self, msg: Message) -> None:
+        """Decode, check and fold one record of this partition (log order)."""
+        _, offset = where(msg)
+        self.next_offset = offset + 1
+        self.pending += 1
+        value = msg.value() or b""
+        ts: int = msg.timestamp()[1]
+        request: Request | None = None
+        try:
+            request = decode_request(value)
+            check_request(request, msg.key(), self._p, self._partitions)
+        except (CodecError, InvalidRequestError) as exc:
+            self._reject(offset, ts, len(value), request, exc)
+            return
+        self.clock, t = self.clock.advance(ts)
+        op = request.operation_id
+        before = self.states.get(op)
+        after, decision = fold(before, request, t)
+        if after is not None and after is not before:
+            self.states[op] = after
+        self._audit.append(_audit_row(self._p, offset, t, request, decision))
+        if decision.changed and after is not None:
+            self._add_version(op, after, offset, decision)
+
+    def _add_version(self, op: str, state: ExecutionState, offset: int, decision: Decision) -> None:
+        index = self._latest.get(op)
+        if index is not None:
+            self._valid_to[index] = offset
+        elif state.version > 1:  # its predecessor went out with an earlier chunk, open
+            self._supersede.append((op, state.version - 1, offset))
+        self._latest[op] = len(self._versions)
+        self._versions.append((state, offset, decision))
+        self._valid_to.append(None)
+
+    def _reject(
+        self, offset: int, ts: int, length: int, request: Request | None, exc: LedgerError
+    ) -> None:
+        """A dead letter, plus an audited answer when the record decoded (its sender waits)."""
+        self._dead.append((self._topic, self._p, offset, ts, exc.code, str(exc), length))
+        if request is None:
+            return
+        # The live projector's answer to it, so that both audit the same row.
+        decision = invalid_entry(request, self._p, offset, ts, exc).decision
+        self._audit.append(_audit_row(self._p, offset, ts, request, decision))
+
+    def write(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Write the pending rows and the position in ONE transaction, then start a new chunk."""
+        if self._written and not self.pending:
+            return
+        tables = self._tables()
+        try:
+            con.execute("BEGIN TRANSACTION")
+            for name, statement in _STATEMENTS:
+                if tables[name].num_rows:
+                    con.register(name, tables[name])
+                    con.execute(statement)
+                    con.unregister(name)
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            con.execute("ROLLBACK")
+            raise StoreError(f"bulk rebuild of partition {self._p} failed: {exc}") from exc
+        self._written = True
+        self._reset()
+
+    def _tables(self) -> dict[str, Any]:
+        p = self._p
+        blobs = [encode_state(state) for state, _, _ in self._versions]
+        history = [
+            _history_row(p, version, valid_to, blob)
+            for version, valid_to, blob in zip(self._versions, self._valid_to, blobs, strict=True)
+        ]
+        executions = [_execution_row(p, self._versions[i], blobs[i]) for i in self._latest.values()]
+        return {
+            "_bulk_history": arrow_table(HISTORY, history),
+            "_bulk_supersede": arrow_table(_SUPERSEDE, self._supersede),
+            "_bulk_executions": arrow_table(EXECUTIONS, executions),
+            "_bulk_audit": arrow_table(REQUESTS, self._audit),
+            "_bulk_dead": arrow_table(DEAD_LETTERS, self._dead),
+            "_bulk_positions": arrow_table(POSITIONS, [(p, self.next_offset, self.clock.last_ms)]),
+        }
+
+
+# --- rows: the columns of tables.py, as the live store writes them -------------------
+# (Enum members go to Arrow as they are: a StrEnum is a str holding its value.)
+
+
+def _audit_row(
+    p: int, offset: int, log_time_ms: int, request: Request, decision: Decision
+) -> tuple[Any, ...]:
+    body, state = request.body, decision.state
+    # The claim names its worker and effect; other kinds report the state's holder.
+    if type(body) is Claim:
+        worker, effect = body.worker_id, body.effect
+    elif state is not None:
+        worker, effect = state.worker_id, state.effect
+    else:
+        worker, effect = None, None
+    token_fp = token_fingerprint(request.claim_token) or None  # the token stays on the log
+    version = 0 if state is None else state.version
+    return (
+        p, offset, request.request_id, request.operation_id, request.channel_id,
+        request.key_name, decision.kind, decision.outcome, decision.changed, version,
+        decision.epoch, worker, token_fp, effect, log_time_ms,
+        decision.duplicate_effect_suspected, decision.retried,
+    )  # fmt: skip
+
+
+def _history_row(p: int, version: _Version, valid_to: int | None, blob: bytes) -> tuple[Any, ...]:
+    s, offset, d = version
+    return (
+        s.operation_id, s.version, p, s.channel_id, s.key_name, offset, valid_to,
+        d.log_time_ms, d.outcome, d.request_id, s.status, s.epoch, s.worker_id, s.token_fp,
+        s.effect, s.result, s.result_hash, s.expires_at_ms, blob,
+    )  # fmt: skip
+
+
+def _execution_row(p: int, version: _Version, blob: bytes) -> tuple[Any, ...]:
+    s, offset, d = version
+    return (
+        s.operation_id, p, s.channel_id, s.key_name, s.status, s.version, s.epoch,
+        s.tool_name, s.effect, s.worker_id, s.token_fp, s.lease_deadline_ms,
+        s.completed_at_ms, s.expires_at_ms, s.result, s.request_hash, s.result_hash,
+        offset, d.request_id, d.outcome, d.log_time_ms, blob,
+    )  # fmt: skip
+
+
+# --- driving one partition -----------------------------------------------------------
+
+
+def refold_partition(
+    kafka: Mapping[str, Any],
+    topic: str,
+    partition: int,
+    partitions: int,
+    con: duckdb.DuckDBPyConnection,
+    *,
+    progress: Progress | None = None,
+) -> int:
+    """Refold ``topic[partition]`` from offset 0 to its high watermark into ``con``."""
+    refold = PartitionRefold(topic, partition, partitions)
+    total = 0
+    for msg in read_to_end(kafka, topic, partition, timeout_s=3600, batch=10_000):
+        refold.add(msg)
+        total += 1
+        if progress is not None and total % _TICK == 0:
+            progress(partition, _TICK)
+        if refold.pending >= CHUNK:
+            refold.write(con)
+    refold.write(con)
+    if progress is not None and total % _TICK:
+        progress(partition, total % _TICK)
+    return total
