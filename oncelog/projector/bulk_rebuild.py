@@ -16,6 +16,7 @@ for column: ``tests/integration/test_bulk_rebuild.py`` compares every table.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Final
 
 import duckdb
@@ -102,7 +103,7 @@ class PartitionRefold:
 
     def __init__(self, topic: str, partition: int, partitions: int) -> None:
         self._topic = topic
-        self._p = partition
+        self._p = self.partition = partition
         self._partitions = partitions
         self.states: dict[str, ExecutionState] = {}
         self.clock = PartitionClock()
@@ -166,24 +167,14 @@ class PartitionRefold:
         decision = invalid_entry(request, self._p, offset, ts, exc).decision
         self._audit.append(_audit_row(self._p, offset, ts, request, decision))
 
-    def write(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Write the pending rows and the position in ONE transaction, then start a new chunk."""
+    def take(self) -> dict[str, Any] | None:
+        """The pending rows and the position as Arrow tables (None: nothing new); resets."""
         if self._written and not self.pending:
-            return
+            return None
         tables = self._tables()
-        try:
-            con.execute("BEGIN TRANSACTION")
-            for name, statement in _STATEMENTS:
-                if tables[name].num_rows:
-                    con.register(name, tables[name])
-                    con.execute(statement)
-                    con.unregister(name)
-            con.execute("COMMIT")
-        except duckdb.Error as exc:
-            con.execute("ROLLBACK")
-            raise StoreError(f"bulk rebuild of partition {self._p} failed: {exc}") from exc
         self._written = True
         self._reset()
+        return tables
 
     def _tables(self) -> dict[str, Any]:
         p = self._p
@@ -247,7 +238,64 @@ def _execution_row(p: int, version: _Version, blob: bytes) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
+# --- writing ---------------------------------------------------------------------
+
+
+def write_chunk(con: duckdb.DuckDBPyConnection, partition: int, tables: Mapping[str, Any]) -> None:
+    """Write one chunk's tables and its position in ONE transaction."""
+    try:
+        con.execute("BEGIN TRANSACTION")
+        for name, statement in _STATEMENTS:
+            if tables[name].num_rows:
+                con.register(name, tables[name])
+                con.execute(statement)
+                con.unregister(name)
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.execute("ROLLBACK")
+        raise StoreError(f"bulk rebuild of partition {partition} failed: {exc}") from exc
+
+
+class ChunkWriter:
+    """Writes chunks on a thread of its own while the caller folds the next one.
+
+    DuckDB runs a statement without the GIL, so on two cores the inserts of one
+    chunk overlap the fold of the next. One chunk at a time: a new one waits for
+    the previous (which bounds memory), and the chunks of a partition commit in
+    order, each with its position.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bulk-writer")
+        self._pending: Future[None] | None = None
+
+    def submit(self, partition: int, tables: Mapping[str, Any]) -> None:
+        """Queue a chunk after waiting for the previous one (its error is raised here)."""
+        self.wait()
+        self._pending = self._pool.submit(write_chunk, self._con, partition, tables)
+
+    def wait(self) -> None:
+        """Wait until the queued chunk is committed; raise its error."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def close(self) -> None:
+        """Wait for the last chunk, then stop the thread."""
+        try:
+            self.wait()
+        finally:
+            self._pool.shutdown()
+
+
 # --- driving one partition -----------------------------------------------------------
+
+
+def _hand_over(refold: PartitionRefold, writer: ChunkWriter) -> None:
+    tables = refold.take()
+    if tables is not None:
+        writer.submit(refold.partition, tables)
 
 
 def refold_partition(
@@ -255,11 +303,11 @@ def refold_partition(
     topic: str,
     partition: int,
     partitions: int,
-    con: duckdb.DuckDBPyConnection,
+    writer: ChunkWriter,
     *,
     progress: Progress | None = None,
 ) -> int:
-    """Refold ``topic[partition]`` from offset 0 to its high watermark into ``con``."""
+    """Refold ``topic[partition]`` from offset 0 to its high watermark through ``writer``."""
     refold = PartitionRefold(topic, partition, partitions)
     total = 0
     for msg in read_to_end(kafka, topic, partition, timeout_s=3600, batch=10_000):
@@ -268,8 +316,8 @@ def refold_partition(
         if progress is not None and total % _TICK == 0:
             progress(partition, _TICK)
         if refold.pending >= CHUNK:
-            refold.write(con)
-    refold.write(con)
+            _hand_over(refold, writer)
+    _hand_over(refold, writer)
     if progress is not None and total % _TICK:
         progress(partition, total % _TICK)
     return total

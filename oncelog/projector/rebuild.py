@@ -14,7 +14,7 @@ from typing import Any
 
 from oncelog.errors import StoreError
 from oncelog.kafka.reader import partition_count, plain_consumer
-from oncelog.projector.bulk_rebuild import refold_partition
+from oncelog.projector.bulk_rebuild import ChunkWriter, refold_partition
 from oncelog.projector.restore import latest_snapshots, position_after
 from oncelog.projector.state_blob import decode_state
 from oncelog.projector.store import Store
@@ -43,12 +43,14 @@ def rebuild_from_requests(
     topic = settings.requests_topic
     partitions = count_partitions(kafka, topic)
     con = store.cursor()
+    writer = ChunkWriter(con)
     try:
         return sum(
-            refold_partition(kafka, topic, p, partitions, con, progress=progress)
+            refold_partition(kafka, topic, p, partitions, writer, progress=progress)
             for p in range(partitions)
         )
     finally:
+        writer.close()
         con.close()
 
 
