@@ -1,0 +1,301 @@
+"""Refold the requests log into an empty projection in bulk.
+
+The live projector builds objects per record (``AuditEntry``, stamped
+decisions, snapshots) and publishes each decision. Over a whole log that costs
+many times the fold. This path runs the same decode, validation and fold per
+record (:func:`decode_request`, :func:`check_request`, :func:`fold`, the
+partition clock), but turns each decision straight into row tuples and writes
+each partition in a few large transactions of Arrow-registered inserts
+(history is append-only, as in the live store). Each transaction also stores
+the partition's position, so the position always covers exactly the rows
+written (the rule of the live path). The rows are the live path's rows, column
+for column: ``tests/integration/test_bulk_rebuild.py`` compares every table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Final
+
+import duckdb
+from confluent_kafka import Message
+
+from oncelog.errors import CodecError, InvalidRequestError, LedgerError, StoreError
+from oncelog.identity.tokens import token_fingerprint
+from oncelog.kafka.reader import read_to_end, where
+from oncelog.projector.batch import _invalid_entry as invalid_entry
+from oncelog.projector.fold import PartitionClock, fold
+from oncelog.projector.state_blob import encode_state
+from oncelog.projector.tables import (
+    DEAD_LETTERS,
+    EXECUTIONS,
+    HISTORY,
+    POSITIONS,
+    REQUESTS,
+    arrow_table,
+    column_list,
+)
+from oncelog.projector.validate import check_request
+from oncelog.schemas.codec import decode_request
+from oncelog.schemas.models import Claim, Decision, ExecutionState, Request
+
+Progress = Callable[[int, int], None]  # (partition, records done in it)
+
+# Records per transaction. Large, because every transaction pays a fixed cost in
+# index maintenance and commit; bounded, because the rows wait in memory (about
+# 1 KB per record with its state blob).
+CHUNK: Final = 250_000
+# How often the progress callback hears about a partition (records).
+_TICK: Final = 10_000
+
+# A version: the state, the offset of the request that made it, its decision.
+_Version = tuple[ExecutionState, int, Decision]
+
+
+def _statements() -> tuple[tuple[str, str], ...]:
+    """(registered table, statement) in the order one transaction runs them."""
+    return (
+        (
+            "_bulk_history",
+            f"INSERT INTO history ({column_list(HISTORY)}) SELECT * FROM _bulk_history",
+        ),
+        # Versions only grow during a refold: the chunk's last version replaces the row.
+        (
+            "_bulk_executions",
+            f"INSERT OR REPLACE INTO executions ({column_list(EXECUTIONS)}) "
+            "SELECT * FROM _bulk_executions",
+        ),
+        (
+            "_bulk_audit",
+            f"INSERT INTO requests ({column_list(REQUESTS)}) SELECT * FROM _bulk_audit",
+        ),
+        (
+            "_bulk_dead",
+            f"INSERT INTO dead_letters ({column_list(DEAD_LETTERS)}) SELECT * FROM _bulk_dead",
+        ),
+        (
+            "_bulk_positions",
+            f"INSERT OR REPLACE INTO positions ({column_list(POSITIONS)}) "
+            "SELECT * FROM _bulk_positions",
+        ),
+    )
+
+
+_STATEMENTS: Final = _statements()
+
+
+class PartitionRefold:
+    """One partition's refold: in-memory states and clock, rows waiting for the next write."""
+
+    def __init__(self, topic: str, partition: int, partitions: int) -> None:
+        self._topic = topic
+        self._p = self.partition = partition
+        self._partitions = partitions
+        self.states: dict[str, ExecutionState] = {}
+        self.clock = PartitionClock()
+        # An empty partition still gets its position row (offset 0), as a live projector
+        # that was assigned it writes one.
+        self.next_offset = 0
+        self._written = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self.pending = 0
+        self._audit: list[tuple[Any, ...]] = []
+        self._dead: list[tuple[Any, ...]] = []
+        self._versions: list[_Version] = []
+        self._latest: dict[str, int] = {}  # op -> index of its last version in the chunk
+
+    def add(self, msg: Message) -> None:
+        """Decode, check and fold one record of this partition (log order)."""
+        _, offset = where(msg)
+        self.next_offset = offset + 1
+        self.pending += 1
+        value = msg.value() or b""
+        ts: int = msg.timestamp()[1]
+        request: Request | None = None
+        try:
+            request = decode_request(value)
+            check_request(request, msg.key(), self._p, self._partitions)
+        except (CodecError, InvalidRequestError) as exc:
+            self._reject(offset, ts, len(value), request, exc)
+            return
+        self.clock, t = self.clock.advance(ts)
+        op = request.operation_id
+        before = self.states.get(op)
+        after, decision = fold(before, request, t)
+        if after is not None and after is not before:
+            self.states[op] = after
+        self._audit.append(_audit_row(self._p, offset, t, request, decision))
+        if decision.changed and after is not None:
+            self._add_version(op, after, offset, decision)
+
+    def _add_version(self, op: str, state: ExecutionState, offset: int, decision: Decision) -> None:
+        self._latest[op] = len(self._versions)
+        self._versions.append((state, offset, decision))
+
+    def _reject(
+        self, offset: int, ts: int, length: int, request: Request | None, exc: LedgerError
+    ) -> None:
+        """A dead letter, plus an audited answer when the record decoded (its sender waits)."""
+        self._dead.append((self._topic, self._p, offset, ts, exc.code, str(exc), length))
+        if request is None:
+            return
+        # The live projector's answer to it, so that both audit the same row.
+        decision = invalid_entry(request, self._p, offset, ts, exc).decision
+        self._audit.append(_audit_row(self._p, offset, ts, request, decision))
+
+    def take(self) -> dict[str, Any] | None:
+        """The pending rows and the position as Arrow tables (None: nothing new); resets."""
+        if self._written and not self.pending:
+            return None
+        tables = self._tables()
+        self._written = True
+        self._reset()
+        return tables
+
+    def _tables(self) -> dict[str, Any]:
+        p = self._p
+        blobs = [encode_state(state) for state, _, _ in self._versions]
+        history = [
+            _history_row(p, version, blob)
+            for version, blob in zip(self._versions, blobs, strict=True)
+        ]
+        executions = [_execution_row(p, self._versions[i], blobs[i]) for i in self._latest.values()]
+        return {
+            "_bulk_history": arrow_table(HISTORY, history),
+            "_bulk_executions": arrow_table(EXECUTIONS, executions),
+            "_bulk_audit": arrow_table(REQUESTS, self._audit),
+            "_bulk_dead": arrow_table(DEAD_LETTERS, self._dead),
+            "_bulk_positions": arrow_table(POSITIONS, [(p, self.next_offset, self.clock.last_ms)]),
+        }
+
+
+# --- rows: the columns of tables.py, as the live store writes them -------------------
+# (Enum members go to Arrow as they are: a StrEnum is a str holding its value.)
+
+
+def _audit_row(
+    p: int, offset: int, log_time_ms: int, request: Request, decision: Decision
+) -> tuple[Any, ...]:
+    body, state = request.body, decision.state
+    # The claim names its worker and effect; other kinds report the state's holder.
+    if type(body) is Claim:
+        worker, effect = body.worker_id, body.effect
+    elif state is not None:
+        worker, effect = state.worker_id, state.effect
+    else:
+        worker, effect = None, None
+    token_fp = token_fingerprint(request.claim_token) or None  # the token stays on the log
+    version = 0 if state is None else state.version
+    return (
+        p, offset, request.request_id, request.operation_id, request.channel_id,
+        request.key_name, decision.kind, decision.outcome, decision.changed, version,
+        decision.epoch, worker, token_fp, effect, log_time_ms,
+        decision.duplicate_effect_suspected, decision.retried,
+    )  # fmt: skip
+
+
+def _history_row(p: int, version: _Version, blob: bytes) -> tuple[Any, ...]:
+    s, offset, d = version
+    return (
+        s.operation_id, s.version, p, s.channel_id, s.key_name, offset,
+        d.log_time_ms, d.outcome, d.request_id, s.status, s.epoch, s.worker_id, s.token_fp,
+        s.effect, s.result, s.result_hash, s.expires_at_ms, blob,
+    )  # fmt: skip
+
+
+def _execution_row(p: int, version: _Version, blob: bytes) -> tuple[Any, ...]:
+    s, offset, d = version
+    return (
+        s.operation_id, p, s.channel_id, s.key_name, s.status, s.version, s.epoch,
+        s.tool_name, s.effect, s.worker_id, s.token_fp, s.lease_deadline_ms,
+        s.completed_at_ms, s.expires_at_ms, s.result, s.request_hash, s.result_hash,
+        offset, d.request_id, d.outcome, d.log_time_ms, blob,
+    )  # fmt: skip
+
+
+# --- writing ---------------------------------------------------------------------
+
+
+def write_chunk(con: duckdb.DuckDBPyConnection, partition: int, tables: Mapping[str, Any]) -> None:
+    """Write one chunk's tables and its position in ONE transaction."""
+    try:
+        con.execute("BEGIN TRANSACTION")
+        for name, statement in _STATEMENTS:
+            if tables[name].num_rows:
+                con.register(name, tables[name])
+                con.execute(statement)
+                con.unregister(name)
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.execute("ROLLBACK")
+        raise StoreError(f"bulk rebuild of partition {partition} failed: {exc}") from exc
+
+
+class ChunkWriter:
+    """Writes chunks on a thread of its own while the caller folds the next one.
+
+    DuckDB runs a statement without the GIL, so on two cores the inserts of one
+    chunk overlap the fold of the next. One chunk at a time: a new one waits for
+    the previous (which bounds memory), and the chunks of a partition commit in
+    order, each with its position.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bulk-writer")
+        self._pending: Future[None] | None = None
+
+    def submit(self, partition: int, tables: Mapping[str, Any]) -> None:
+        """Queue a chunk after waiting for the previous one (its error is raised here)."""
+        self.wait()
+        self._pending = self._pool.submit(write_chunk, self._con, partition, tables)
+
+    def wait(self) -> None:
+        """Wait until the queued chunk is committed; raise its error."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def close(self) -> None:
+        """Wait for the last chunk, then stop the thread."""
+        try:
+            self.wait()
+        finally:
+            self._pool.shutdown()
+
+
+# --- driving one partition -----------------------------------------------------------
+
+
+def _hand_over(refold: PartitionRefold, writer: ChunkWriter) -> None:
+    tables = refold.take()
+    if tables is not None:
+        writer.submit(refold.partition, tables)
+
+
+def refold_partition(
+    kafka: Mapping[str, Any],
+    topic: str,
+    partition: int,
+    partitions: int,
+    writer: ChunkWriter,
+    *,
+    progress: Progress | None = None,
+) -> int:
+    """Refold ``topic[partition]`` from offset 0 to its high watermark through ``writer``."""
+    refold = PartitionRefold(topic, partition, partitions)
+    total = 0
+    for msg in read_to_end(kafka, topic, partition, timeout_s=3600, batch=10_000):
+        refold.add(msg)
+        total += 1
+        if progress is not None and total % _TICK == 0:
+            progress(partition, _TICK)
+        if refold.pending >= CHUNK:
+            _hand_over(refold, writer)
+    _hand_over(refold, writer)
+    if progress is not None and total % _TICK:
+        progress(partition, total % _TICK)
+    return total
