@@ -24,10 +24,11 @@ from rich.console import Console
 from oncelog.broker.local import LocalBroker, resolve_bootstrap
 from oncelog.cli import query_cmd
 from oncelog.demo.fleet import CRASH_AFTER_EFFECT, LOST_RESPONSE, run_fleet
-from oncelog.errors import LedgerError
+from oncelog.kafka.reader import high_watermarks, plain_consumer
 from oncelog.projector import process
 from oncelog.projector.rebuild import verify
 from oncelog.projector.store import Store
+from oncelog.query.catch_up import wait_until_folded
 from oncelog.query.source import HttpSource
 from oncelog.sample import downstream
 from oncelog.settings import Settings
@@ -42,12 +43,15 @@ def _start_serve(settings: Settings, log: Path) -> subprocess.Popen[bytes]:
     return proc
 
 
-def _wait_caught_up(source: HttpSource, channel: str, requests: int) -> None:
-    deadline = time.monotonic() + 60
-    while len(source.timeline(channel, 1000)) < requests:
-        if time.monotonic() > deadline:
-            raise LedgerError(f"the projection of {channel} did not catch up")
-        time.sleep(0.1)  # the projection commits right after publishing
+def _wait_caught_up(settings: Settings, source: HttpSource) -> None:
+    """Wait (bounded) until the projection has committed every request on the log now."""
+    assert settings.bootstrap_servers is not None
+    consumer = plain_consumer(settings.kafka_config(settings.bootstrap_servers))
+    try:
+        targets = high_watermarks(consumer, settings.requests_topic, range(settings.partitions))
+    finally:
+        consumer.close()
+    wait_until_folded(source, targets, timeout_s=60)
 
 
 def _show(settings: Settings, url: str, ds: downstream.Downstream) -> None:
@@ -103,7 +107,7 @@ def _run(base: Settings, bootstrap: str) -> None:
             f"fleet: {report.steps_done} steps done; reclaimed {report.reclaimed}; reconciled "
             f"{report.reconciled}; replayed {report.replayed}; fenced {report.fenced}"
         )
-        _wait_caught_up(HttpSource(url, token=settings.http_token), "run-20", 12)
+        _wait_caught_up(settings, HttpSource(url, token=settings.http_token))
         _show(settings, url, ds)
     finally:
         process.stop(serve)

@@ -31,6 +31,7 @@ from oncelog.errors import InvalidArgumentError, LedgerError, UnauthorizedError
 from oncelog.query import queries
 from oncelog.query.models import (
     Page,
+    Positions,
     SideEffects,
     StepStatus,
     SuspectedDuplicate,
@@ -211,5 +212,10 @@ def create_app(
     def duplicates(con: Con, limit: Limit = 100) -> Page[SuspectedDuplicate]:
         """Completions by fenced tokens: side effects that may have happened twice."""
         return _page(lambda n: queries.suspected_duplicates(con, n), limit, max_rows)
+
+    @app.get("/v1/positions", response_model=Positions)
+    def positions(con: Con) -> Positions:
+        """How far the projection has folded and committed, per requests partition."""
+        return queries.positions(con)
 
     return app

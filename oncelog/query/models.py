@@ -105,6 +105,19 @@ class SuspectedDuplicate(_Frozen):
     current_epoch: int | None = Field(description="The epoch holding the operation at that time")
 
 
+class Positions(_Frozen):
+    """How far the projection has folded the requests topic, per partition.
+
+    A projection has caught up with the log when every ``next_offset`` is at least
+    the partition's high watermark read before: every request written by then is
+    folded and committed, so the other queries see it.
+    """
+
+    next_offsets: dict[int, int] = Field(
+        description="Partition of the requests topic -> next offset to fold (committed)"
+    )
+
+
 T = TypeVar("T")
 
 

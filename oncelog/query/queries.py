@@ -24,6 +24,7 @@ from oncelog.errors import InvalidArgumentError, StoreError
 from oncelog.producer.keys import operation_id as make_operation_id
 from oncelog.producer.keys import step_key_name, validate_id
 from oncelog.query.models import (
+    Positions,
     SideEffects,
     StepStatus,
     SuspectedDuplicate,
@@ -263,3 +264,9 @@ def suspected_duplicates(
     rows = _rows(con, _DUPLICATES, [cap])
     names = SuspectedDuplicate.model_fields
     return [SuspectedDuplicate(**dict(zip(names, row, strict=True))) for row in rows]
+
+
+def positions(con: duckdb.DuckDBPyConnection) -> Positions:
+    """How far the projection has folded: each partition's next offset to consume."""
+    rows = _rows(con, 'SELECT "partition", next_offset FROM positions ORDER BY 1', [])
+    return Positions(next_offsets=dict(rows))

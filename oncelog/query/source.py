@@ -18,7 +18,14 @@ from pydantic import SecretStr
 
 from oncelog.errors import InvalidArgumentError, LedgerError, NotFoundError, UnauthorizedError
 from oncelog.query import queries
-from oncelog.query.models import SideEffects, StepStatus, SuspectedDuplicate, TimelineEntry, Version
+from oncelog.query.models import (
+    Positions,
+    SideEffects,
+    StepStatus,
+    SuspectedDuplicate,
+    TimelineEntry,
+    Version,
+)
 
 AsOf = int | datetime | None
 
@@ -31,6 +38,7 @@ class QuerySource(Protocol):
     def timeline(self, channel_id: str, limit: int) -> list[TimelineEntry]: ...
     def side_effects(self, channel_id: str, from_step: int, to_step: int) -> SideEffects: ...
     def duplicates(self, limit: int) -> list[SuspectedDuplicate]: ...
+    def positions(self) -> Positions: ...
 
 
 def _step_or_key(step_or_key: str) -> dict[str, Any]:
@@ -62,6 +70,10 @@ class LocalSource:
     def duplicates(self, limit: int) -> list[SuspectedDuplicate]:
         """See :func:`oncelog.query.queries.suspected_duplicates`."""
         return queries.suspected_duplicates(self._con, limit)
+
+    def positions(self) -> Positions:
+        """See :func:`oncelog.query.queries.positions`."""
+        return queries.positions(self._con)
 
 
 class HttpSource:
@@ -115,6 +127,10 @@ class HttpSource:
         """GET /v1/duplicates."""
         page = self._get("/v1/duplicates", limit=limit)
         return [SuspectedDuplicate.model_validate(v) for v in page["items"]]
+
+    def positions(self) -> Positions:
+        """GET /v1/positions."""
+        return Positions.model_validate(self._get("/v1/positions"))
 
 
 def _q(part: str) -> str:

@@ -112,3 +112,10 @@ def test_parse_as_of() -> None:
     assert not isinstance(parsed, int)
     assert parsed is not None
     assert parsed.utcoffset() is not None
+
+
+def test_positions_are_the_committed_next_offsets(client: TestClient, ledger: Ledger) -> None:
+    body = client.get("/v1/positions").json()
+    stored = {str(p): pos.next_offset for p, pos in ledger.store.positions().items()}
+    assert stored  # the small ledger folded something
+    assert body == {"next_offsets": stored}

@@ -30,7 +30,9 @@ def guarded(ledger: Ledger) -> Iterator[TestClient]:
         yield test_client
 
 
-@pytest.mark.parametrize("path", [STATUS, "/v1/duplicates", f"/v1/timeline/{CHANNEL}", "/nope"])
+@pytest.mark.parametrize(
+    "path", [STATUS, "/v1/duplicates", f"/v1/timeline/{CHANNEL}", "/v1/positions", "/nope"]
+)
 def test_no_token_is_a_json_401_with_a_bearer_challenge(guarded: TestClient, path: str) -> None:
     response = guarded.get(path)
     assert response.status_code == 401
