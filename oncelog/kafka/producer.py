@@ -68,6 +68,8 @@ class FutureProducer:
 
     def _client(self) -> Producer:
         with self._lock:
+            if self._stop.is_set():
+                raise KafkaOperationError("the producer is closed")
             if self._producer is None:
                 self._producer = Producer(self._config)
                 self._poller = threading.Thread(
@@ -160,11 +162,17 @@ class FutureProducer:
         self._raise_pending()
 
     def close(self, timeout_s: float = 10.0) -> None:
-        """Flush what is queued, then stop the poll thread."""
+        """Flush what is queued, stop the poll thread, then release the client.
+
+        Releasing it closes its connections now: a handle left to the garbage
+        collector keeps reconnecting to a broker that may be gone.
+        """
         try:
             if self._producer is not None:
                 self._producer.flush(timeout_s)
         finally:
-            self._stop.set()
+            with self._lock:
+                self._stop.set()
             if self._poller is not None:
                 self._poller.join(timeout=5)
+            self._producer = None
