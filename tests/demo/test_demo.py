@@ -15,7 +15,7 @@ pytestmark = pytest.mark.kafka
 def test_demo_runs_the_fleet_and_ends_with_verify_ok(bootstrap: str, tmp_path: Path) -> None:
     env = {**os.environ, "ONCELOG_BOOTSTRAP_SERVERS": bootstrap, "ONCELOG_DATA_DIR": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-m", "oncelog.demo"],
+        [sys.executable, "-m", "drills.demo"],
         env=env, capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
     out = done.stdout

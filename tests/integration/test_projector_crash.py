@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from oncelog.faults.drill import records_by_source
+from drills.faults.drill import records_by_source
 from oncelog.kafka.reader import read_to_end
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector.rebuild import rebuild_from_executions, verify

@@ -1,4 +1,4 @@
-"""``python -m oncelog.chaos [--runs N] [--points a,b] [--strategies s,t] [--json PATH]``."""
+"""``python -m drills.chaos [--runs N] [--points a,b] [--strategies s,t] [--json PATH]``."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 
 from rich.console import Console
 
+from drills.chaos.harness import failed_expectations, run_chaos
+from drills.chaos.model import CELLS, CRASH_POINTS, STRATEGIES
+from drills.chaos.report import print_report
+from drills.chaos.runner import ChaosConfig
 from oncelog.broker.local import LocalBroker
-from oncelog.chaos.harness import failed_expectations, run_chaos
-from oncelog.chaos.model import CELLS, CRASH_POINTS, STRATEGIES
-from oncelog.chaos.report import print_report
-from oncelog.chaos.runner import ChaosConfig
 from oncelog.settings import Settings
 
 
@@ -25,7 +25,7 @@ def _choices(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
 
 def parse(argv: list[str] | None = None) -> tuple[ChaosConfig, Path]:
     """The command line as a config and the JSON path."""
-    parser = argparse.ArgumentParser(prog="python -m oncelog.chaos", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m drills.chaos", description=__doc__)
     parser.add_argument("--runs", type=int, default=24, help="runs per strategy x crash point")
     parser.add_argument("--points", default=",".join(CRASH_POINTS))
     parser.add_argument("--strategies", default=",".join(STRATEGIES))

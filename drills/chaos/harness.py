@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from drills.chaos import score
+from drills.chaos.env import environment, stop_serve
+from drills.chaos.model import AFTER_EFFECT, LEASE, NAIVE, NOT_IDEMPOTENT, cell_name
+from drills.chaos.runner import ChaosConfig, plan, run_all
 from oncelog.broker.local import resolve_bootstrap
-from oncelog.chaos import score
-from oncelog.chaos.env import environment, stop_serve
-from oncelog.chaos.model import AFTER_EFFECT, LEASE, NAIVE, NOT_IDEMPOTENT, cell_name
-from oncelog.chaos.runner import ChaosConfig, plan, run_all
 from oncelog.projector.process import free_port
 from oncelog.settings import Settings
 

@@ -21,15 +21,15 @@ from pathlib import Path
 
 from rich.console import Console
 
+from drills.demo.fleet import CRASH_AFTER_EFFECT, LOST_RESPONSE, run_fleet
+from drills.sample import downstream
 from oncelog.broker.local import LocalBroker, resolve_bootstrap
 from oncelog.cli import query_cmd
-from oncelog.demo.fleet import CRASH_AFTER_EFFECT, LOST_RESPONSE, run_fleet
 from oncelog.errors import LedgerError
 from oncelog.projector import process
 from oncelog.projector.rebuild import verify
 from oncelog.projector.store import Store
 from oncelog.query.source import HttpSource
-from oncelog.sample import downstream
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from oncelog.sample.workflow import STEPS
+from drills.sample.workflow import STEPS
 
 EXTERNAL_STEPS: Final = tuple(n for n, (_, kind) in enumerate(STEPS, start=1) if kind == "external")
 

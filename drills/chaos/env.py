@@ -37,10 +37,10 @@ def start_serve(settings: Settings, log: Path) -> tuple[subprocess.Popen[bytes],
 
 
 def start_downstream(mode: str, workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """``python -m oncelog.sample.downstream --mode MODE`` on a free port."""
+    """``python -m drills.sample.downstream --mode MODE`` on a free port."""
     port = process.free_port()
     log = workdir / f"downstream-{mode}.log"
-    args = ["-m", "oncelog.sample.downstream", "--mode", mode, "--port", str(port)]
+    args = ["-m", "drills.sample.downstream", "--mode", mode, "--port", str(port)]
     proc = process.spawn(args, log)
     url = f"http://127.0.0.1:{port}"
     process.wait_http(proc, f"{url}/stats", log)

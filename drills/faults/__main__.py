@@ -1,6 +1,6 @@
 """``make faults``: 100k fuzz cases, 100 projector kills and a broker restart, with figures.
 
-Usage: ``python -m oncelog.faults [--fuzz N] [--kills N] [--skip-broker]``. The last
+Usage: ``python -m drills.faults [--fuzz N] [--kills N] [--skip-broker]``. The last
 line is one JSON object with the figures.
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 
 from rich.console import Console
 
+from drills.faults.broker_restart import broker_restart_drill
+from drills.faults.fuzz import fuzz_decoder, fuzz_projector
+from drills.faults.projector_kills import projector_kill_drill
 from oncelog.broker.local import resolve_bootstrap
-from oncelog.faults.broker_restart import broker_restart_drill
-from oncelog.faults.fuzz import fuzz_decoder, fuzz_projector
-from oncelog.faults.projector_kills import projector_kill_drill
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
 

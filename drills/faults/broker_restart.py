@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from drills.faults.drill import Load, LogCheck, check_log, settle, start_serve
 from oncelog.broker.local import LocalBroker
-from oncelog.faults.drill import Load, LogCheck, check_log, settle, start_serve
 from oncelog.producer.dispatch import Timeouts
 from oncelog.projector.process import stop as stop_serve
 from oncelog.projector.store import Store
