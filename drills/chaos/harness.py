@@ -15,7 +15,7 @@ from drills.chaos.env import environment, stop_serve
 from drills.chaos.model import AFTER_EFFECT, LEASE, NAIVE, NOT_IDEMPOTENT, cell_name
 from drills.chaos.runner import ChaosConfig, plan, run_all
 from oncelog.broker.local import resolve_bootstrap
-from oncelog.projector.process import free_port
+from oncelog.net import free_port
 from oncelog.settings import Settings
 
 

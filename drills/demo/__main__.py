@@ -26,6 +26,7 @@ from drills.sample import downstream
 from oncelog.broker.local import LocalBroker, resolve_bootstrap
 from oncelog.cli import query_cmd
 from oncelog.errors import LedgerError
+from oncelog.net import free_port
 from oncelog.projector import process
 from oncelog.projector.rebuild import verify
 from oncelog.projector.store import Store
@@ -88,7 +89,7 @@ def _run(base: Settings, bootstrap: str) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="oncelog-demo-"))
     settings = base.model_copy(update={
         "bootstrap_servers": bootstrap, "topic_prefix": f"demo-{uuid.uuid4().hex[:8]}",
-        "partitions": 3, "db_path": tmp / "ledger.duckdb", "http_port": process.free_port(),
+        "partitions": 3, "db_path": tmp / "ledger.duckdb", "http_port": free_port(),
     })  # fmt: skip
     console.print(
         f"broker {bootstrap}; topics {settings.topic_prefix}.*; DuckDB {settings.db_path}"

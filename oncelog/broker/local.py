@@ -31,6 +31,7 @@ from oncelog.broker.secure import (
     write_private,
 )
 from oncelog.errors import BrokerError
+from oncelog.net import free_port
 from oncelog.settings import Settings
 
 _STOP_WAIT_S = 20.0
@@ -45,13 +46,6 @@ class BrokerInfo:
     controller_port: int
     started_in_s: float
     secure: bool = False
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _port_free(port: int) -> bool:
@@ -235,7 +229,7 @@ class LocalBroker:
             port, controller = json.loads(path.read_text())
             if _port_free(port) and _port_free(controller):
                 return int(port), int(controller)
-        port, controller = _free_port(), _free_port()
+        port, controller = free_port(), free_port()
         self.dir.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps([port, controller]))
         return port, controller
