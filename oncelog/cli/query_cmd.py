@@ -12,7 +12,6 @@ import json
 import urllib.error
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,7 +21,8 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from oncelog.errors import ConfigError, InvalidArgumentError
+from oncelog.errors import ConfigError
+from oncelog.query.queries import parse_as_of
 from oncelog.query.source import HttpSource, LocalSource, QuerySource
 from oncelog.settings import Settings
 
@@ -61,21 +61,6 @@ def _answers(url: str) -> bool:
     except (urllib.error.URLError, OSError):
         return False
     return True
-
-
-def parse_as_of(raw: str | None) -> int | datetime | None:
-    """An offset (digits) or an ISO-8601 time with a zone."""
-    if raw is None:
-        return None
-    if raw.isdigit():
-        return int(raw)
-    try:
-        moment = datetime.fromisoformat(raw)
-    except ValueError as exc:
-        raise InvalidArgumentError(f"--as-of {raw!r} is neither an offset nor ISO-8601") from exc
-    if moment.tzinfo is None:
-        raise InvalidArgumentError(f"--as-of {raw!r} needs a time zone (e.g. +00:00)")
-    return moment
 
 
 def _print_json(data: Any) -> None:
