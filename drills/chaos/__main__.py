@@ -11,7 +11,7 @@ from drills.chaos.harness import failed_expectations, run_chaos
 from drills.chaos.model import CELLS, CRASH_POINTS, STRATEGIES
 from drills.chaos.report import print_report
 from drills.chaos.runner import ChaosConfig
-from oncelog.broker.local import LocalBroker
+from oncelog.broker.local import broker_for_run
 from oncelog.settings import Settings
 
 
@@ -44,8 +44,6 @@ def main(argv: list[str] | None = None) -> None:
     console = Console(highlight=False, soft_wrap=True)
     if not console.is_terminal:
         console = Console(highlight=False, soft_wrap=True, width=160)  # piped: no 80-column squeeze
-    base = Settings()
-    broker_was_running = base.bootstrap_servers or LocalBroker(base).status() is not None
     total = config.runs * len(config.points) * len(config.cells)
     console.print(f"{total} runs, {config.concurrency} at a time")
 
@@ -53,11 +51,10 @@ def main(argv: list[str] | None = None) -> None:
         if done % 50 == 0 or done == of:
             console.print(f"  {done}/{of} runs done")
 
-    try:
-        report = run_chaos(base, config, progress=progress)
-    finally:
-        if not broker_was_running:
-            LocalBroker(base).stop()
+    base = Settings()
+    with broker_for_run(base) as broker:  # stopped afterwards only if started here
+        on_broker = base.model_copy(update={"bootstrap_servers": broker.bootstrap})
+        report = run_chaos(on_broker, config, progress=progress)
     print_report(report, console, json_path)
     if failed_expectations(report):
         raise SystemExit(1)

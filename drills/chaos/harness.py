@@ -81,11 +81,14 @@ def run_chaos(
     workdir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ChaosReport:
-    """Run the matrix on one broker, one topic set, one serve and one downstream per mode."""
+    """Run the matrix on one broker, one topic set, one serve and one downstream per mode.
+
+    The broker must be running (configured or local): the caller owns its lifecycle.
+    """
     began = time.monotonic()
     workdir = workdir or Path(tempfile.mkdtemp(prefix="oncelog-chaos-"))
     settings = base.model_copy(update={
-        "bootstrap_servers": resolve_bootstrap(base, start=True),
+        "bootstrap_servers": resolve_bootstrap(base),
         "topic_prefix": f"chaos-{uuid.uuid4().hex[:8]}", "partitions": 3,
         "db_path": workdir / "ledger.duckdb", "http_port": free_port(),
     })  # fmt: skip

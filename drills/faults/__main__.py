@@ -18,7 +18,7 @@ from rich.console import Console
 from drills.faults.broker_restart import broker_restart_drill
 from drills.faults.fuzz import fuzz_decoder, fuzz_projector
 from drills.faults.projector_kills import projector_kill_drill
-from oncelog.broker.local import resolve_bootstrap
+from oncelog.broker.local import broker_for_run
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
 
@@ -35,45 +35,57 @@ def _topics(bootstrap: str, tmp: Path, name: str) -> Settings:
 
 
 def main() -> None:
-    """Run every drill and print what it found."""
+    """Run every drill and print what it found; the last line is JSON."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--fuzz", type=int, default=100_000)
     parser.add_argument("--kills", type=int, default=100)
     parser.add_argument("--skip-broker", action="store_true")
     args = parser.parse_args()
+    with broker_for_run(Settings()) as broker:  # stopped afterwards only if started here
+        out = _drills_on(broker.bootstrap, args.fuzz, args.kills)
+    if not args.skip_broker:
+        # Last, and outside the shared broker's lifetime: it starts and stops its own.
+        out["broker_restart"] = _broker_restart()
+    print(json.dumps(out, sort_keys=True))
+
+
+def _drills_on(bootstrap: str, fuzz: int, kills: int) -> dict[str, Any]:
+    """The fuzz and projector-kill drills on ``bootstrap``, each on fresh topics."""
     tmp = Path(tempfile.mkdtemp(prefix="oncelog-faults-"))
-    bootstrap = resolve_bootstrap(Settings(), start=True)
     out: dict[str, Any] = {}
-    decoder = fuzz_decoder(args.fuzz)
+    decoder = fuzz_decoder(fuzz)
     out["fuzz_decoder"] = {"cases": decoder.cases, "crashes": len(decoder.crashes),
                            "rejected": decoder.rejected, "bad": decoder.bad_sent}  # fmt: skip
     console.print(f"decoder fuzz: {out['fuzz_decoder']} in {decoder.seconds:.0f} s")
-    projector = fuzz_projector(_topics(bootstrap, tmp, "fuzz"), args.fuzz)
+    projector = fuzz_projector(_topics(bootstrap, tmp, "fuzz"), fuzz)
     out["fuzz_projector"] = {"cases": projector.cases, "crashes": len(projector.crashes),
                              "stalls": projector.stalls, "bad_sent": projector.bad_sent,
                              "dead_lettered": projector.dead_lettered}  # fmt: skip
     console.print(f"projector fuzz: {out['fuzz_projector']} in {projector.seconds:.0f} s")
     (tmp / "kills").mkdir()
-    kills = projector_kill_drill(_topics(bootstrap, tmp, "kills"), tmp / "kills", args.kills)
-    log = kills.log
+    report = projector_kill_drill(_topics(bootstrap, tmp, "kills"), tmp / "kills", kills)
+    log = report.log
     out["projector_kills"] = {
-        "kills": kills.kills, "requests": log.requests, "undecided": log.undecided,
+        "kills": report.kills, "requests": log.requests, "undecided": log.undecided,
         "divergent": log.divergent_decisions + log.divergent_snapshots,
-        "verify_differences": len(log.verify_differences), "ok": kills.ok,
+        "verify_differences": len(log.verify_differences), "ok": report.ok,
     }  # fmt: skip
-    console.print(f"projector kills: {out['projector_kills']} in {kills.seconds:.0f} s")
-    if not args.skip_broker:
-        (tmp / "broker").mkdir()
-        broker = broker_restart_drill(tmp / "broker")
-        out["broker_restart"] = {
-            "outage_s": broker.outage_s, "errors_during": broker.errors_during,
-            "calls_before": broker.calls_before, "calls_after": broker.calls_after,
-            "acknowledged": broker.acknowledged, "acknowledged_lost": broker.acknowledged_lost,
-            "requests_on_log": broker.log.requests, "undecided": broker.log.undecided,
-            "projector_survived": broker.projector_survived,
-        }  # fmt: skip
-        console.print(f"broker restart: {out['broker_restart']}")
-    print(json.dumps(out, sort_keys=True))
+    console.print(f"projector kills: {out['projector_kills']} in {report.seconds:.0f} s")
+    return out
+
+
+def _broker_restart() -> dict[str, Any]:
+    workdir = Path(tempfile.mkdtemp(prefix="oncelog-faults-broker-"))
+    broker = broker_restart_drill(workdir)
+    figures = {
+        "outage_s": broker.outage_s, "errors_during": broker.errors_during,
+        "calls_before": broker.calls_before, "calls_after": broker.calls_after,
+        "acknowledged": broker.acknowledged, "acknowledged_lost": broker.acknowledged_lost,
+        "requests_on_log": broker.log.requests, "undecided": broker.log.undecided,
+        "projector_survived": broker.projector_survived,
+    }  # fmt: skip
+    console.print(f"broker restart: {figures}")
+    return figures
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -300,3 +301,32 @@ def resolve_bootstrap(settings: Settings, *, start: bool = False) -> str:
             "no broker: set ONCELOG_BOOTSTRAP_SERVERS or run `oncelog broker start` first"
         )
     return info.bootstrap
+
+
+@dataclass(frozen=True)
+class RunBroker:
+    """The broker one run (the demo, a drill, a bench) talks to, and who started it."""
+
+    bootstrap: str
+    started_here: bool
+
+
+@contextlib.contextmanager
+def broker_for_run(settings: Settings) -> Iterator[RunBroker]:
+    """The configured broker, else the running local one, else a local one started now.
+
+    On exit it stops the local broker only when this call started it: a configured
+    broker, or a local one that was already running (a shell's ``make broker``, another
+    run's), stays up, and a JVM this run started does not outlive it.
+    """
+    if settings.bootstrap_servers:
+        yield RunBroker(settings.bootstrap_servers, started_here=False)
+        return
+    broker = LocalBroker(settings)
+    started_here = broker.status() is None
+    info = broker.start()
+    try:
+        yield RunBroker(info.bootstrap, started_here)
+    finally:
+        if started_here:
+            broker.stop()
