@@ -56,7 +56,11 @@ class ChaosReport:
 
 
 def failed_expectations(report: ChaosReport) -> list[str]:
-    """The issue's claims, checked against the measured cells; empty when all hold."""
+    """What each strategy claims to prevent, checked against the measured cells.
+
+    Empty when all hold: no step lost with the ledger, every duplicate visible in it,
+    lease-and-retry duplicating only after an effect, reconcile and key-passthrough never.
+    """
     failed = []
     lease_naive = cell_name(LEASE, NOT_IDEMPOTENT)
     for name, points in report.cells.items():

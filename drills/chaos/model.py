@@ -24,7 +24,8 @@ PASSTHROUGH: Final = "key-passthrough"  # the ledger's idempotency key goes down
 HONOUR: Final = "honour"
 NOT_IDEMPOTENT: Final = "naive"  # the downstream's own name for "applies every call"
 
-# (strategy, downstream mode) cells of the matrix, in the order.
+# (strategy, downstream mode) cells of the matrix, in report order: from no ledger at all
+# to the ledger's key passed downstream.
 CELLS: Final = (
     (NAIVE, HONOUR),
     (NAIVE, NOT_IDEMPOTENT),

@@ -139,7 +139,7 @@ def score(
 
 
 def matrix(cells: dict[str, dict[str, Cell]]) -> dict[str, Any]:
-    """The issue's JSON matrix: duplicates, lost and runs per cell x crash point."""
+    """The matrix as JSON: duplicates, lost and runs per cell x crash point."""
     return {
         name: {p: {"duplicates": c.duplicates, "lost": c.lost, "runs": c.runs}
                for p, c in points.items()}
