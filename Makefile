@@ -20,13 +20,13 @@ test: jars  ## the whole suite against a real broker
 	$(PY) -m pytest -q --durations=10
 
 lint: venv
-	$(PY) -m ruff check oncelog tests bench
-	$(PY) -m ruff format --check oncelog tests bench
-	$(PY) -m mypy --strict oncelog tests bench
+	$(PY) -m ruff check oncelog drills tests bench
+	$(PY) -m ruff format --check oncelog drills tests bench
+	$(PY) -m mypy --strict oncelog drills tests bench
 
 format: venv
-	$(PY) -m ruff check --fix oncelog tests bench
-	$(PY) -m ruff format oncelog tests bench
+	$(PY) -m ruff check --fix oncelog drills tests bench
+	$(PY) -m ruff format oncelog drills tests bench
 
 broker: jars  ## start the local broker (reuses a running one)
 	$(PY) -m oncelog broker start
@@ -35,16 +35,16 @@ broker-stop: venv
 	$(PY) -m oncelog broker stop
 
 demo: jars
-	$(PY) -m oncelog.demo
+	$(PY) -m drills.demo
 
 chaos: jars  ## crash-consistency matrix: SIGKILLed workers x strategies (a few minutes)
-	$(PY) -m oncelog.chaos
+	$(PY) -m drills.chaos
 
 bench: jars  ## ledger figures against raw Kafka (a few minutes)
 	$(PY) -m bench.bench_ledger
 
 faults: jars  ## 100k fuzz cases, 100 projector kills, a broker restart
-	$(PY) -m oncelog.faults
+	$(PY) -m drills.faults
 
 bench-core: venv
 	$(PY) bench/bench_core.py

@@ -32,7 +32,7 @@ from bench.common import PARTITIONS, bench_settings, pct, serving
 from bench.peers import workload
 from bench.peers.oncelog_peer import OncelogPeer
 from bench.synthetic import produce_requests
-from oncelog.broker.local import resolve_bootstrap
+from oncelog.broker.local import broker_for_run
 from oncelog.kafka.reader import high_watermarks
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
@@ -145,7 +145,11 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=10_000_000)
     parser.add_argument("--cycles-seconds", type=float, default=20.0)
     args = parser.parse_args()
-    bootstrap = resolve_bootstrap(Settings(), start=True)
+    with broker_for_run(Settings()) as broker:  # stopped afterwards only if started here
+        _measure(args, broker.bootstrap)
+
+
+def _measure(args: argparse.Namespace, bootstrap: str) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="oncelog-bench-"))
     figures: dict[str, float] = {}
     live = bench_settings(bootstrap, tmp, "live")

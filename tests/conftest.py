@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from oncelog.net import free_port
 from oncelog.settings import Settings
 
 BrokerSource = tuple[str, str]  # (bootstrap, where it came from)
@@ -64,9 +64,7 @@ def _container_broker() -> Iterator[BrokerSource]:
     from testcontainers.core.waiting_utils import wait_for_logs  # noqa: PLC0415
 
     service = compose_service("kafka")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     container = DockerContainer(service["image"]).with_bind_ports(9092, port)
     env = {**service["environment"], "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://localhost:{port}"}
     for key, value in env.items():

@@ -29,7 +29,7 @@ from bench.peers import cpu, dbos_peer, postgres, summary, workload
 from bench.peers.oncelog_peer import OncelogPeer
 from bench.peers.workload import PeerResult, Workload
 from bench.synthetic import produce_requests
-from oncelog.broker.local import LocalBroker, resolve_bootstrap
+from oncelog.broker.local import LocalBroker, broker_for_run
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
 from oncelog.settings import Settings
@@ -155,10 +155,10 @@ def main() -> None:
     """Every peer, the offline rates, the report; the last line is JSON."""
     args = _args()
     load = QUICK if args.quick else Workload(window_seconds=args.seconds, mix_seconds=args.seconds)
-    bootstrap = resolve_bootstrap(Settings(), start=True)
     tmp = Path(tempfile.mkdtemp(prefix="oncelog-bench-peers-"))
     try:
-        _measure(args, load, bootstrap, tmp)
+        with broker_for_run(Settings()) as broker:  # stopped afterwards only if started here
+            _measure(args, load, broker.bootstrap, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

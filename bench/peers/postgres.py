@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from oncelog.projector.process import free_port
+from oncelog.net import free_port
 
 INSTALL_HINT = "sudo apt-get install postgresql   (Debian/Ubuntu: the server, initdb and pg_ctl)"
 START_TIMEOUT_S = 60.0

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from oncelog.broker.secure import (
     write_private,
 )
 from oncelog.errors import BrokerError
+from oncelog.net import free_port
 from oncelog.settings import Settings
 
 _STOP_WAIT_S = 20.0
@@ -45,13 +47,6 @@ class BrokerInfo:
     controller_port: int
     started_in_s: float
     secure: bool = False
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _port_free(port: int) -> bool:
@@ -235,7 +230,7 @@ class LocalBroker:
             port, controller = json.loads(path.read_text())
             if _port_free(port) and _port_free(controller):
                 return int(port), int(controller)
-        port, controller = _free_port(), _free_port()
+        port, controller = free_port(), free_port()
         self.dir.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps([port, controller]))
         return port, controller
@@ -306,3 +301,32 @@ def resolve_bootstrap(settings: Settings, *, start: bool = False) -> str:
             "no broker: set ONCELOG_BOOTSTRAP_SERVERS or run `oncelog broker start` first"
         )
     return info.bootstrap
+
+
+@dataclass(frozen=True)
+class RunBroker:
+    """The broker one run (the demo, a drill, a bench) talks to, and who started it."""
+
+    bootstrap: str
+    started_here: bool
+
+
+@contextlib.contextmanager
+def broker_for_run(settings: Settings) -> Iterator[RunBroker]:
+    """The configured broker, else the running local one, else a local one started now.
+
+    On exit it stops the local broker only when this call started it: a configured
+    broker, or a local one that was already running (a shell's ``make broker``, another
+    run's), stays up, and a JVM this run started does not outlive it.
+    """
+    if settings.bootstrap_servers:
+        yield RunBroker(settings.bootstrap_servers, started_here=False)
+        return
+    broker = LocalBroker(settings)
+    started_here = broker.status() is None
+    info = broker.start()
+    try:
+        yield RunBroker(info.bootstrap, started_here)
+    finally:
+        if started_here:
+            broker.stop()

@@ -12,7 +12,6 @@ import json
 import urllib.error
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,7 +21,9 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from oncelog.errors import ConfigError, InvalidArgumentError
+from oncelog.errors import ConfigError
+from oncelog.query.models import StepStatus, SuspectedDuplicate, TimelineEntry
+from oncelog.query.queries import parse_as_of
 from oncelog.query.source import HttpSource, LocalSource, QuerySource
 from oncelog.settings import Settings
 
@@ -63,21 +64,6 @@ def _answers(url: str) -> bool:
     return True
 
 
-def parse_as_of(raw: str | None) -> int | datetime | None:
-    """An offset (digits) or an ISO-8601 time with a zone."""
-    if raw is None:
-        return None
-    if raw.isdigit():
-        return int(raw)
-    try:
-        moment = datetime.fromisoformat(raw)
-    except ValueError as exc:
-        raise InvalidArgumentError(f"--as-of {raw!r} is neither an offset nor ISO-8601") from exc
-    if moment.tzinfo is None:
-        raise InvalidArgumentError(f"--as-of {raw!r} needs a time zone (e.g. +00:00)")
-    return moment
-
-
 def _print_json(data: Any) -> None:
     if isinstance(data, BaseModel):
         data = data.model_dump(mode="json")
@@ -113,6 +99,11 @@ def status(
     if as_json:
         _print_json(answer)
         return
+    print_status(answer)
+
+
+def print_status(answer: StepStatus) -> None:
+    """``status`` for people: the status word first, then the details."""
     typer.echo(answer.status)
     details = answer.model_dump(mode="json", exclude={"status"})
     for key, value in details.items():
@@ -140,6 +131,11 @@ def timeline(channel_id: str, limit: LimitOption = 1000, db: DbOption = None,
     if as_json:
         _print_json(rows)
         return
+    print_timeline(channel_id, rows)
+
+
+def print_timeline(channel_id: str, rows: Sequence[TimelineEntry]) -> None:
+    """``timeline`` for people: one table row per request."""
     columns = ["offset", "key_name", "kind", "outcome", "epoch", "worker_id", "effect",
                "duplicate_effect_suspected"]  # fmt: skip
     _table(rows, columns, f"timeline of {channel_id}")
@@ -164,6 +160,11 @@ def duplicates(limit: LimitOption = 100, db: DbOption = None, url: UrlOption = N
     if as_json:
         _print_json(rows)
         return
+    print_duplicates(rows)
+
+
+def print_duplicates(rows: Sequence[SuspectedDuplicate]) -> None:
+    """``duplicates`` for people: one table row per completion by a fenced token."""
     columns = ["offset", "channel_id", "key_name", "stale_epoch", "stale_worker_id",
                "current_epoch"]  # fmt: skip
     _table(rows, columns, f"suspected duplicate effects ({len(rows)})")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 from collections.abc import Callable
@@ -18,30 +17,6 @@ from oncelog.query.server import HttpServer, require_safe_bind, start_http
 from oncelog.settings import Settings
 
 DbOption = Annotated[Path | None, typer.Option("--db", help="DuckDB file (ONCELOG_DB_PATH).")]
-
-
-FaultOption = Annotated[
-    int | None,
-    typer.Option(
-        "--fault-kill-before-commit",
-        hidden=True,
-        help="Testing: SIGKILL this process after publishing batch N, before its commit.",
-    ),
-]
-
-
-def _killer(batches: int) -> Callable[[], None]:
-    seen = 0
-
-    def before_commit() -> None:
-        nonlocal seen
-        seen += 1
-        if seen >= batches:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return before_commit
-
-
 HttpOption = Annotated[
     int | None, typer.Option("--http-port", help="Query API port (ONCELOG_HTTP_PORT); 0: any.")
 ]
@@ -55,7 +30,8 @@ RedactOption = Annotated[
 ]
 
 
-def _settings(db: Path | None, redact_results: bool) -> Settings:
+def serve_settings(db: Path | None, redact_results: bool = False) -> Settings:
+    """The environment's settings with the command line's ``--db`` and ``--redact-results``."""
     settings = Settings()
     if db is not None:
         settings = settings.model_copy(update={"db_path": db})
@@ -69,32 +45,47 @@ def serve(
     http_port: HttpOption = None,
     no_http: NoHttp = False,
     redact_results: RedactOption = False,
-    fault_kill_before_commit: FaultOption = None,
 ) -> None:
     """Fold the requests topic into DuckDB and serve the read-only query API.
 
     Without ONCELOG_HTTP_TOKEN the API binds loopback only; another host is refused
     (``insecure_bind``) before the store, the projector or the API starts.
     """
-    settings = _settings(db, redact_results)
-    if not no_http:
+    run_serve(serve_settings(db, redact_results), http_port=http_port, http=not no_http)
+
+
+def run_serve(
+    settings: Settings,
+    *,
+    http_port: int | None = None,
+    http: bool = True,
+    before_commit: Callable[[], None] | None = None,
+) -> None:
+    """Run the projector (and its query API when ``http``) until SIGINT or SIGTERM.
+
+    ``before_commit`` is the projector's fault hook, for drills that start this same
+    service with it (``python -m drills.faults.projector_entry``); ``oncelog serve``
+    passes none.
+    """
+    if http:
         require_safe_bind(settings.http_host, settings.http_token)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     with Store(settings.db_path) as store:
-        fault = None if fault_kill_before_commit is None else _killer(fault_kill_before_commit)
-        projector = Projector(settings, resolve_bootstrap(settings), store, before_commit=fault)
+        projector = Projector(
+            settings, resolve_bootstrap(settings), store, before_commit=before_commit
+        )
         projector.start()
         port = settings.http_port if http_port is None else http_port
-        http = None if no_http else _start_api(store, settings, port)
-        where = "" if http is None else f", query API on http://{settings.http_host}:{http.port}"
+        api = _start_api(store, settings, port) if http else None
+        where = "" if api is None else f", query API on http://{settings.http_host}:{api.port}"
         typer.echo(f"serving {settings.requests_topic} into {settings.db_path}{where}", err=True)
         try:
             projector.run(stop)
         finally:
-            if http is not None:
-                http.stop()
+            if api is not None:
+                api.stop()
             projector.close()
 
 

@@ -7,7 +7,6 @@ down; this is the one place that knows how to start, await and stop one.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,13 +18,6 @@ from oncelog.settings import Settings
 
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 60.0
-
-
-def free_port() -> int:
-    """A TCP port free on loopback right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def serve_env(settings: Settings) -> dict[str, str]:

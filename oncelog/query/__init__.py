@@ -1,1 +1,1 @@
-"""Read-only queries over the DuckDB projection (built in the query issue)."""
+"""Read-only queries over the DuckDB projection: the functions, the HTTP API, its client."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Awaitable, Callable, Iterator
-from datetime import datetime
 from typing import Annotated, TypeVar
 
 import duckdb
@@ -52,18 +51,6 @@ _BEARER = "bearer "
 
 def _error(status: int, code: str, message: str, **headers: str) -> JSONResponse:
     return JSONResponse({"code": code, "message": message}, status_code=status, headers=headers)
-
-
-def parse_as_of(raw: str | None) -> int | datetime | None:
-    """``?as_of=``: digits are an offset, anything else an ISO-8601 time (with a zone)."""
-    if raw is None or raw == "":
-        return None
-    if raw.isdigit():
-        return int(raw)
-    try:
-        return datetime.fromisoformat(raw)
-    except ValueError as exc:
-        raise InvalidArgumentError(f"as_of {raw!r} is neither an offset nor ISO-8601") from exc
 
 
 def _page(fetch: Callable[[int], list[T]], limit: int, max_rows: int) -> Page[T]:
@@ -184,7 +171,7 @@ def create_app(
         ] = None,
     ) -> StepStatus:
         """Did this step (a number) or key finish, now or as of a position?"""
-        point = parse_as_of(as_of)
+        point = queries.parse_as_of(as_of)
         if step_or_key.isdigit():
             return show(queries.step_status(con, channel_id, step=int(step_or_key), as_of=point))
         return show(queries.step_status(con, channel_id, key_name=step_or_key, as_of=point))

@@ -124,6 +124,29 @@ def _resolve_key(step: int | None, key_name: str | None) -> str:
     return validate_id("key_name", key_name)
 
 
+def parse_as_of(raw: str | None) -> int | datetime | None:
+    """The ``--as-of`` / ``?as_of=`` text: digits are an offset, else an ISO-8601 time with a zone.
+
+    None or empty means the current state. A time without a zone is refused rather
+    than guessed: the reader's local time and UTC differ by hours, and a status
+    "as of" the wrong hour looks just as plausible as the right one.
+
+    Raises:
+        InvalidArgumentError: (code ``invalid_argument``) for anything else.
+    """
+    if raw is None or raw == "":
+        return None
+    if raw.isdigit():
+        return int(raw)
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"as of {raw!r} is neither an offset nor ISO-8601") from exc
+    if moment.tzinfo is None:
+        raise InvalidArgumentError(f"as of {raw!r} needs a time zone (e.g. Z or +00:00)")
+    return moment
+
+
 def _as_of_param(as_of: int | datetime | None) -> tuple[str, int] | None:
     """The statement and its bound value for ``as_of``; None means the current state."""
     if as_of is None:

@@ -10,7 +10,14 @@ import pytest
 
 from oncelog.broker import jars
 from oncelog.broker.java import find_java, parse_java_version
-from oncelog.broker.local import LocalBroker, resolve_bootstrap, server_properties
+from oncelog.broker.local import (
+    BrokerInfo,
+    LocalBroker,
+    RunBroker,
+    broker_for_run,
+    resolve_bootstrap,
+    server_properties,
+)
 from oncelog.errors import BrokerError, JavaNotFoundError
 from oncelog.settings import Settings
 
@@ -107,6 +114,43 @@ def test_start_twice_reuses_then_stop_start_works_offline(
     finally:
         broker.stop()
     assert broker.stop() is False
+
+
+def test_a_run_on_a_configured_broker_starts_and_stops_nothing(tmp_path: Path) -> None:
+    settings = Settings(bootstrap_servers="example.invalid:9092", data_dir=tmp_path)
+    with broker_for_run(settings) as run:
+        assert run == RunBroker("example.invalid:9092", started_here=False)
+    assert not (tmp_path / "broker").exists()
+
+
+def _nested_runs_then_fail(settings: Settings, seen: list[BrokerInfo]) -> None:
+    broker = LocalBroker(settings)
+    with broker_for_run(settings) as outer:
+        assert outer.started_here
+        running = broker.status()
+        assert running is not None
+        seen.append(running)
+        with broker_for_run(settings) as inner:  # a second run reuses it ...
+            assert inner == RunBroker(outer.bootstrap, started_here=False)
+        assert broker.status() == running  # ... and leaves it up on exit
+        raise RuntimeError("the run fails")  # the starter stops it all the same
+
+
+@pytest.mark.kafka
+def test_a_run_stops_the_local_broker_only_if_it_started_it(tmp_path: Path) -> None:
+    if os.environ.get("ONCELOG_BOOTSTRAP_SERVERS"):
+        pytest.skip("an external broker is configured; the local broker is not used")
+    settings = Settings(bootstrap_servers=None, data_dir=tmp_path)
+    broker = LocalBroker(settings)
+    seen: list[BrokerInfo] = []
+    try:
+        with pytest.raises(RuntimeError, match="the run fails"):
+            _nested_runs_then_fail(settings, seen)
+        assert broker.status() is None
+        with pytest.raises(ProcessLookupError):
+            os.kill(seen[0].pid, 0)  # the JVM is gone, not just forgotten
+    finally:
+        broker.stop()
 
 
 _which = shutil.which

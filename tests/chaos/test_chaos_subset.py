@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oncelog.chaos.harness import failed_expectations, run_chaos
-from oncelog.chaos.model import (
+from drills.chaos.harness import failed_expectations, run_chaos
+from drills.chaos.model import (
     AFTER_CLAIM,
     AFTER_EFFECT,
     HONOUR,
@@ -14,7 +14,7 @@ from oncelog.chaos.model import (
     PASSTHROUGH,
     cell_name,
 )
-from oncelog.chaos.runner import ChaosConfig
+from drills.chaos.runner import ChaosConfig
 from oncelog.settings import Settings
 
 RUNS = 3

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from oncelog.faults.broker_restart import broker_restart_drill
+from drills.faults.broker_restart import broker_restart_drill
 
 pytestmark = pytest.mark.kafka
 

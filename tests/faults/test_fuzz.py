@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from oncelog.faults.fuzz import fuzz_decoder, fuzz_projector
-from oncelog.faults.hostile import KINDS
+from drills.faults.fuzz import fuzz_decoder, fuzz_projector
+from drills.faults.hostile import KINDS
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
 

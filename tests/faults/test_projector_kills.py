@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from oncelog.faults.projector_kills import projector_kill_drill
+from drills.faults.projector_kills import projector_kill_drill
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from oncelog.faults.drill import records_by_source
+from drills.faults.drill import records_by_source
 from oncelog.kafka.reader import read_to_end
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector.rebuild import rebuild_from_executions, verify
@@ -16,7 +16,11 @@ from oncelog.schemas.codec import decode_decision, decode_snapshot
 from oncelog.settings import Settings
 from tests.integration.conftest import PATIENT
 from tests.integration.helpers import kafka
-from tests.integration.projector_process import start_serve, stop_serve
+from tests.integration.projector_process import (
+    start_serve,
+    start_serve_killed_before_commit,
+    stop_serve,
+)
 
 pytestmark = pytest.mark.kafka
 
@@ -40,7 +44,7 @@ def test_sigkill_before_commit_then_restart_republishes_only_identical_records(
     topics: Settings, tmp_path: Path
 ) -> None:
     db, log = tmp_path / "live.duckdb", tmp_path / "serve.log"
-    first = start_serve(topics, db, "--no-http", "--fault-kill-before-commit", "5", log=log)
+    first = start_serve_killed_before_commit(topics, db, 5, log=log)
     errors: list[BaseException] = []
     fleet = threading.Thread(target=_run_fleet, args=(topics, errors))
     fleet.start()

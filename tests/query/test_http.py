@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from oncelog.producer.keys import operation_id
-from oncelog.query.http import create_app, parse_as_of
+from oncelog.query.http import create_app
 from tests.query.query_factories import CHANNEL, CHARGE, LEASE_MS, STEP2, Ledger
 
 
@@ -102,16 +102,6 @@ def test_openapi_is_served(client: TestClient) -> None:
     assert "/v1/status/{channel_id}/{step_or_key}" in spec["paths"]
     assert all(set(ops) == {"get"} for ops in spec["paths"].values())
     assert client.get("/docs").status_code == 200
-
-
-def test_parse_as_of() -> None:
-    assert parse_as_of(None) is None
-    assert parse_as_of("") is None
-    assert parse_as_of("42") == 42
-    parsed = parse_as_of("2024-05-01T12:00:00+02:00")
-    assert not isinstance(parsed, int)
-    assert parsed is not None
-    assert parsed.utcoffset() is not None
 
 
 def test_positions_are_the_committed_next_offsets(client: TestClient, ledger: Ledger) -> None:

@@ -15,6 +15,7 @@ from oncelog.query.queries import (
     MAX_STEP_RANGE,
     channel_timeline,
     operation_history,
+    parse_as_of,
     side_effects,
     step_status,
     suspected_duplicates,
@@ -166,3 +167,42 @@ def test_suspected_duplicates_name_the_stale_grant(con: Con) -> None:
     )
     assert dup.current_epoch == 2
     assert suspected_duplicates(con, limit=0) == []
+
+
+@pytest.mark.parametrize("raw", [None, ""])
+def test_parse_as_of_nothing_is_the_current_state(raw: str | None) -> None:
+    assert parse_as_of(raw) is None
+
+
+def test_parse_as_of_digits_are_an_offset() -> None:
+    assert parse_as_of("0") == 0
+    assert parse_as_of("42") == 42
+
+
+@pytest.mark.parametrize(
+    ("raw", "utc"),
+    [
+        ("2024-05-01T12:00:00+02:00", datetime(2024, 5, 1, 10, tzinfo=UTC)),
+        ("2024-05-01T10:00:00Z", datetime(2024, 5, 1, 10, tzinfo=UTC)),
+        ("2024-05-01T10:00:00.250+00:00", datetime(2024, 5, 1, 10, 0, 0, 250_000, tzinfo=UTC)),
+    ],
+)
+def test_parse_as_of_iso_times_keep_their_zone(raw: str, utc: datetime) -> None:
+    parsed = parse_as_of(raw)
+    assert isinstance(parsed, datetime)
+    assert parsed == utc
+    assert parsed.utcoffset() is not None
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        ("2024-05-01T12:00:00", "needs a time zone"),  # naive: refused, never guessed
+        ("yesterday", "neither an offset nor ISO-8601"),
+        ("-3", "neither an offset nor ISO-8601"),
+    ],
+)
+def test_parse_as_of_refuses_with_a_typed_error(raw: str, why: str) -> None:
+    with pytest.raises(InvalidArgumentError, match=why) as info:
+        parse_as_of(raw)
+    assert info.value.code == "invalid_argument"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from oncelog.sample.workflow import STEPS
+from drills.sample.workflow import STEPS
 
 EXTERNAL_STEPS: Final = tuple(n for n, (_, kind) in enumerate(STEPS, start=1) if kind == "external")
 
@@ -24,7 +24,8 @@ PASSTHROUGH: Final = "key-passthrough"  # the ledger's idempotency key goes down
 HONOUR: Final = "honour"
 NOT_IDEMPOTENT: Final = "naive"  # the downstream's own name for "applies every call"
 
-# (strategy, downstream mode) cells of the matrix, in the order.
+# (strategy, downstream mode) cells of the matrix, in report order: from no ledger at all
+# to the ledger's key passed downstream.
 CELLS: Final = (
     (NAIVE, HONOUR),
     (NAIVE, NOT_IDEMPOTENT),

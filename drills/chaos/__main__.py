@@ -1,4 +1,4 @@
-"""``python -m oncelog.chaos [--runs N] [--points a,b] [--strategies s,t] [--json PATH]``."""
+"""``python -m drills.chaos [--runs N] [--points a,b] [--strategies s,t] [--json PATH]``."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from oncelog.broker.local import LocalBroker
-from oncelog.chaos.harness import failed_expectations, run_chaos
-from oncelog.chaos.model import CELLS, CRASH_POINTS, STRATEGIES
-from oncelog.chaos.report import print_report
-from oncelog.chaos.runner import ChaosConfig
+from drills.chaos.harness import failed_expectations, run_chaos
+from drills.chaos.model import CELLS, CRASH_POINTS, STRATEGIES
+from drills.chaos.report import print_report
+from drills.chaos.runner import ChaosConfig
+from oncelog.broker.local import broker_for_run
 from oncelog.settings import Settings
 
 
@@ -25,7 +25,7 @@ def _choices(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
 
 def parse(argv: list[str] | None = None) -> tuple[ChaosConfig, Path]:
     """The command line as a config and the JSON path."""
-    parser = argparse.ArgumentParser(prog="python -m oncelog.chaos", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m drills.chaos", description=__doc__)
     parser.add_argument("--runs", type=int, default=24, help="runs per strategy x crash point")
     parser.add_argument("--points", default=",".join(CRASH_POINTS))
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
@@ -44,8 +44,6 @@ def main(argv: list[str] | None = None) -> None:
     console = Console(highlight=False, soft_wrap=True)
     if not console.is_terminal:
         console = Console(highlight=False, soft_wrap=True, width=160)  # piped: no 80-column squeeze
-    base = Settings()
-    broker_was_running = base.bootstrap_servers or LocalBroker(base).status() is not None
     total = config.runs * len(config.points) * len(config.cells)
     console.print(f"{total} runs, {config.concurrency} at a time")
 
@@ -53,11 +51,10 @@ def main(argv: list[str] | None = None) -> None:
         if done % 50 == 0 or done == of:
             console.print(f"  {done}/{of} runs done")
 
-    try:
-        report = run_chaos(base, config, progress=progress)
-    finally:
-        if not broker_was_running:
-            LocalBroker(base).stop()
+    base = Settings()
+    with broker_for_run(base) as broker:  # stopped afterwards only if started here
+        on_broker = base.model_copy(update={"bootstrap_servers": broker.bootstrap})
+        report = run_chaos(on_broker, config, progress=progress)
     print_report(report, console, json_path)
     if failed_expectations(report):
         raise SystemExit(1)

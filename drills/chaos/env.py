@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from oncelog.net import free_port
 from oncelog.projector import process
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
@@ -37,10 +38,10 @@ def start_serve(settings: Settings, log: Path) -> tuple[subprocess.Popen[bytes],
 
 
 def start_downstream(mode: str, workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """``python -m oncelog.sample.downstream --mode MODE`` on a free port."""
-    port = process.free_port()
+    """``python -m drills.sample.downstream --mode MODE`` on a free port."""
+    port = free_port()
     log = workdir / f"downstream-{mode}.log"
-    args = ["-m", "oncelog.sample.downstream", "--mode", mode, "--port", str(port)]
+    args = ["-m", "drills.sample.downstream", "--mode", mode, "--port", str(port)]
     proc = process.spawn(args, log)
     url = f"http://127.0.0.1:{port}"
     process.wait_http(proc, f"{url}/stats", log)

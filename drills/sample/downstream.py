@@ -6,7 +6,7 @@ Modes:
 - ``naive``: it applies every call, but can be asked whether a key was applied
   (``GET /applied?key=...``), which is what reconcile-on-reclaim needs.
 
-Run it in its own process with ``python -m oncelog.sample.downstream``, or in a
+Run it in its own process with ``python -m drills.sample.downstream``, or in a
 thread with :func:`start`.
 """
 
@@ -146,7 +146,7 @@ class DownstreamClient:
 
 
 def main() -> None:
-    """``python -m oncelog.sample.downstream --mode honour|naive --port N``."""
+    """``python -m drills.sample.downstream --mode honour|naive --port N``."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mode", choices=["honour", "naive"], default="honour")
     parser.add_argument("--port", type=int, default=0)

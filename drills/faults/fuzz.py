@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Producer
 
+from drills.faults.hostile import KINDS, Hostile, hostile
 from oncelog.errors import CodecError, InvalidRequestError, LedgerError
-from oncelog.faults.hostile import KINDS, Hostile, hostile
 from oncelog.kafka.reader import high_watermarks, plain_consumer, read_to_end
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store

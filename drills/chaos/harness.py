@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from drills.chaos import score
+from drills.chaos.env import environment, stop_serve
+from drills.chaos.model import AFTER_EFFECT, LEASE, NAIVE, NOT_IDEMPOTENT, cell_name
+from drills.chaos.runner import ChaosConfig, plan, run_all
 from oncelog.broker.local import resolve_bootstrap
-from oncelog.chaos import score
-from oncelog.chaos.env import environment, stop_serve
-from oncelog.chaos.model import AFTER_EFFECT, LEASE, NAIVE, NOT_IDEMPOTENT, cell_name
-from oncelog.chaos.runner import ChaosConfig, plan, run_all
-from oncelog.projector.process import free_port
+from oncelog.net import free_port
 from oncelog.settings import Settings
 
 
@@ -56,7 +56,11 @@ class ChaosReport:
 
 
 def failed_expectations(report: ChaosReport) -> list[str]:
-    """The issue's claims, checked against the measured cells; empty when all hold."""
+    """What each strategy claims to prevent, checked against the measured cells.
+
+    Empty when all hold: no step lost with the ledger, every duplicate visible in it,
+    lease-and-retry duplicating only after an effect, reconcile and key-passthrough never.
+    """
     failed = []
     lease_naive = cell_name(LEASE, NOT_IDEMPOTENT)
     for name, points in report.cells.items():
@@ -81,11 +85,14 @@ def run_chaos(
     workdir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ChaosReport:
-    """Run the matrix on one broker, one topic set, one serve and one downstream per mode."""
+    """Run the matrix on one broker, one topic set, one serve and one downstream per mode.
+
+    The broker must be running (configured or local): the caller owns its lifecycle.
+    """
     began = time.monotonic()
     workdir = workdir or Path(tempfile.mkdtemp(prefix="oncelog-chaos-"))
     settings = base.model_copy(update={
-        "bootstrap_servers": resolve_bootstrap(base, start=True),
+        "bootstrap_servers": resolve_bootstrap(base),
         "topic_prefix": f"chaos-{uuid.uuid4().hex[:8]}", "partitions": 3,
         "db_path": workdir / "ledger.duckdb", "http_port": free_port(),
     })  # fmt: skip

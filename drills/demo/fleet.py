@@ -11,12 +11,12 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from drills.sample.downstream import DownstreamClient
+from drills.sample.workflow import STEPS
 from oncelog.errors import LedgerTimeoutError, StaleClaimError
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.results import Claim
-from oncelog.sample.downstream import DownstreamClient
-from oncelog.sample.workflow import STEPS
 from oncelog.settings import Settings
 
 CRASH_AFTER_EFFECT: Final = ("run-07", 2)  # the worker charges, then dies

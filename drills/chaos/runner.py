@@ -19,16 +19,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from oncelog.chaos import worker
-from oncelog.chaos.env import Environment
-from oncelog.chaos.model import CELLS, CRASH_POINTS, EXTERNAL_STEPS, RunSpec
+from drills.chaos import worker
+from drills.chaos.env import Environment
+from drills.chaos.model import CELLS, CRASH_POINTS, EXTERNAL_STEPS, RunSpec
 
 _ATTEMPT_TIMEOUT_S = 120.0
 _UNKNOWN_EXIT = 255  # what the forkserver reports when it lost a child's status
 _ctx = multiprocessing.get_context("forkserver")
 # Workers fork from a server that already imported the SDK and librdkafka's
 # bindings: a fresh process costs a fork, not an interpreter start.
-_ctx.set_forkserver_preload(["oncelog.chaos.worker"])
+_ctx.set_forkserver_preload(["drills.chaos.worker"])
 
 
 @dataclass(frozen=True)

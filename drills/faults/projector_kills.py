@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oncelog.faults.drill import Load, LogCheck, check_log, settle, start_serve
+from drills.faults.drill import Load, LogCheck, check_log, settle, start_serve
 from oncelog.producer.dispatch import Timeouts
 from oncelog.projector.process import stop as stop_serve
 from oncelog.settings import Settings

@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any, NoReturn
 
-from oncelog.chaos.model import (
+from drills.chaos.model import (
     AFTER_CLAIM,
     AFTER_COMPLETE,
     AFTER_EFFECT,
@@ -28,13 +28,13 @@ from oncelog.chaos.model import (
     RECONCILE,
     RunSpec,
 )
+from drills.sample.downstream import DownstreamClient
+from drills.sample.workflow import STEPS
 from oncelog.errors import LedgerError
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.protocol import Route
 from oncelog.producer.results import Claim
 from oncelog.producer.sync_client import SyncLedgerClient
-from oncelog.sample.downstream import DownstreamClient
-from oncelog.sample.workflow import STEPS
 from oncelog.settings import Settings
 
 _CLAIM_ATTEMPTS = 50  # bounded: each in_progress answer waits out one (short) lease

@@ -1,4 +1,4 @@
-"""Crash-consistency harness: ``make chaos`` / ``python -m oncelog.chaos``.
+"""Crash-consistency harness: ``make chaos`` / ``python -m drills.chaos``.
 
 Real worker processes run 6-step workflows against a downstream service in its
 own process and SIGKILL themselves at chosen crash points; a fresh process then

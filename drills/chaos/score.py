@@ -22,12 +22,12 @@ from typing import Any
 import duckdb
 from pydantic import SecretStr
 
-from oncelog.chaos.model import cell_name
-from oncelog.chaos.runner import Outcome
+from drills.chaos.model import cell_name
+from drills.chaos.runner import Outcome
+from drills.sample.downstream import DownstreamClient
+from drills.sample.workflow import STEPS
 from oncelog.query import queries
 from oncelog.query.source import HttpSource
-from oncelog.sample.downstream import DownstreamClient
-from oncelog.sample.workflow import STEPS
 
 _CATCH_UP_TIMEOUT_S = 120.0
 
@@ -139,7 +139,7 @@ def score(
 
 
 def matrix(cells: dict[str, dict[str, Cell]]) -> dict[str, Any]:
-    """The issue's JSON matrix: duplicates, lost and runs per cell x crash point."""
+    """The matrix as JSON: duplicates, lost and runs per cell x crash point."""
     return {
         name: {p: {"duplicates": c.duplicates, "lost": c.lost, "runs": c.runs}
                for p, c in points.items()}

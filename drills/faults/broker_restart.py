@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from drills.faults.drill import Load, LogCheck, check_log, settle, start_serve
 from oncelog.broker.local import LocalBroker
-from oncelog.faults.drill import Load, LogCheck, check_log, settle, start_serve
 from oncelog.producer.dispatch import Timeouts
 from oncelog.projector.process import stop as stop_serve
 from oncelog.projector.store import Store
@@ -39,12 +39,21 @@ class BrokerReport:
 def broker_restart_drill(
     workdir: Path, outage_s: float = 6.0, phase_s: float = 4.0
 ) -> BrokerReport:
-    """Run load, stop the broker for ``outage_s``, restart it, run load again, check."""
-    base = Settings(bootstrap_servers=None, data_dir=workdir / "data")
-    broker = LocalBroker(base)
+    """Run load, stop the broker for ``outage_s``, restart it, run load again, check.
+
+    The broker is the drill's own (in ``workdir``), stopped at the end whatever happens.
+    """
+    broker = LocalBroker(Settings(bootstrap_servers=None, data_dir=workdir / "data"))
+    try:
+        return _drill(broker, workdir, outage_s, phase_s)
+    finally:
+        broker.stop()
+
+
+def _drill(broker: LocalBroker, workdir: Path, outage_s: float, phase_s: float) -> BrokerReport:
     info = broker.start()
     settings = Settings(bootstrap_servers=info.bootstrap, topic_prefix="drill", partitions=3,
-                        data_dir=base.data_dir)  # fmt: skip
+                        data_dir=workdir / "data")  # fmt: skip
     create_topics(admin_client(settings, info.bootstrap), ledger_topics(settings))
     db = workdir / "live.duckdb"
     serve = start_serve(settings, db, workdir / "serve.log")
@@ -64,7 +73,6 @@ def broker_restart_drill(
         }
     report.acknowledged_lost = sum(1 for call in load.completed if call not in done)
     report.log = check_log(settings, db, workdir / "scratch.duckdb")
-    broker.stop()
     return report
 
 

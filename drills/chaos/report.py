@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from oncelog.chaos.harness import ChaosReport, failed_expectations
+from drills.chaos.harness import ChaosReport, failed_expectations
 
 
 def table(report: ChaosReport) -> Table:

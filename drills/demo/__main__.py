@@ -1,0 +1,152 @@
+"""``make demo``: broker, topics, ``oncelog serve``, a sample fleet, then the answers.
+
+It starts the local broker (unless ``ONCELOG_BOOTSTRAP_SERVERS`` is set or one runs
+already), creates a fresh topic set, starts the projector with its query API as a
+subprocess, runs 20 workflows x 6 steps against a downstream that honours
+idempotency keys, with a crash after an effect, a lost completion response and a
+paused "zombie" worker injected; then asks the ledger for a timeline, ``status`` as
+of two offsets and the suspected duplicates, the downstream for its effect counts,
+and runs ``verify``; stops what it started and prints the :class:`DemoReport`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import subprocess
+import tempfile
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+
+from drills.demo.fleet import CRASH_AFTER_EFFECT, LOST_RESPONSE, FleetReport, run_fleet
+from drills.demo.report import DemoReport, FleetFacts, VerifyFacts, render
+from drills.sample import downstream
+from drills.sample.workflow import STEPS
+from oncelog.broker.local import broker_for_run
+from oncelog.kafka.reader import high_watermarks, plain_consumer
+from oncelog.net import free_port
+from oncelog.projector import process
+from oncelog.projector.rebuild import verify
+from oncelog.projector.store import Store
+from oncelog.query.catch_up import wait_until_folded
+from oncelog.query.models import StepStatus
+from oncelog.query.source import HttpSource
+from oncelog.settings import Settings
+from oncelog.topics import admin_client, create_topics, ledger_topics
+
+RUNS = 20
+WORKERS = 4
+_CATCH_UP_TIMEOUT_S = 60.0
+
+
+def run_demo(base: Settings) -> DemoReport:
+    """Run the whole demo on ``base``'s broker (or the local one) and report what it found."""
+    began = time.monotonic()
+    with broker_for_run(base) as broker:  # stopped afterwards only if started here
+        report = _run(base, broker.bootstrap)
+    return dataclasses.replace(
+        report, broker_started_here=broker.started_here, seconds=time.monotonic() - began
+    )
+
+
+def _run(base: Settings, bootstrap: str) -> DemoReport:
+    """Topics, serve, downstream, fleet, answers, verify."""
+    tmp = Path(tempfile.mkdtemp(prefix="oncelog-demo-"))
+    settings = base.model_copy(update={
+        "bootstrap_servers": bootstrap, "topic_prefix": f"demo-{uuid.uuid4().hex[:8]}",
+        "partitions": 3, "db_path": tmp / "ledger.duckdb", "http_port": free_port(),
+    })  # fmt: skip
+    create_topics(admin_client(settings, bootstrap), ledger_topics(settings))
+    serve = _start_serve(settings, tmp / "serve.log")
+    ds = downstream.start("honour")
+    try:
+        fleet = asyncio.run(run_fleet(settings, ds.url, runs=RUNS, workers=WORKERS))
+        source = HttpSource(f"http://127.0.0.1:{settings.http_port}", token=settings.http_token)
+        _wait_caught_up(settings, source)
+        crash_run, _ = CRASH_AFTER_EFFECT
+        timeline = tuple(source.timeline(crash_run, 1000))
+        lost_response = _lost_response(source)
+        duplicates = tuple(source.duplicates(100))
+        effects = _effects_applied(ds)
+    finally:
+        process.stop(serve)  # SIGTERM: it commits what it folded, then lets go of DuckDB
+        ds.stop()
+    return DemoReport(
+        bootstrap=bootstrap, topic_prefix=settings.topic_prefix, db_path=settings.db_path,
+        fleet=_fleet_facts(fleet), crash_timeline=timeline, lost_response=lost_response,
+        duplicates=duplicates, effects_applied=effects, verify=_verify(settings, tmp),
+    )  # fmt: skip
+
+
+def _start_serve(settings: Settings, log: Path) -> subprocess.Popen[bytes]:
+    proc = process.start_serve(settings, log)
+    process.wait_http(proc, f"http://127.0.0.1:{settings.http_port}/healthz", log)
+    return proc
+
+
+def _wait_caught_up(settings: Settings, source: HttpSource) -> None:
+    """Wait (bounded) until the projection has committed every request on the log now.
+
+    The projector answers before it commits (once a second), so the fleet may be done
+    before the query API shows all of it.
+    """
+    assert settings.bootstrap_servers is not None
+    consumer = plain_consumer(settings.kafka_config(settings.bootstrap_servers))
+    try:
+        targets = high_watermarks(consumer, settings.requests_topic, range(settings.partitions))
+    finally:
+        consumer.close()
+    wait_until_folded(source, targets, timeout_s=_CATCH_UP_TIMEOUT_S)
+
+
+def _fleet_facts(fleet: FleetReport) -> FleetFacts:
+    return FleetFacts(
+        runs=RUNS, steps_done=fleet.steps_done, replayed=tuple(fleet.replayed),
+        reclaimed=tuple(fleet.reclaimed), reconciled=tuple(fleet.reconciled),
+        fenced=tuple(fleet.fenced),
+    )  # fmt: skip
+
+
+def _effects_applied(ds: downstream.Downstream) -> dict[str, int]:
+    """Applied effects per idempotency key, as the downstream counted them."""
+    per_key: Counter[str] = Counter()
+    for _, key, count in ds.ledger.stats()["applied"]:
+        per_key[key] += count
+    return dict(per_key)
+
+
+def _lost_response(source: HttpSource) -> tuple[StepStatus, StepStatus]:
+    """The status of the step whose completion answer was lost, just before and at it."""
+    run, step = LOST_RESPONSE
+    rows = [r for r in source.timeline(run, 1000) if r.key_name == f"step-{step}"]
+    complete = next(r.offset for r in rows if r.kind == "complete")
+    return source.status(run, str(step), complete - 1), source.status(run, str(step), complete)
+
+
+def _verify(settings: Settings, tmp: Path) -> VerifyFacts:
+    assert settings.bootstrap_servers is not None
+    kafka = settings.kafka_config(settings.bootstrap_servers)
+    with Store(settings.db_path, read_only=True) as live:
+        checked = verify(settings, kafka, tmp / "scratch.duckdb", live)
+    return VerifyFacts(
+        checked.refolded, checked.compared_snapshots, checked.compared_live,
+        tuple(checked.differences),
+    )  # fmt: skip
+
+
+def main() -> DemoReport:
+    """Run the demo on the environment's settings, print its report, and return it."""
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(f"running {RUNS} workflows x {len(STEPS)} steps on {WORKERS} workers ...")
+    report = run_demo(Settings())
+    render(report, console)
+    return report
+
+
+if __name__ == "__main__":
+    if not main().ok:
+        raise SystemExit(1)

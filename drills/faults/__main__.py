@@ -1,0 +1,92 @@
+"""``make faults``: 100k fuzz cases, 100 projector kills and a broker restart, with figures.
+
+Usage: ``python -m drills.faults [--fuzz N] [--kills N] [--skip-broker]``. The last
+line is one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from drills.faults.broker_restart import broker_restart_drill
+from drills.faults.fuzz import fuzz_decoder, fuzz_projector
+from drills.faults.projector_kills import projector_kill_drill
+from oncelog.broker.local import broker_for_run
+from oncelog.settings import Settings
+from oncelog.topics import admin_client, create_topics, ledger_topics
+
+console = Console(highlight=False, soft_wrap=True)
+
+
+def _topics(bootstrap: str, tmp: Path, name: str) -> Settings:
+    prefix = f"faults-{name}-{uuid.uuid4().hex[:6]}"
+    settings = Settings(
+        bootstrap_servers=bootstrap, topic_prefix=prefix, partitions=3, db_path=tmp / f"{name}.db"
+    )
+    create_topics(admin_client(settings, bootstrap), ledger_topics(settings))
+    return settings
+
+
+def main() -> None:
+    """Run every drill and print what it found; the last line is JSON."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fuzz", type=int, default=100_000)
+    parser.add_argument("--kills", type=int, default=100)
+    parser.add_argument("--skip-broker", action="store_true")
+    args = parser.parse_args()
+    with broker_for_run(Settings()) as broker:  # stopped afterwards only if started here
+        out = _drills_on(broker.bootstrap, args.fuzz, args.kills)
+    if not args.skip_broker:
+        # Last, and outside the shared broker's lifetime: it starts and stops its own.
+        out["broker_restart"] = _broker_restart()
+    print(json.dumps(out, sort_keys=True))
+
+
+def _drills_on(bootstrap: str, fuzz: int, kills: int) -> dict[str, Any]:
+    """The fuzz and projector-kill drills on ``bootstrap``, each on fresh topics."""
+    tmp = Path(tempfile.mkdtemp(prefix="oncelog-faults-"))
+    out: dict[str, Any] = {}
+    decoder = fuzz_decoder(fuzz)
+    out["fuzz_decoder"] = {"cases": decoder.cases, "crashes": len(decoder.crashes),
+                           "rejected": decoder.rejected, "bad": decoder.bad_sent}  # fmt: skip
+    console.print(f"decoder fuzz: {out['fuzz_decoder']} in {decoder.seconds:.0f} s")
+    projector = fuzz_projector(_topics(bootstrap, tmp, "fuzz"), fuzz)
+    out["fuzz_projector"] = {"cases": projector.cases, "crashes": len(projector.crashes),
+                             "stalls": projector.stalls, "bad_sent": projector.bad_sent,
+                             "dead_lettered": projector.dead_lettered}  # fmt: skip
+    console.print(f"projector fuzz: {out['fuzz_projector']} in {projector.seconds:.0f} s")
+    (tmp / "kills").mkdir()
+    report = projector_kill_drill(_topics(bootstrap, tmp, "kills"), tmp / "kills", kills)
+    log = report.log
+    out["projector_kills"] = {
+        "kills": report.kills, "requests": log.requests, "undecided": log.undecided,
+        "divergent": log.divergent_decisions + log.divergent_snapshots,
+        "verify_differences": len(log.verify_differences), "ok": report.ok,
+    }  # fmt: skip
+    console.print(f"projector kills: {out['projector_kills']} in {report.seconds:.0f} s")
+    return out
+
+
+def _broker_restart() -> dict[str, Any]:
+    workdir = Path(tempfile.mkdtemp(prefix="oncelog-faults-broker-"))
+    broker = broker_restart_drill(workdir)
+    figures = {
+        "outage_s": broker.outage_s, "errors_during": broker.errors_during,
+        "calls_before": broker.calls_before, "calls_after": broker.calls_after,
+        "acknowledged": broker.acknowledged, "acknowledged_lost": broker.acknowledged_lost,
+        "requests_on_log": broker.log.requests, "undecided": broker.log.undecided,
+        "projector_survived": broker.projector_survived,
+    }  # fmt: skip
+    console.print(f"broker restart: {figures}")
+    return figures
+
+
+if __name__ == "__main__":
+    main()
