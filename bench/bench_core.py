@@ -17,7 +17,8 @@ import random
 import sys
 import time
 
-from oncelog.producer.keys import canonical_json, operation_id, request_hash
+from oncelog.identity.canonical_json import canonical_json
+from oncelog.identity.ids import operation_id, request_hash
 from oncelog.projector.fold import PartitionClock, fold
 from oncelog.schemas.codec import decode_request, encode_request
 from oncelog.schemas.models import (

@@ -6,7 +6,7 @@ version of a 28-field tuple is one C-level copy, where a frozen dataclass pays
 an ``object.__setattr__`` per field (see ``bench/bench_core.py``). The request
 bodies stay frozen slotted dataclasses, because tuples compare by value
 regardless of class and ``Release() == Sweep()`` must stay false. Validation
-happens at the edges (``oncelog.producer.keys``), not here.
+happens at the edges (``oncelog.identity``), not here.
 """
 
 from __future__ import annotations
