@@ -19,10 +19,13 @@ jars: venv  ## fetch the broker's jars from Maven Central once (cached afterward
 test: jars  ## the whole suite against a real broker
 	$(PY) -m pytest -q --durations=10
 
+# lint-imports checks the layer and fold-purity contracts of pyproject.toml. No cache: it
+# keys on mtimes to the second, and a file restored within the second passes on stale imports.
 lint: venv
 	$(PY) -m ruff check oncelog drills tests bench
 	$(PY) -m ruff format --check oncelog drills tests bench
 	$(PY) -m mypy --strict oncelog drills tests bench
+	$(VENV)/bin/lint-imports --no-cache
 
 format: venv
 	$(PY) -m ruff check --fix oncelog drills tests bench

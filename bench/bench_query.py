@@ -5,7 +5,7 @@ Usage: ``python bench/bench_query.py [N] [path]`` (N defaults to 1_000_000).
 The file is built with set-based SQL only: the bulk of the rows comes from
 ``INSERT … SELECT FROM range()`` (synthetic operation ids, four versions each),
 and a few thousand real operations (whose ids the query derives with
-``keys.operation_id``) are appended through Arrow so that the lookups hit real
+``ids.operation_id``) are appended through Arrow so that the lookups hit real
 rows inside the haystack. The schema is the store's own. Then 2,000 random
 lookups (current, as of an offset, as of a time; a few absent) are timed
 through a read-only connection. The last line is ``step_status p99: <x> ms``.
@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from oncelog.producer.keys import operation_id, step_key_name
+from oncelog.identity.ids import operation_id, step_key_name
 from oncelog.projector.store import Store
 from oncelog.query.queries import step_status
 

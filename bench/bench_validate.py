@@ -11,7 +11,7 @@ import json
 import time
 
 from bench.synthetic import claim_complete
-from oncelog.producer.partitioner import partition_for
+from oncelog.identity.partitioner import partition_for
 from oncelog.projector.validate import check_request
 
 PARTITIONS = 6

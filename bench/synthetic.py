@@ -6,8 +6,8 @@ import uuid
 
 from confluent_kafka import Producer
 
-from oncelog.producer import keys
-from oncelog.producer.partitioner import partition_for
+from oncelog.identity import canonical_json, ids
+from oncelog.identity.partitioner import partition_for
 from oncelog.schemas.codec import encode_request
 from oncelog.schemas.models import Claim, Complete, Effect, Heartbeat, Request
 from oncelog.settings import Settings
@@ -16,9 +16,9 @@ _PER_OP = 4  # claim, heartbeat, complete, and a replayed claim
 
 
 def _requests(channel: str, key: str) -> list[Request]:
-    op = keys.operation_id(channel, key)
-    params = keys.canonical_json({"channel": channel, "key": key})
-    request_hash = keys.request_hash("tool", {"channel": channel, "key": key})
+    op = ids.operation_id(channel, key)
+    params = canonical_json.canonical_json({"channel": channel, "key": key})
+    request_hash = ids.request_hash("tool", {"channel": channel, "key": key})
     token = uuid.uuid4().hex
     claim = Claim("tool", params, request_hash, 60_000, 86_400_000, Effect.EXTERNAL, "bench")
     return [

@@ -12,14 +12,25 @@ from oncelog.errors import LedgerError
 from oncelog.settings import Settings
 
 if TYPE_CHECKING:
+    from oncelog.connection import connect, connect_sync
     from oncelog.producer.client import LedgerClient
     from oncelog.producer.sync_client import SyncLedgerClient
     from oncelog.receipts import verify_receipt
 
-__all__ = ["LedgerClient", "LedgerError", "Settings", "SyncLedgerClient", "verify_receipt"]
+__all__ = [
+    "LedgerClient",
+    "LedgerError",
+    "Settings",
+    "SyncLedgerClient",
+    "connect",
+    "connect_sync",
+    "verify_receipt",
+]
 __version__ = "0.1.0"
 
 _LAZY = {
+    "connect": "oncelog.connection",
+    "connect_sync": "oncelog.connection",
     "LedgerClient": "oncelog.producer.client",
     "SyncLedgerClient": "oncelog.producer.sync_client",
     "verify_receipt": "oncelog.receipts",

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 from oncelog.errors import ConfigError, InvalidArgumentError, ReceiptError
-from oncelog.producer.keys import canonical_json, idempotency_key
+from oncelog.identity.canonical_json import canonical_json
+from oncelog.identity.ids import idempotency_key
 from oncelog.schemas.models import ExecutionState, Status
 from oncelog.settings import Settings
 

@@ -11,7 +11,8 @@ import pytest
 from pydantic import SecretStr
 
 from oncelog.errors import ConfigError, InvalidArgumentError, ReceiptError
-from oncelog.producer.keys import canonical_json, idempotency_key, operation_id, request_hash
+from oncelog.identity.canonical_json import canonical_json
+from oncelog.identity.ids import idempotency_key, operation_id, request_hash
 from oncelog.projector.fold import fold
 from oncelog.receipts import (
     BadSignatureError,

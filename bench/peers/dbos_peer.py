@@ -12,7 +12,7 @@ import importlib.util
 from collections.abc import Iterator
 from typing import Any
 
-from oncelog.producer.keys import operation_id
+from oncelog.identity.ids import operation_id
 
 INSTALL_HINT = "pip install -c constraints.txt -e '.[bench]'   (or: make bench-peers)"
 

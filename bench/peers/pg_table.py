@@ -15,7 +15,7 @@ from typing import Any
 
 import asyncpg
 
-from oncelog.producer.keys import operation_id, request_hash
+from oncelog.identity.ids import operation_id, request_hash
 
 LEASE_S = 60.0
 

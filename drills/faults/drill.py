@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from oncelog.errors import LedgerError
+from oncelog.identity import ids
+from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.reader import read_to_end
-from oncelog.producer import keys
 from oncelog.producer.dispatch import Timeouts
-from oncelog.producer.partitioner import partition_for
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector import process
 from oncelog.projector.rebuild import verify
@@ -92,7 +92,7 @@ def settle(settings: Settings, timeouts: Timeouts) -> None:
         n += 1
     with SyncLedgerClient(settings, worker_id="settle", timeouts=timeouts) as client:
         for channel in channels.values():
-            op = keys.operation_id(channel, "barrier")
+            op = ids.operation_id(channel, "barrier")
             client.get_execution(op, channel_id=channel, key_name="barrier")
 
 

@@ -14,8 +14,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Final
 
-from oncelog.producer import keys
-from oncelog.producer.partitioner import partition_for
+from oncelog.identity import ids
+from oncelog.identity.partitioner import partition_for
 from oncelog.schemas.codec import encode_request
 from oncelog.schemas.models import BODY_KIND, Claim, Complete, Effect, Heartbeat, Request
 
@@ -48,7 +48,7 @@ def _request(rng: random.Random, body: Claim | Complete | Heartbeat, **kw: objec
     key = f"k-{rng.randrange(1000)}"
     fields: dict[str, object] = {
         "request_id": str(uuid.UUID(int=rng.getrandbits(128))),
-        "operation_id": keys.operation_id(channel, key),
+        "operation_id": ids.operation_id(channel, key),
         "channel_id": channel, "key_name": key, "claim_token": f"{rng.getrandbits(128):032x}",
         "body": body,
     }  # fmt: skip

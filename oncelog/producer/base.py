@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from oncelog.broker.local import resolve_bootstrap
+from oncelog.errors import ConfigError
 from oncelog.producer import calls
 from oncelog.producer.calls import RECEIPT_TTL_S, Calls
 from oncelog.producer.dispatch import Dispatcher, Timeouts
@@ -36,9 +36,9 @@ class ClientBase:
         return self._calls.worker_id
 
     def open(self) -> None:
-        """Connect (blocking): resolve the broker and start reading decisions."""
+        """Connect (blocking) to the configured broker and start reading decisions."""
         if self._dispatcher is None:
-            dispatcher = Dispatcher(self.settings, resolve_bootstrap(self.settings), self._timeouts)
+            dispatcher = Dispatcher(self.settings, _bootstrap(self.settings), self._timeouts)
             dispatcher.start()
             self._dispatcher = dispatcher
 
@@ -57,3 +57,13 @@ class ClientBase:
         """
         key = receipt_key(self.settings)
         return calls.receipt(execution, key, ttl_seconds, time.time_ns() // 1_000_000)
+
+
+def _bootstrap(settings: Settings) -> str:
+    # The SDK does not look for the local broker: oncelog.connect() does, at the edge.
+    if not settings.bootstrap_servers:
+        raise ConfigError(
+            "no broker configured: set ONCELOG_BOOTSTRAP_SERVERS, or use oncelog.connect(), "
+            "which finds the local broker that `oncelog broker start` runs"
+        )
+    return settings.bootstrap_servers

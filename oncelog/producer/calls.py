@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from oncelog.errors import InvalidArgumentError
-from oncelog.producer import keys, protocol
+from oncelog.identity import ids, validation
+from oncelog.producer import protocol
 from oncelog.producer.protocol import Route
 from oncelog.producer.results import Claim, Execution, Heartbeat
 from oncelog.receipts import NotCompletedError, ReceiptClaims, sign_receipt
@@ -35,7 +36,7 @@ class Calls:
     """Validated request builders plus a bounded map from execution id to route."""
 
     def __init__(self, worker_id: str | None = None) -> None:
-        self.worker_id = keys.validate_id("worker_id", worker_id or default_worker_id())
+        self.worker_id = validation.validate_id("worker_id", worker_id or default_worker_id())
         self._routes: OrderedDict[str, Route] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -54,7 +55,7 @@ class Calls:
             return Route(execution.channel_id, execution.key_name)
         if channel_id is not None and key_name is not None:
             route = Route(channel_id, key_name)
-            if keys.operation_id(channel_id, key_name) != execution:
+            if ids.operation_id(channel_id, key_name) != execution:
                 raise InvalidArgumentError(f"{channel_id}/{key_name} is not execution {execution}")
             return route
         with self._lock:
@@ -81,10 +82,11 @@ class Calls:
         """A new claim attempt with a fresh token."""
         if (key_name is None) == (step is None):
             raise InvalidArgumentError("give exactly one of key_name and step")
-        name = keys.step_key_name(step) if step is not None else key_name
+        name = ids.step_key_name(step) if step is not None else key_name
         assert name is not None
         route = Route(
-            keys.validate_id("channel_id", channel_id), keys.validate_id("key_name", name)
+            validation.validate_id("channel_id", channel_id),
+            validation.validate_id("key_name", name),
         )
         request = protocol.build_claim(
             route, tool_name=tool_name, params=params, dedup_fields=dedup_fields,

@@ -22,9 +22,9 @@ from oncelog.errors import (
     LedgerTimeoutError,
     NotAuthorizedError,
 )
+from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.producer import FutureProducer
 from oncelog.producer.listener import DecisionListener
-from oncelog.producer.partitioner import partition_for
 from oncelog.schemas.codec import decode_request, encode_request
 from oncelog.schemas.models import Decision, Request
 from oncelog.settings import Settings

@@ -21,8 +21,9 @@ from oncelog.errors import (
     ResultExpiredError,
     StaleClaimError,
 )
+from oncelog.identity import ids, validation
 from oncelog.identity.tokens import token_fingerprint
-from oncelog.producer import entropy, keys
+from oncelog.producer import entropy
 from oncelog.producer.results import Claim, ClaimStatus, Execution, Heartbeat
 from oncelog.schemas import models as m
 from oncelog.schemas.models import Decision, Outcome
@@ -57,7 +58,7 @@ def _token(claim_token: object) -> str:
 
 
 def _request(route: Route, token: str | None, body: m.Body) -> m.Request:
-    op = keys.operation_id(route.channel_id, route.key_name)
+    op = ids.operation_id(route.channel_id, route.key_name)
     return m.Request(entropy.request_id(), op, route.channel_id, route.key_name, token, body)
 
 
@@ -76,27 +77,27 @@ def build_claim(
     if effect not in _EFFECTS:
         raise InvalidArgumentError(f"effect must be 'pure' or 'external', got {effect!r}")
     body = m.Claim(
-        tool_name=keys.validate_id("tool_name", tool_name),
-        params=keys.validate_params(params),
-        request_hash=keys.request_hash(tool_name, params, dedup_fields),
-        lease_ms=keys.validate_lease_ms(seconds_to_ms("lease_seconds", lease_seconds)),
-        retention_ms=keys.validate_retention_ms(
+        tool_name=validation.validate_id("tool_name", tool_name),
+        params=validation.validate_params(params),
+        request_hash=ids.request_hash(tool_name, params, dedup_fields),
+        lease_ms=validation.validate_lease_ms(seconds_to_ms("lease_seconds", lease_seconds)),
+        retention_ms=validation.validate_retention_ms(
             seconds_to_ms("retention_seconds", retention_seconds)
         ),
         effect=_EFFECTS[effect],
-        worker_id=keys.validate_id("worker_id", worker_id),
+        worker_id=validation.validate_id("worker_id", worker_id),
     )
     return _request(route, new_claim_token(), body)
 
 
 def build_complete(route: Route, claim_token: str, result: Any) -> m.Request:
     """A completion carrying ``result`` as canonical JSON."""
-    return _request(route, _token(claim_token), m.Complete(keys.validate_result(result)))
+    return _request(route, _token(claim_token), m.Complete(validation.validate_result(result)))
 
 
 def build_fail(route: Route, claim_token: str, error: str, retryable: bool) -> m.Request:
     """A failure; ``retryable`` lets the next claim take over at once."""
-    if not isinstance(error, str) or len(error.encode()) > keys.MAX_JSON_BYTES:
+    if not isinstance(error, str) or len(error.encode()) > validation.MAX_JSON_BYTES:
         raise InvalidArgumentError("error must be a string of at most 1 MiB")
     if not isinstance(retryable, bool):
         raise InvalidArgumentError("retryable must be a bool")
@@ -107,7 +108,7 @@ def build_heartbeat(route: Route, claim_token: str, lease_seconds: float | None)
     """A heartbeat; ``lease_seconds`` overrides the claim's lease for this extension."""
     lease = None
     if lease_seconds is not None:
-        lease = keys.validate_lease_ms(seconds_to_ms("lease_seconds", lease_seconds))
+        lease = validation.validate_lease_ms(seconds_to_ms("lease_seconds", lease_seconds))
     return _request(route, _token(claim_token), m.Heartbeat(lease))
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from oncelog.producer import keys
+from oncelog.identity import ids
 from oncelog.schemas.models import Decision, ExecutionState, PreviousAttempt
 
 
@@ -58,7 +58,7 @@ class Execution:
             tool_name=state.tool_name,
             params=json.loads(state.params),
             request_hash=state.request_hash,
-            idempotency_key=keys.idempotency_key(state.operation_id, state.request_hash),
+            idempotency_key=ids.idempotency_key(state.operation_id, state.request_hash),
             epoch=state.epoch,
             status=state.status.value.lower(),
             worker_id=state.worker_id,

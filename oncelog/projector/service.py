@@ -17,9 +17,9 @@ from collections.abc import Callable, Collection
 
 from confluent_kafka import Consumer, Message, TopicPartition
 
+from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.producer import FutureProducer
 from oncelog.kafka.reader import consume_available, partition_count
-from oncelog.producer.partitioner import partition_for
 from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.committer import Committer
 from oncelog.projector.fold import PartitionClock

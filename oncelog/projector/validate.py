@@ -12,8 +12,8 @@ from functools import lru_cache
 from typing import Final
 
 from oncelog.errors import InvalidArgumentError, InvalidRequestError
-from oncelog.producer import keys
-from oncelog.producer.partitioner import partition_for
+from oncelog.identity import ids, validation
+from oncelog.identity.partitioner import partition_for
 from oncelog.schemas.models import Cancel, Claim, Complete, Get, Heartbeat, Request, Sweep
 
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
@@ -23,7 +23,7 @@ _MAX_TOKEN: Final = 256
 # and a murmur2 in Python per request: most requests (completions, heartbeats, other
 # steps of a channel) repeat a recent pair, so recent answers are kept. Failures raise
 # and are never cached.
-_operation_id = lru_cache(maxsize=65536)(keys.operation_id)
+_operation_id = lru_cache(maxsize=65536)(ids.operation_id)
 _home_partition = lru_cache(maxsize=65536)(partition_for)
 
 
@@ -38,7 +38,7 @@ def check_request(request: Request, key: bytes | None, partition: int, partition
 
 
 def _check(request: Request, key: bytes | None, partition: int, partitions: int) -> None:
-    keys.validate_id("request_id", request.request_id)
+    validation.validate_id("request_id", request.request_id)
     expected = _operation_id(request.channel_id, request.key_name)
     if request.operation_id != expected:
         raise InvalidArgumentError(f"operation_id does not match its channel/key (want {expected})")
@@ -55,17 +55,17 @@ def _check(request: Request, key: bytes | None, partition: int, partitions: int)
     if isinstance(body, Claim):
         _check_claim(body)
     elif isinstance(body, Heartbeat) and body.lease_ms is not None:
-        keys.validate_lease_ms(body.lease_ms)
-    elif isinstance(body, Complete) and len(body.result) > keys.MAX_JSON_BYTES:
+        validation.validate_lease_ms(body.lease_ms)
+    elif isinstance(body, Complete) and len(body.result) > validation.MAX_JSON_BYTES:
         raise InvalidArgumentError(f"result is {len(body.result)} bytes, at most 1 MiB")
 
 
 def _check_claim(body: Claim) -> None:
-    keys.validate_id("tool_name", body.tool_name)
-    keys.validate_id("worker_id", body.worker_id)
-    keys.validate_lease_ms(body.lease_ms)
-    keys.validate_retention_ms(body.retention_ms)
-    if len(body.params) > keys.MAX_JSON_BYTES:
+    validation.validate_id("tool_name", body.tool_name)
+    validation.validate_id("worker_id", body.worker_id)
+    validation.validate_lease_ms(body.lease_ms)
+    validation.validate_retention_ms(body.retention_ms)
+    if len(body.params) > validation.MAX_JSON_BYTES:
         raise InvalidArgumentError(f"params are {len(body.params)} bytes, at most 1 MiB")
     if not _HEX64.fullmatch(body.request_hash):
         raise InvalidArgumentError("request_hash is not a lower-case SHA-256 hex digest")

@@ -21,8 +21,9 @@ from typing import Any, Final
 import duckdb
 
 from oncelog.errors import InvalidArgumentError, StoreError
-from oncelog.producer.keys import operation_id as make_operation_id
-from oncelog.producer.keys import step_key_name, validate_id
+from oncelog.identity.ids import operation_id as make_operation_id
+from oncelog.identity.ids import step_key_name
+from oncelog.identity.validation import validate_id
 from oncelog.query.models import (
     Positions,
     SideEffects,

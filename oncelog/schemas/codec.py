@@ -10,13 +10,12 @@ stay readable after a schema gains a field with a default.
 from __future__ import annotations
 
 import io
-import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, TypeVar, cast
 
 import fastavro
-from fastavro.schema import load_schema, to_parsing_canonical_form
+from fastavro.schema import fingerprint, load_schema, to_parsing_canonical_form
 
 from oncelog.errors import CodecError
 from oncelog.schemas import convert, record_writer, upgrade
@@ -33,33 +32,11 @@ REQUEST: Final = "dev.oncelog.Request"
 SNAPSHOT: Final = "dev.oncelog.ExecutionSnapshot"
 DECISION: Final = "dev.oncelog.Decision"
 
-_EMPTY64: Final = 0xC15D213AA4D7A795
-
-
-def _crc64_table() -> tuple[int, ...]:
-    table = []
-    for i in range(256):
-        fp = i
-        for _ in range(8):
-            fp = (fp >> 1) ^ (_EMPTY64 & -(fp & 1))
-        table.append(fp)
-    return tuple(table)
-
-
-_TABLE: Final = _crc64_table()
-
-
-def crc64_avro(data: bytes) -> int:
-    """The Avro spec's 64-bit Rabin fingerprint (CRC-64-AVRO) of ``data``."""
-    fp = _EMPTY64
-    for byte in data:
-        fp = (fp >> 8) ^ _TABLE[(fp ^ byte) & 0xFF]
-    return fp
-
 
 def form_fingerprint(canonical_form: str) -> bytes:
-    """The 8 little-endian fingerprint bytes of a parsing canonical form."""
-    return struct.pack("<Q", crc64_avro(canonical_form.encode("utf-8")))
+    """The 8 little-endian CRC-64-AVRO (Rabin) fingerprint bytes of a parsing canonical form."""
+    # fastavro spells the fingerprint as the hex of those little-endian bytes.
+    return bytes.fromhex(fingerprint(canonical_form, "CRC-64-AVRO"))
 
 
 def schema_fingerprint(parsed_schema: Any) -> bytes:

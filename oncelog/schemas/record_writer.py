@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from oncelog.schemas.byte_budget import BytesMemo, entry_bytes
 from oncelog.schemas.models import (
     Decision,
     Effect,
@@ -117,17 +118,14 @@ _CONTINUE: Final = tuple(int.from_bytes(b"\x80" * (k - 1), "little") for k in ra
 # Encoded longs by value. The same millisecond timestamps recur across a state's
 # fields (updated_at_ms, last_heartbeat_ms), its versions (claimed_at_ms) and
 # the records of one request (log_time_ms), and a lookup is ~10x cheaper than
-# the encoding. Cleared when full; shared by threads (each dict call is atomic).
-_LONGS: dict[int, bytes] = {}
-_LONGS_LIMIT: Final = 1 << 16
+# the encoding.
+_LONGS: Final[BytesMemo[int]] = BytesMemo(4 << 20)
 # Encoded strings by value, for the same reason: every version of a state repeats
 # its ids, hashes, token fingerprints and the request ids of ``recent``. (A str hashes once.)
-_TEXTS: dict[str, bytes] = {}
-_TEXTS_LIMIT: Final = 1 << 16
+_TEXTS: Final[BytesMemo[str]] = BytesMemo(16 << 20)
 # Encoded RecentRequest items by value: each new state version carries the
 # previous version's items (the fold's retry memory) plus one.
-_ITEMS: dict[RecentRequest, bytes] = {}
-_ITEMS_LIMIT: Final = 1 << 16
+_ITEMS: Final[BytesMemo[RecentRequest]] = BytesMemo(16 << 20)
 
 
 def _varint(z: int) -> bytes:
@@ -173,9 +171,7 @@ def write_long(n: int) -> bytes:
     data = _LONGS.get(n)
     if data is None:
         data = _encode_long(n)
-        if len(_LONGS) >= _LONGS_LIMIT:
-            _LONGS.clear()
-        _LONGS[n] = data
+        _LONGS.put(n, data)
     return data
 
 
@@ -190,9 +186,7 @@ def _text(text: str) -> bytes:
     data = _TEXTS.get(text)
     if data is None:
         data = _blob(text.encode())
-        if len(_TEXTS) >= _TEXTS_LIMIT:
-            _TEXTS.clear()
-        _TEXTS[text] = data
+        _TEXTS.put(text, data)
     return data
 
 
@@ -253,9 +247,7 @@ def _recent_item(item: RecentRequest) -> bytes:
             write_long(log_time_ms),
         )
     )
-    if len(_ITEMS) >= _ITEMS_LIMIT:
-        _ITEMS.clear()
-    _ITEMS[item] = data
+    _ITEMS.put(item, data)
     return data
 
 
@@ -379,13 +371,15 @@ class StateBodies:
     later batches carry the same cached state object again. Entries hold the
     state itself, so its ``id`` cannot be reused while the entry lives, and
     states are immutable, so a body never goes stale. Two generations bound
-    the memory: when the young one is full it becomes the old one. Shared by
-    threads: every dict call is atomic, and a lost race only costs a rewrite.
+    the memory by bytes (each at most half of ``budget_bytes``): when the young
+    one is full it becomes the old one. Shared by threads: every dict call is
+    atomic, and a lost race only costs a rewrite or a misjudged count.
     """
 
-    def __init__(self, limit: int = 16_384) -> None:
-        self._limit = limit
+    def __init__(self, budget_bytes: int = 32 << 20) -> None:
+        self._generation_bytes = budget_bytes // 2
         self._young: dict[int, tuple[ExecutionState, bytes]] = {}
+        self._young_bytes = 0
         self._old: dict[int, tuple[ExecutionState, bytes]] = {}
 
     def body(self, state: ExecutionState) -> bytes:
@@ -397,13 +391,13 @@ class StateBodies:
         entry = self._old.get(key)
         if entry is None or entry[0] is not state:
             entry = (state, state_body(state))
-        young = self._young
-        if len(young) >= self._limit:
-            self._old, self._young = young, {}
-            young = self._young
-        young[key] = entry  # promoted from the old generation, or new
+        size = entry_bytes(entry[1])
+        if self._young_bytes + size > self._generation_bytes:
+            self._old, self._young, self._young_bytes = self._young, {}, 0
+        self._young[key] = entry  # promoted from the old generation, or new
+        self._young_bytes += size
         return entry[1]
 
     def clear(self) -> None:
         """Forget every body (benchmarks start cold with this)."""
-        self._young, self._old = {}, {}
+        self._young, self._old, self._young_bytes = {}, {}, 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.reader import read_to_end
-from oncelog.producer.partitioner import partition_for
 from oncelog.schemas.codec import decode_decision, decode_snapshot
 from oncelog.schemas.models import Decision, ExecutionSnapshot
 from oncelog.settings import Settings

@@ -10,8 +10,8 @@ import pytest
 from confluent_kafka import Producer
 
 from oncelog.errors import LedgerError, StoreError
-from oncelog.producer import keys
-from oncelog.producer.partitioner import partition_for
+from oncelog.identity import ids
+from oncelog.identity.partitioner import partition_for
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector import bulk_rebuild
 from oncelog.projector.rebuild import rebuild_from_requests
@@ -46,7 +46,7 @@ def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
 def _poison(topics: Settings, channel: str) -> None:
     """An undecodable record, an impossible claim and an early sweep, on ``channel``'s partition."""
     p = partition_for(channel, topics.partitions)
-    op = keys.operation_id(channel, "k0")
+    op = ids.operation_id(channel, "k0")
     impossible = Request(
         "req-bad-lease", op, channel, "k0", "tok",
         Claim("tool", b"{}", "0" * 64, -5, 1000, Effect.EXTERNAL, "w"),

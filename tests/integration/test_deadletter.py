@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
-from oncelog.producer import keys
-from oncelog.producer.partitioner import partition_for
+from oncelog.identity import ids
+from oncelog.identity.partitioner import partition_for
 from oncelog.schemas.codec import encode_request
 from oncelog.schemas.models import Claim, Effect, Request
 from oncelog.settings import Settings
@@ -25,7 +25,7 @@ def test_malformed_records_are_dead_lettered_and_later_requests_decided(
 
     channel = "run-dlq"
     p = partition_for(channel, topics.partitions)
-    op = keys.operation_id(channel, "k")
+    op = ids.operation_id(channel, "k")
     impossible = Request(
         "req-bad-lease", op, channel, "k", "tok",
         Claim("tool", b"{}", "0" * 64, -5, 1000, Effect.EXTERNAL, "w"),

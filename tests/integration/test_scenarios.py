@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from oncelog.errors import ConflictError, ResultExpiredError, StaleClaimError
-from oncelog.producer import keys
+from oncelog.identity import ids
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.settings import Settings
 from tests.integration.helpers import snapshots_of, wait_until_log_time_passes
@@ -46,7 +46,7 @@ def test_changed_payload_is_a_conflict_with_both_hashes(client: Any) -> None:
     with pytest.raises(ConflictError) as info:
         _claim(client, params=changed)
     assert info.value.stored_hash == first.execution.request_hash
-    assert info.value.request_hash == keys.request_hash("charge_customer", changed)
+    assert info.value.request_hash == ids.request_hash("charge_customer", changed)
     assert info.value.stored_hash != info.value.request_hash
 
 
@@ -152,7 +152,7 @@ def test_a_mebibyte_of_params_and_of_result_round_trips(client: Any) -> None:
 
 
 def test_get_execution_reads_through_the_log(client: Any) -> None:
-    absent = keys.operation_id("run-g", "nothing-yet")
+    absent = ids.operation_id("run-g", "nothing-yet")
     assert client.get_execution(absent, channel_id="run-g", key_name="nothing-yet") is None
     claim = _claim(client)
     seen = client.get_execution(claim.execution)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from oncelog.producer.keys import canonical_json, operation_id, request_hash
+from oncelog.identity.canonical_json import canonical_json
+from oncelog.identity.ids import operation_id, request_hash
 from oncelog.projector.fold import fold
 from oncelog.schemas.models import (
     Body,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from oncelog.producer.keys import canonical_json, operation_id, request_hash, step_key_name
+from oncelog.identity.canonical_json import canonical_json
+from oncelog.identity.ids import operation_id, request_hash, step_key_name
 from oncelog.projector.fold import PartitionClock, fold_batch, snapshot_of
 from oncelog.projector.store import AuditEntry, Batch, Position, Store
 from oncelog.schemas.models import Body, Claim, Complete, Effect, Request

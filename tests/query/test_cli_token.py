@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from oncelog.cli import app, main
 from oncelog.errors import UnauthorizedError
-from oncelog.producer.keys import operation_id
+from oncelog.identity.ids import operation_id
 from oncelog.query.server import HttpServer, start_http
 from tests.query.query_factories import CHANNEL, STEP2, Ledger
 

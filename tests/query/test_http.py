@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from oncelog.producer.keys import operation_id
+from oncelog.identity.ids import operation_id
 from oncelog.query.http import create_app
 from tests.query.query_factories import CHANNEL, CHARGE, LEASE_MS, STEP2, Ledger
 

@@ -11,7 +11,7 @@ from pydantic import SecretStr, ValidationError
 
 from oncelog.cli import serve_cmd
 from oncelog.errors import InsecureBindError, UnauthorizedError
-from oncelog.producer.keys import operation_id
+from oncelog.identity.ids import operation_id
 from oncelog.query.http import create_app
 from oncelog.query.server import is_loopback, require_safe_bind, start_http
 from oncelog.query.source import HttpSource

@@ -9,8 +9,8 @@ import duckdb
 import pytest
 
 from oncelog.errors import InvalidArgumentError
+from oncelog.identity.ids import operation_id
 from oncelog.identity.tokens import token_fingerprint
-from oncelog.producer.keys import operation_id
 from oncelog.query.queries import (
     MAX_STEP_RANGE,
     channel_timeline,

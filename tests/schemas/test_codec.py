@@ -18,7 +18,6 @@ from oncelog.schemas.codec import (
     MAGIC,
     REQUEST,
     SchemaRegistry,
-    crc64_avro,
     decode_decision,
     decode_request,
     decode_snapshot,
@@ -26,6 +25,8 @@ from oncelog.schemas.codec import (
     encode_decision,
     encode_request,
     encode_snapshot,
+    form_fingerprint,
+    schema_fingerprint,
 )
 from oncelog.schemas.models import (
     Body,
@@ -156,16 +157,55 @@ def test_decoders_refuse_another_record_type() -> None:
         decode_snapshot(data)
 
 
-def test_crc64_avro_matches_the_avro_spec_vector() -> None:
-    # Avro's own test data (share/test/data/schema-tests.txt): "int" -> 8247732601305521295
-    assert crc64_avro(b'"int"') == 8247732601305521295
+@pytest.mark.parametrize(
+    ("form", "rabin"),
+    [
+        # Avro's own test data (share/test/data/schema-tests.txt), as signed 64-bit ints.
+        ('"null"', 7195948357588979594),
+        ('"boolean"', -6970731678124411036),
+        ('"int"', 8247732601305521295),
+        ('"long"', -3434872931120570953),
+        ('"string"', -8142146995180207161),
+    ],
+)
+def test_fingerprints_match_the_avro_spec_vectors(form: str, rabin: int) -> None:
+    assert form_fingerprint(form) == struct.pack("<q", rabin)
 
 
-def test_fingerprint_prefix_is_little_endian_crc64_of_canonical_form() -> None:
+# What the hand-rolled CRC-64-AVRO table gave before fastavro's took over: every
+# record ever written carries one of these, so they must never change.
+WIRE_FINGERPRINTS = {
+    "decision.avsc": "4e120beb8b8dbd9f",
+    "dev.oncelog.ExecutionState.avsc": "1c6b220a6a212d86",
+    "execution_snapshot.avsc": "728f101746798a52",
+    "history/decision.v1.avsc": "0a8721809393301d",
+    "history/decision.v2.avsc": "944bb6e5316d2df0",
+    "history/dev.oncelog.ExecutionState.avsc": "bf6e4800c5c613e0",
+    "history/execution_snapshot.v1.avsc": "4843f3cbc836bf4f",
+    "history/request.v1.avsc": "66f1b13f4e263381",
+    "request.avsc": "2efafbd955cd3245",
+}
+
+
+def test_every_schema_file_keeps_its_wire_fingerprint() -> None:
+    files = {
+        str(path.relative_to(codec.SCHEMA_DIR)): path for path in codec.SCHEMA_DIR.rglob("*.avsc")
+    }
+    assert set(files) == set(WIRE_FINGERPRINTS)
+    for name, path in files.items():
+        schema = fastavro.schema.load_schema(str(path))
+        assert schema_fingerprint(schema).hex() == WIRE_FINGERPRINTS[name], name
+
+
+def test_fingerprint_prefix_is_the_fingerprint_of_the_canonical_form() -> None:
     schema = codec.REGISTRY.current[REQUEST]
-    canonical = fastavro.schema.to_parsing_canonical_form(schema).encode()
+    canonical = fastavro.schema.to_parsing_canonical_form(schema)
     data = encode_request(_request(Sweep()))
-    assert data[2:10] == struct.pack("<Q", crc64_avro(canonical))
+    assert (
+        data[2:10]
+        == form_fingerprint(canonical)
+        == bytes.fromhex(WIRE_FINGERPRINTS["request.avsc"])
+    )
 
 
 # --- evolution ---------------------------------------------------------------------

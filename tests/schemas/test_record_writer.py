@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from oncelog.projector import state_blob
 from oncelog.projector.state_blob import decode_state, encode_state
 from oncelog.schemas import codec, convert, record_writer
+from oncelog.schemas.byte_budget import BytesMemo, entry_bytes
 from oncelog.schemas.codec import (
     DECISION,
     MAGIC,
@@ -271,7 +272,7 @@ def test_memo_writes_a_state_once_and_equal_states_alike() -> None:
 
 
 def test_memo_is_by_identity_and_survives_reused_ids() -> None:
-    bodies = StateBodies(limit=4)
+    bodies = StateBodies(budget_bytes=8 * entry_bytes(state_body(_a_state())))
     for version in range(200):
         state = _a_state(version=version)  # freed each round: ids get reused
         assert bodies.body(state) == state_body(state)
@@ -279,9 +280,9 @@ def test_memo_is_by_identity_and_survives_reused_ids() -> None:
 
 
 def test_memo_generations_keep_recent_states() -> None:
-    bodies = StateBodies(limit=2)
     states = [_a_state(version=v) for v in range(5)]
     hot = states[0]
+    bodies = StateBodies(budget_bytes=4 * entry_bytes(state_body(hot)))  # two per generation
     hot_body = bodies.body(hot)
     for state in states[1:]:
         bodies.body(state)
@@ -289,3 +290,43 @@ def test_memo_generations_keep_recent_states() -> None:
     bodies.clear()
     assert bodies.body(hot) is not hot_body
     assert bodies.body(hot) == hot_body
+
+
+def test_state_bodies_are_bounded_by_bytes_not_entries() -> None:
+    small = _a_state()
+    big = _a_state(params=b"x" * 100_000)
+    bodies = StateBodies(budget_bytes=4 * entry_bytes(state_body(small)))
+    small_body = bodies.body(small)
+    assert bodies.body(big) == state_body(big)  # kept, alone, in a generation of its own
+    assert bodies.body(small) is small_body  # the old generation still had it
+    for _ in range(3):
+        bodies.body(big)
+    assert bodies.body(small) == small_body
+
+
+def test_bytes_memo_forgets_everything_before_passing_its_budget() -> None:
+    memo: BytesMemo[str] = BytesMemo(budget_bytes=3 * entry_bytes(b"abcd"))
+    for key in ("a", "b", "c"):
+        memo.put(key, b"abcd")
+    assert memo.get("a") == b"abcd"
+    assert memo.held_bytes == 3 * entry_bytes(b"abcd")
+    memo.put("d", b"abcd")  # one more would pass the budget: start over
+    assert memo.get("a") is None
+    assert memo.get("d") == b"abcd"
+    assert memo.held_bytes == entry_bytes(b"abcd")
+
+
+def test_bytes_memo_never_keeps_a_value_larger_than_its_budget() -> None:
+    memo: BytesMemo[str] = BytesMemo(budget_bytes=1_000)
+    memo.put("small", b"x")
+    memo.put("huge", b"x" * 1_000)
+    assert memo.get("huge") is None
+    assert memo.held_bytes == 0
+
+
+def test_a_long_error_text_is_written_right_and_not_memoized_past_the_budget() -> None:
+    error = "e" * (20 << 20)  # more than the text memo's whole budget
+    state = _a_state(error=error)
+    assert state_blob.encode_state(state) == _fastavro(
+        state_blob._SCHEMA, convert.state_to_avro(state)
+    )

@@ -29,11 +29,11 @@ from oncelog.broker.secure import (
 )
 from oncelog.cli import app
 from oncelog.errors import KafkaOperationError, NotAuthorizedError
+from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.failures import kafka_failure
 from oncelog.kafka.producer import FutureProducer
 from oncelog.kafka.reader import read_to_end
 from oncelog.producer.dispatch import Dispatcher, Timeouts
-from oncelog.producer.partitioner import partition_for
 from oncelog.producer.protocol import Route, build_get
 from oncelog.producer.results import Execution
 from oncelog.producer.sync_client import SyncLedgerClient

@@ -23,10 +23,10 @@ from typer.testing import CliRunner
 
 from oncelog.cli import app
 from oncelog.errors import StaleClaimError
+from oncelog.identity.ids import operation_id
+from oncelog.identity.partitioner import partition_for
 from oncelog.identity.tokens import token_fingerprint
 from oncelog.kafka.reader import read_to_end
-from oncelog.producer.keys import operation_id
-from oncelog.producer.partitioner import partition_for
 from oncelog.query.http import create_app
 from oncelog.query.server import HttpServer, start_http
 from oncelog.schemas.codec import SCHEMA_DIR

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from oncelog.producer.keys import canonical_json, idempotency_key, operation_id, request_hash
+from oncelog.identity.canonical_json import canonical_json
+from oncelog.identity.ids import idempotency_key, operation_id, request_hash
 
 CASES: list[dict[str, Any]] = [
     {

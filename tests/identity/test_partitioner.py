@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from oncelog.errors import InvalidArgumentError
-from oncelog.producer.partitioner import murmur2, partition_for, to_positive
+from oncelog.identity.partitioner import murmur2, partition_for, to_positive
 
 # From apache/kafka clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java,
 # testMurmur2 (commit f55581dc73953c3509a4702433aeeeddc2970779).

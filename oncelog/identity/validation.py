@@ -1,0 +1,101 @@
+"""Validation of what names an operation and what it carries: ids, JSON sizes, leases.
+
+The SDK checks its arguments here before anything is produced; the projector
+checks every request it folds against the same rules and limits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from oncelog.errors import InvalidArgumentError
+from oncelog.identity.canonical_json import canonical_json
+
+MAX_ID_BYTES: Final = 256
+MAX_JSON_BYTES: Final = 1024 * 1024
+MIN_LEASE_MS: Final = 1_000
+MAX_LEASE_MS: Final = 24 * 60 * 60 * 1_000
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def validate_id(field: str, value: object) -> str:
+    """Check an identifier (channel_id, key_name, tool_name, worker_id) and return it."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{field} must be a string, got {type(value).__name__}")
+    if not value:
+        raise InvalidArgumentError(f"{field} must not be empty")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InvalidArgumentError(f"{field} is not valid Unicode") from exc
+    if size > MAX_ID_BYTES:
+        raise InvalidArgumentError(f"{field} is {size} UTF-8 bytes, at most {MAX_ID_BYTES}")
+    if _CONTROL.search(value):
+        raise InvalidArgumentError(f"{field} must not contain control characters")
+    return value
+
+
+def _validate_json(field: str, value: Any) -> bytes:
+    data = canonical_json(value)
+    if len(data) > MAX_JSON_BYTES:
+        raise InvalidArgumentError(
+            f"{field} is {len(data)} bytes of canonical JSON, at most {MAX_JSON_BYTES}"
+        )
+    return data
+
+
+def validate_params(params: Mapping[str, Any]) -> bytes:
+    """Check tool params (a JSON object of at most 1 MiB) and return their canonical bytes."""
+    if not isinstance(params, Mapping):
+        raise InvalidArgumentError(f"params must be a mapping, got {type(params).__name__}")
+    return _validate_json("params", params)
+
+
+def validate_result(result: Any) -> bytes:
+    """Check a tool result (any JSON value of at most 1 MiB) and return its canonical bytes."""
+    return _validate_json("result", result)
+
+
+def validate_int(field: str, value: object) -> int:
+    """Check that ``value`` is an int (a bool is not) and return it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentError(f"{field} must be an integer, got {type(value).__name__}")
+    return value
+
+
+def validate_lease_ms(lease_ms: object) -> int:
+    """Check a lease in milliseconds: between 1 s and 24 h inclusive."""
+    value = validate_int("lease_ms", lease_ms)
+    if not MIN_LEASE_MS <= value <= MAX_LEASE_MS:
+        raise InvalidArgumentError(
+            f"lease_ms={value} is outside [{MIN_LEASE_MS}, {MAX_LEASE_MS}] (1 s to 24 h)"
+        )
+    return value
+
+
+def validate_retention_ms(retention_ms: object) -> int:
+    """Check a result retention in milliseconds: strictly positive."""
+    value = validate_int("retention_ms", retention_ms)
+    if value <= 0:
+        raise InvalidArgumentError(f"retention_ms must be positive, got {value}")
+    return value
+
+
+def validate_dedup_fields(
+    params: Mapping[str, Any], dedup_fields: Sequence[str] | None
+) -> tuple[str, ...] | None:
+    """Check that every dedup field is a string present in ``params``."""
+    if dedup_fields is None:
+        return None
+    # A bare string is a sequence of characters: almost certainly a caller bug.
+    if isinstance(dedup_fields, str) or not isinstance(dedup_fields, Sequence):
+        raise InvalidArgumentError("dedup_fields must be a list of field names or None")
+    for name in dedup_fields:
+        if not isinstance(name, str):
+            raise InvalidArgumentError(f"dedup_fields entry {name!r} is not a string")
+        if name not in params:
+            raise InvalidArgumentError(f"dedup_fields entry {name!r} is not in params")
+    return tuple(dedup_fields)
