@@ -23,6 +23,7 @@ from oncelog.errors import (
     NotAuthorizedError,
 )
 from oncelog.kafka.producer import FutureProducer
+from oncelog.producer.clock import WALL_CLOCK, Clock
 from oncelog.producer.listener import DecisionListener
 from oncelog.producer.partitioner import partition_for
 from oncelog.schemas.codec import decode_request, encode_request
@@ -54,7 +55,7 @@ class Timeouts:
 
 
 class Dispatcher:
-    """The client's transport: a producer for requests, a listener for decisions."""
+    """The client's Kafka transport: a producer for requests, a listener for decisions."""
 
     def __init__(self, settings: Settings, bootstrap: str, timeouts: Timeouts) -> None:
         kafka = settings.kafka_config(bootstrap)
@@ -64,6 +65,11 @@ class Dispatcher:
         self._producer = FutureProducer(kafka, error_reports_only=True, on_error=self._on_failed)
         self._listener = DecisionListener(kafka, settings.decisions_topic)
         self.timeouts = timeouts
+
+    @property
+    def clock(self) -> Clock:
+        """Kafka's log time is the broker's clock; the local wall clock stands in for it."""
+        return WALL_CLOCK
 
     def start(self) -> None:
         """Connect: read the partition count and start listening for decisions."""

@@ -24,10 +24,9 @@ from oncelog.errors import (
 )
 from oncelog.identity.tokens import token_fingerprint
 from oncelog.producer.client import LedgerClient
-from oncelog.producer.executor import ToolContext, ToolRun, ledger_tool
+from oncelog.producer.executor import ToolContext, ToolRun, ledger_tool, sync_ledger_tool
 from oncelog.producer.partitioner import partition_for
 from oncelog.producer.sync_client import SyncLedgerClient
-from oncelog.producer.sync_executor import sync_ledger_tool
 from oncelog.schemas.models import PreviousAttempt
 from oncelog.settings import Settings
 from tests.integration.conftest import FAST, RunningProjector
