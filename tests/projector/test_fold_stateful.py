@@ -37,6 +37,7 @@ class Fleet(RuleBasedStateMachine):
         self.result_hashes: dict[int, str] = {}
         self.max_epoch: dict[int, int] = {}
         self.holder: dict[int, str] = {}  # op index -> the token of the last grant
+        self.grants: dict[int, list[tuple[int, str]]] = {}  # op index -> (epoch, token) granted
         # (op index, request id) -> decisions that changed the state; ids are per operation
         self.effects: dict[tuple[int, str], int] = {}
 
@@ -57,6 +58,8 @@ class Fleet(RuleBasedStateMachine):
             if decision.outcome in GRANTS:
                 assert request.claim_token is not None
                 self.holder[index] = request.claim_token
+                assert after is not None
+                self.grants.setdefault(index, []).append((after.epoch, request.claim_token))
             encoded = encode_snapshot(snapshot_of(decision, 0, offset))
             self.snapshots.append((index, offset, encoded))
         return decision
@@ -203,6 +206,30 @@ class Fleet(RuleBasedStateMachine):
     @invariant()
     def no_request_id_takes_effect_twice(self) -> None:
         assert all(count == 1 for count in self.effects.values())
+
+    @invariant()
+    def at_most_one_holder(self) -> None:
+        """Of every token ever granted, at most one is still accepted, and it is the last grant.
+
+        Asked of the fold itself: a heartbeat probe (judged, not kept) with each granted token
+        must be fenced for every grant but the live one, whoever the workers are.
+        """
+        _, now = self.clock.advance(self.broker_ts)
+        for index, granted in self.grants.items():
+            state = self.states[index]
+            assert state is not None
+            # A worker may re-claim with the token it holds: judge each token once.
+            tokens = dict.fromkeys(token for _, token in granted)
+            accepted = [
+                token
+                for token in tokens
+                if fold(state, OPS[index].heartbeat(token), now)[1].outcome is Outcome.HEARTBEAT_OK
+            ]
+            assert len(accepted) <= 1, f"{len(accepted)} live holders of one operation"
+            if accepted:
+                assert state.status is Status.CLAIMED
+                assert accepted == [granted[-1][1]]
+                assert granted[-1][0] == state.epoch
 
     @invariant()
     def the_state_names_the_last_grant(self) -> None:
