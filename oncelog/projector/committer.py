@@ -70,6 +70,8 @@ class Committer:
         self._busy = False
         self._closing = False
         self._error: BaseException | None = None
+        # partition -> the next offset committed: what wait_committed() waits on
+        self._committed = {p: pos.next_offset for p, pos in store.positions().items()}
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._loop, name="oncelog-commit", daemon=True)
         self._thread.start()
@@ -106,6 +108,17 @@ class Committer:
             finally:
                 self._draining -= 1
             self._raise_pending()
+
+    def wait_committed(self, partition: int, offset: int, timeout_s: float) -> bool:
+        """Block until the record at ``offset`` of ``partition`` is committed; False when
+        ``timeout_s`` passes first. Raises a failed commit."""
+        with self._cond:
+            done = self._cond.wait_for(
+                lambda: self._committed.get(partition, 0) > offset or self._error is not None,
+                timeout_s,
+            )
+            self._raise_pending()
+            return done
 
     def close(self) -> None:
         """Drain, then stop the thread."""
@@ -150,6 +163,10 @@ class Committer:
                     self._before_commit()
                 batch = merge(batches)
                 self._store.commit(batch)
+                with self._cond:
+                    for p, position in batch.positions.items():
+                        known = self._committed.get(p, 0)
+                        self._committed[p] = max(known, position.next_offset)
                 if self._on_committed is not None:
                     self._on_committed(batch)
             except BaseException as exc:  # handed to the folding thread, which stops

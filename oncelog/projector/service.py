@@ -140,6 +140,11 @@ class Projector:
         self._known = self._store.operation_ids(sorted(self._clocks))
         consumer.unassign()
 
+    def wait_committed(self, partition: int, offset: int, timeout_s: float) -> bool:
+        """Block until the request at ``offset`` of ``partition`` is committed to DuckDB
+        (bounded; False on timeout): decisions are published before their commit."""
+        return self._committer.wait_committed(partition, offset, timeout_s)
+
     # --- one batch -----------------------------------------------------------------
 
     def run_once(self) -> int:
