@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from oncelog.projector.store import Batch, Store
 
@@ -57,6 +57,7 @@ class Committer:
         before_commit: Callable[[], None] | None = None,
         commit_records: int = COMMIT_RECORDS,
         commit_interval_s: float = COMMIT_INTERVAL_S,
+        committed: Mapping[int, int] | None = None,
     ) -> None:
         self._store = store
         self._commit_records = commit_records
@@ -70,8 +71,8 @@ class Committer:
         self._busy = False
         self._closing = False
         self._error: BaseException | None = None
-        # partition -> the next offset committed: what wait_committed() waits on
-        self._committed = {p: pos.next_offset for p, pos in store.positions().items()}
+        # partition -> the next offset committed here: what wait_committed() waits on
+        self._committed: dict[int, int] = dict(committed or {})
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._loop, name="oncelog-commit", daemon=True)
         self._thread.start()

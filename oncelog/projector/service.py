@@ -64,8 +64,9 @@ class Projector:
         self._before_commit = before_commit
         # A flush before each commit: a committed position always means "published".
         self._committer = Committer(
-            store, on_batch, before_commit=lambda: self._producer.flush(_FLUSH_TIMEOUT_S)
-        )
+            store, on_batch, before_commit=lambda: self._producer.flush(_FLUSH_TIMEOUT_S),
+            committed={p: pos.next_offset for p, pos in store.positions().items()},
+        )  # fmt: skip
         self._reader = store.reader()
         self._states = StateCache(max_states)
         self._partitions = 0  # of the requests topic, known after start()
