@@ -17,7 +17,7 @@ jars: venv  ## fetch the broker's jars from Maven Central once (cached afterward
 	$(PY) -m oncelog broker fetch
 
 test: jars  ## the whole suite against a real broker
-	$(PY) -m pytest -q --durations=10
+	ONCELOG_THOROUGH=1 $(PY) -m pytest -q --durations=10
 
 lint: venv
 	$(PY) -m ruff check oncelog tests bench

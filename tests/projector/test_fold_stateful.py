@@ -10,6 +10,7 @@ from oncelog.identity.tokens import token_fingerprint
 from oncelog.projector.fold import RETRY_MEMORY_MS, PartitionClock, fold, snapshot_of
 from oncelog.schemas.codec import decode_snapshot, encode_decision, encode_snapshot
 from oncelog.schemas.models import Claim, Decision, ExecutionState, Outcome, Request, Status
+from tests.budget import examples
 from tests.projector.fold_factories import Op
 
 WORKERS = ("w0", "w1", "w2")
@@ -265,5 +266,7 @@ class Fleet(RuleBasedStateMachine):
             assert restored == self.states
 
 
-Fleet.TestCase.settings = settings(max_examples=200, stateful_step_count=60, deadline=None)
+Fleet.TestCase.settings = settings(
+    max_examples=examples(200), stateful_step_count=60, deadline=None
+)
 TestFleet = Fleet.TestCase
