@@ -83,7 +83,7 @@ class Dispatcher:
     def _send(self, request: Request) -> None:
         partition = partition_for(request.channel_id, self._listener.partitions)
         value = encode_request(request)
-        self._producer.post(self._topic, partition, request.operation_id.encode(), value)
+        self._producer.send_nowait(self._topic, partition, request.operation_id.encode(), value)
 
     def send_acknowledged(self, request: Request, timeout_s: float) -> None:
         """Send once, without waiting for the decision: return once the broker has it."""

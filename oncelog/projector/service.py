@@ -189,14 +189,14 @@ class Projector:
     def _publish(self, out: Folded) -> None:
         """Queue every decision, snapshot and dead letter of the batch (flushed before commit)."""
         s = self._settings
-        post = self._producer.post
+        send = self._producer.send_nowait
         for entry in out.audit:
             decision = entry.decision
             key = decision.request_id.encode()
-            post(s.decisions_topic, entry.partition, key, encode_decision(decision))
+            send(s.decisions_topic, entry.partition, key, encode_decision(decision))
         for snap in out.snapshots:
             key = snap.state.operation_id.encode()
-            post(s.executions_topic, snap.source_partition, key, encode_snapshot(snap))
+            send(s.executions_topic, snap.source_partition, key, encode_snapshot(snap))
         for dead in out.dead:
             headers = [
                 ("source_topic", dead.topic.encode()),
@@ -206,4 +206,4 @@ class Projector:
                 ("error", dead.message.encode()[:4096]),
             ]
             raw = out.raw[(dead.partition, dead.offset)]
-            post(s.deadletter_topic, dead.partition, b"", raw, headers)
+            send(s.deadletter_topic, dead.partition, b"", raw, headers)
