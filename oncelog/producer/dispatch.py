@@ -102,12 +102,9 @@ class Dispatcher:
         deadline = time.monotonic() + self.timeouts.total_s
         try:
             while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise _timeout(request, self.timeouts.total_s)
-                _try_send(self, request)
+                wait = _send_again(self, request, deadline - time.monotonic())
                 try:
-                    return answer.result(timeout=min(left, self.timeouts.resend_after_s))
+                    return answer.result(timeout=wait)
                 except FutureTimeout:
                     continue
         finally:
@@ -154,21 +151,27 @@ class _Resender:
         """Send (again) and re-arm, or fail the call once its deadline has passed."""
         if self._answer.done():
             return
-        timeouts = self._dispatcher.timeouts
-        left = self._deadline - self._loop.time()
         try:
-            if left <= 0:
-                raise _timeout(self._request, timeouts.total_s)
-            _try_send(self._dispatcher, self._request)
+            left = self._deadline - self._loop.time()
+            wait = _send_again(self._dispatcher, self._request, left)
         except (LedgerTimeoutError, NotAuthorizedError) as exc:
             self._answer.set_exception(exc)
             return
-        self._handle = self._loop.call_later(min(left, timeouts.resend_after_s), self)
+        self._handle = self._loop.call_later(wait, self)
 
     def cancel(self) -> None:
         """Stop re-sending: the call has its answer (or gave up)."""
         if self._handle is not None:
             self._handle.cancel()
+
+
+def _send_again(dispatcher: Dispatcher, request: Request, left_s: float) -> float:
+    """One attempt of a call (blocking or async): send, and return how long to wait for
+    the answer before the next attempt; the timeout error once no time is left."""
+    if left_s <= 0:
+        raise _timeout(request, dispatcher.timeouts.total_s)
+    _try_send(dispatcher, request)
+    return min(left_s, dispatcher.timeouts.resend_after_s)
 
 
 def _try_send(dispatcher: Dispatcher, request: Request) -> None:
