@@ -13,7 +13,7 @@ import socket
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
 from oncelog.errors import InvalidArgumentError
@@ -33,8 +33,8 @@ RECEIPT_TTL_S: Final = 30 * 24 * 3600
 class PendingCall(Generic[T]):
     """A request to send and how to read its decision (into a result or a typed error)."""
 
-    request: Request
-    interpret: Callable[[Decision], T]
+    request: Request = field(repr=False)  # a claim token rides on it: kept out of reprs
+    interpret: Callable[[Decision], T] = field(repr=False)
 
 
 def default_worker_id() -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from oncelog.errors import InvalidRequestError
@@ -44,7 +44,7 @@ class LoggedRequest:
     partition: int
     offset: int
     key: bytes
-    value: bytes = b""
+    value: bytes = field(default=b"", repr=False)  # the request carries its claim token
     decision: bytes = b""
 
     @property

@@ -131,3 +131,14 @@ def test_decisions_and_log_read_back_through_the_codec() -> None:
     decisions: list[Decision] = list(ledger.decisions(OP.operation_id))
     assert [d.outcome for d in decisions] == [Outcome.CLAIMED, Outcome.STATE_CLAIMED]
     assert [r.request.body for r in ledger.log] == [OP.claim("t1").body, OP.get().body]
+
+
+def test_no_claim_token_in_the_reprs_of_the_log_or_of_a_pending_call() -> None:
+    ledger = InMemoryLedger()
+    client = ledger.sync_client()
+    pending = client.requests.claim_execution("run-1", "k", tool_name="t", params={})
+    token = pending.request.claim_token
+    assert token is not None
+    client.transport.call(pending.request)
+    assert token not in repr(pending)
+    assert token not in repr(ledger.log)
