@@ -17,7 +17,7 @@ jars: venv  ## fetch the broker's jars from Maven Central once (cached afterward
 	$(PY) -m oncelog broker fetch
 
 test: jars  ## the whole suite against a real broker
-	$(PY) -m pytest -q --durations=10
+	ONCELOG_THOROUGH=1 $(PY) -m pytest -q --durations=10
 
 # lint-imports checks the layer and fold-purity contracts of pyproject.toml. No cache: it
 # keys on mtimes to the second, and a file restored within the second passes on stale imports.

@@ -26,8 +26,6 @@ from typing import Any, ClassVar, Final
 
 from oncelog.errors import ConfigError, InvalidArgumentError, ReceiptError
 from oncelog.identity.canonical_json import canonical_json
-from oncelog.identity.ids import idempotency_key
-from oncelog.schemas.models import ExecutionState, Status
 from oncelog.settings import Settings
 
 VERSION: Final = 1
@@ -102,32 +100,6 @@ def receipt_key(settings: Settings) -> bytes:
     if settings.receipt_key is None or not settings.receipt_key.get_secret_value():
         raise ConfigError("no receipt key configured (ONCELOG_RECEIPT_KEY)")
     return settings.receipt_key.get_secret_value().encode("utf-8")
-
-
-def receipt_claims(state: ExecutionState, *, ttl_ms: int) -> ReceiptClaims:
-    """The claims a receipt of ``state`` carries; only a COMPLETED state has them."""
-    if state.status is not Status.COMPLETED:
-        raise NotCompletedError(f"{state.operation_id} is {state.status.value}, not COMPLETED")
-    if state.result_hash is None or state.completed_at_ms is None:
-        raise NotCompletedError(f"{state.operation_id} has no result hash or completion time")
-    if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms <= 0:
-        raise InvalidArgumentError(f"ttl_ms must be a positive integer, got {ttl_ms!r}")
-    return ReceiptClaims(
-        operation_id=state.operation_id,
-        idempotency_key=idempotency_key(state.operation_id, state.request_hash),
-        result_hash=state.result_hash,
-        epoch=state.epoch,
-        expires_at_ms=state.completed_at_ms + ttl_ms,
-    )
-
-
-def make_receipt(state: ExecutionState, key: bytes, *, ttl_ms: int, now_ms: int) -> str:
-    """Sign a receipt of a COMPLETED execution, valid until ``completed_at_ms + ttl_ms``.
-
-    Deterministic: the same state, key and ttl give the same token. Refuses
-    (:class:`ReceiptExpiredError`) to issue one that has already expired at ``now_ms``.
-    """
-    return sign_receipt(receipt_claims(state, ttl_ms=ttl_ms), key, now_ms=now_ms)
 
 
 def sign_receipt(claims: ReceiptClaims, key: bytes, *, now_ms: int) -> str:

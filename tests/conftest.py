@@ -26,6 +26,20 @@ def _docker_answers() -> bool:
     return True
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs the broker, directly or through any fixture, as ``kafka``.
+
+    Marked by what the test uses (``item.fixturenames`` is the transitive closure), so a
+    new broker test cannot forget its marker and ``-m "not kafka"`` runs without a broker.
+    """
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        # The contract fixture asks for the broker only in its "kafka" param.
+        on_kafka = callspec is not None and callspec.params.get("ledger_backend") == "kafka"
+        if on_kafka or "kafka" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.kafka)
+
+
 @pytest.fixture(scope="session")
 def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerSource]:
     """The one broker of the session: env var, else testcontainers, else the local broker."""

@@ -1,4 +1,9 @@
-"""Receipts: deterministic, verifiable offline, and every kind of tampering is refused."""
+"""Receipts through the public path (``client.receipt``): deterministic, verifiable offline,
+and every kind of tampering is refused.
+
+The executions come from the in-memory ledger (the real fold), on a clock that
+starts at ``T0`` and moves only when told.
+"""
 
 from __future__ import annotations
 
@@ -12,48 +17,42 @@ from pydantic import SecretStr
 
 from oncelog.errors import ConfigError, InvalidArgumentError, ReceiptError
 from oncelog.identity.canonical_json import canonical_json
-from oncelog.identity.ids import idempotency_key, operation_id, request_hash
-from oncelog.projector.fold import fold
+from oncelog.identity.ids import idempotency_key, operation_id
+from oncelog.producer.results import Execution
+from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.receipts import (
     BadSignatureError,
     MalformedReceiptError,
     NotCompletedError,
     ReceiptExpiredError,
-    make_receipt,
     receipt_key,
     verify_receipt,
 )
-from oncelog.schemas.models import (
-    Claim,
-    Complete,
-    Effect,
-    ExecutionState,
-    Request,
-    Status,
-    evolve,
-)
 from oncelog.settings import Settings
+from oncelog.testing import InMemoryLedger, ManualClock
 
 KEY = b"k" * 32
 TTL = 3_600_000
+TTL_S = TTL / 1000
+T0 = 1_000_000  # log time of the completion (in 1970: the wall clock has long passed it)
 OP = operation_id("run-42", "step-3")
 PARAMS = {"order_id": "4471"}
 
 
-def _request(token: str, body: Claim | Complete, rid: str) -> Request:
-    return Request(rid, OP, "run-42", "step-3", token, body)
+def ledger(key: str = KEY.decode()) -> InMemoryLedger:
+    settings = Settings(receipt_key=SecretStr(key), topic_prefix="memory", partitions=3)
+    return InMemoryLedger(clock=ManualClock(T0), settings=settings)
 
 
-def completed() -> ExecutionState:
-    claim = Claim(
-        "charge", canonical_json(PARAMS), request_hash("charge", PARAMS), 10_000, 60_000,
-        Effect.EXTERNAL, "w1",
-    )  # fmt: skip
-    state, _ = fold(None, _request("t1", claim, "r1"), 1_000)
-    state, _ = fold(state, _request("t1", Complete(b'"ok"'), "r2"), 2_000)
-    assert state is not None
-    assert state.status is Status.COMPLETED
-    return state
+def completed(on: InMemoryLedger | None = None) -> tuple[SyncLedgerClient, Execution]:
+    client = (on or ledger()).sync_client(worker_id="w1")
+    claim = client.claim_execution("run-42", step=3, tool_name="charge", params=PARAMS)
+    return client, client.complete_execution(claim.execution, claim.claim_token, "ok")
+
+
+def issue() -> str:
+    client, done = completed()
+    return client.receipt(done, ttl_seconds=TTL_S)
 
 
 def b64(data: bytes) -> str:
@@ -65,77 +64,95 @@ def unb64(text: str) -> bytes:
 
 
 def test_round_trip_carries_the_claims() -> None:
-    state = completed()
-    claims = verify_receipt(make_receipt(state, KEY, ttl_ms=TTL, now_ms=2_000), KEY, now_ms=2_001)
+    client, done = completed()
+    claims = verify_receipt(client.receipt(done, ttl_seconds=TTL_S), KEY, now_ms=T0 + 1)
     assert claims.operation_id == OP
-    assert claims.idempotency_key == idempotency_key(OP, state.request_hash)
-    assert (claims.result_hash, claims.epoch) == (state.result_hash, 1)
-    assert claims.expires_at_ms == 2_000 + TTL
+    assert claims.idempotency_key == idempotency_key(OP, done.request_hash)
+    assert (claims.result_hash, claims.epoch) == (done.result_hash, 1)
+    assert done.completed_at_ms == T0
+    assert claims.expires_at_ms == T0 + TTL
 
 
 def test_the_same_completed_execution_re_derives_the_same_receipt() -> None:
-    first = make_receipt(completed(), KEY, ttl_ms=TTL, now_ms=2_000)
-    again = make_receipt(completed(), KEY, ttl_ms=TTL, now_ms=900_000)
-    assert first == again
+    memory = ledger()
+    client, done = completed(memory)
+    first = client.receipt(done, ttl_seconds=TTL_S)
+    memory.advance(900)
+    assert client.receipt(done, ttl_seconds=TTL_S) == first
 
 
 def test_a_text_key_equals_its_utf8_bytes() -> None:
-    token = make_receipt(completed(), KEY, ttl_ms=TTL, now_ms=2_000)
-    assert verify_receipt(token, KEY.decode(), now_ms=2_001).epoch == 1
+    assert verify_receipt(issue(), KEY.decode(), now_ms=T0 + 1).epoch == 1
 
 
-@pytest.mark.parametrize("status", [Status.CLAIMED, Status.FAILED, Status.EXPIRED])
-def test_only_completed_states_get_receipts(status: Status) -> None:
-    with pytest.raises(NotCompletedError) as info:
-        make_receipt(evolve(completed(), status=status), KEY, ttl_ms=TTL, now_ms=2_000)
-    assert info.value.code == "not_completed"
+def test_only_completed_executions_get_receipts() -> None:
+    memory = ledger()
+    client = memory.sync_client()
+    claimed = client.claim_execution("run-42", "k1", tool_name="t", params={})
+    failing = client.claim_execution("run-42", "k2", tool_name="t", params={})
+    failed = client.fail_execution(failing.execution, failing.claim_token, "boom")
+    _, done = completed(memory)
+    memory.advance(7 * 24 * 3600 + 1)  # past the default retention: the sweep expires it
+    memory.sweep()
+    expired = client.get_execution(done)
+    assert expired is not None
+    for execution in (claimed.execution, failed, expired):
+        with pytest.raises(NotCompletedError) as info:
+            client.receipt(execution, ttl_seconds=TTL_S)
+        assert info.value.code == "not_completed"
+    assert [e.status for e in (claimed.execution, failed, expired)] == [
+        "claimed", "failed", "expired",
+    ]  # fmt: skip
 
 
-@pytest.mark.parametrize("ttl", [0, -5, True])
-def test_ttl_must_be_positive(ttl: int) -> None:
+@pytest.mark.parametrize("ttl_seconds", [0, -5, True])
+def test_ttl_must_be_positive(ttl_seconds: float) -> None:
+    client, done = completed()
     with pytest.raises(InvalidArgumentError):
-        make_receipt(completed(), KEY, ttl_ms=ttl, now_ms=2_000)
+        client.receipt(done, ttl_seconds=ttl_seconds)
 
 
 def test_an_already_expired_receipt_is_not_issued() -> None:
+    memory = ledger()
+    client, done = completed(memory)
+    memory.advance(TTL_S)
     with pytest.raises(ReceiptExpiredError):
-        make_receipt(completed(), KEY, ttl_ms=TTL, now_ms=2_000 + TTL)
+        client.receipt(done, ttl_seconds=TTL_S)
 
 
 def test_expired_receipt_is_rejected() -> None:
-    token = make_receipt(completed(), KEY, ttl_ms=TTL, now_ms=2_000)
-    verify_receipt(token, KEY, now_ms=2_000 + TTL - 1)
+    token = issue()
+    verify_receipt(token, KEY, now_ms=T0 + TTL - 1)
     with pytest.raises(ReceiptExpiredError) as info:
-        verify_receipt(token, KEY, now_ms=2_000 + TTL)
+        verify_receipt(token, KEY, now_ms=T0 + TTL)
     assert (info.value.code, info.value.reason) == ("invalid_receipt", "expired")
 
 
 def test_wall_clock_default_rejects_a_receipt_from_1970() -> None:
-    token = make_receipt(completed(), KEY, ttl_ms=TTL, now_ms=2_000)
     with pytest.raises(ReceiptExpiredError):
-        verify_receipt(token, KEY)
+        verify_receipt(issue(), KEY)
 
 
 def test_wrong_key_is_rejected() -> None:
-    token = make_receipt(completed(), KEY, ttl_ms=TTL, now_ms=2_000)
+    token = issue()
     with pytest.raises(BadSignatureError) as info:
-        verify_receipt(token, b"another key", now_ms=2_001)
+        verify_receipt(token, b"another key", now_ms=T0 + 1)
     assert (info.value.code, info.value.reason) == ("invalid_receipt", "bad_signature")
 
 
 def test_forged_signature_is_rejected() -> None:
-    payload, _ = make_receipt(completed(), KEY, ttl_ms=TTL, now_ms=2_000).split(".")
+    payload, _ = issue().split(".")
     with pytest.raises(BadSignatureError):
-        verify_receipt(f"{payload}.{b64(b'x' * 32)}", KEY, now_ms=2_001)
+        verify_receipt(f"{payload}.{b64(b'x' * 32)}", KEY, now_ms=T0 + 1)
 
 
 @pytest.mark.parametrize(("field", "value"), [("ep", 2), ("exp", 10**15), ("rh", "0" * 64)])
 def test_altered_field_is_rejected(field: str, value: object) -> None:
-    payload, mac = make_receipt(completed(), KEY, ttl_ms=TTL, now_ms=2_000).split(".")
+    payload, mac = issue().split(".")
     claims = json.loads(unb64(payload))
     claims[field] = value
     with pytest.raises(BadSignatureError):
-        verify_receipt(f"{b64(canonical_json(claims))}.{mac}", KEY, now_ms=2_001)
+        verify_receipt(f"{b64(canonical_json(claims))}.{mac}", KEY, now_ms=T0 + 1)
 
 
 def signed(payload: bytes) -> str:
@@ -168,12 +185,18 @@ def test_malformed_tokens_are_rejected(token: str) -> None:
     assert (info.value.code, info.value.reason) == ("invalid_receipt", "malformed")
 
 
-def test_empty_key_is_refused() -> None:
-    with pytest.raises(InvalidArgumentError):
-        make_receipt(completed(), b"", ttl_ms=TTL, now_ms=2_000)
+def test_an_empty_key_is_refused() -> None:
+    client, done = completed(ledger(key=""))
+    with pytest.raises(ConfigError):
+        client.receipt(done, ttl_seconds=TTL_S)
 
 
 def test_key_comes_from_settings() -> None:
     assert receipt_key(Settings(receipt_key=SecretStr("s3cret"))) == b"s3cret"
     with pytest.raises(ConfigError):
         receipt_key(Settings(receipt_key=None))
+
+
+def test_an_empty_verification_key_is_refused() -> None:
+    with pytest.raises(InvalidArgumentError):
+        verify_receipt(issue(), b"", now_ms=T0 + 1)

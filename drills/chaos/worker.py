@@ -32,7 +32,6 @@ from drills.sample.downstream import DownstreamClient
 from drills.sample.workflow import STEPS
 from oncelog.errors import LedgerError
 from oncelog.producer.dispatch import Timeouts
-from oncelog.producer.protocol import Route
 from oncelog.producer.results import Claim
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.settings import Settings
@@ -163,15 +162,13 @@ class Worker:
         """Deliver a heartbeat or completion to Kafka, then die before reading its decision."""
         assert self.client is not None
         ex = claim.execution
-        route = Route(ex.channel_id, ex.key_name)
         # The SDK's own request builders and transport, minus the wait for the answer.
-        calls, dispatcher = self.client._calls, self.client._dispatcher
-        assert dispatcher is not None
+        requests = self.client.requests
         if kind == "complete":
-            request = calls.complete(route, claim.claim_token, result)[0]
+            request = requests.complete_execution(ex, claim.claim_token, result).request
         else:
-            request = calls.heartbeat(route, claim.claim_token, None)[0]
-        dispatcher.send_acknowledged(request, timeout_s=30)
+            request = requests.heartbeat_execution(ex, claim.claim_token).request
+        self.client.transport.send_acknowledged(request, timeout_s=30)
         die(self.spec)
 
 

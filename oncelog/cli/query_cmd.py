@@ -9,7 +9,6 @@ and the configured DuckDB file second.
 from __future__ import annotations
 
 import json
-import urllib.error
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,11 +56,7 @@ def _source(db: Path | None, url: str | None) -> Iterator[QuerySource]:
 
 
 def _answers(url: str) -> bool:
-    try:
-        HttpSource(url, timeout_s=2)._get("/healthz")
-    except (urllib.error.URLError, OSError):
-        return False
-    return True
+    return HttpSource(url, timeout_s=2).healthy()
 
 
 def _print_json(data: Any) -> None:

@@ -117,7 +117,7 @@ class FutureProducer:
             except KafkaException as exc:
                 raise delivery_error(topic, partition, exc) from exc
 
-    def post(
+    def send_nowait(
         self, topic: str, partition: int, key: bytes, value: bytes, headers: Headers | None = None
     ) -> None:
         """Queue one record without a future: its failure is raised by a later call.

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import stamina
 from confluent_kafka import (
     OFFSET_BEGINNING,
     Consumer,
@@ -72,26 +73,36 @@ def high_watermarks(
 
 
 def watermarks(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
-    """(low, high) of one partition, retrying while a new topic elects its leader."""
-    deadline = time.monotonic() + _METADATA_TIMEOUT_S
-    while True:
-        try:
-            low, high = consumer.get_watermark_offsets(
-                tp, timeout=_METADATA_TIMEOUT_S, cached=False
-            )
-            return low, high
-        except KafkaException as exc:
-            error = exc.args[0] if exc.args else None
-            retriable = isinstance(error, KafkaError) and (
-                error.retriable() or error.code() in _LEADERLESS
-            )
-            if retriable and time.monotonic() <= deadline:
-                continue
-            # An unauthorized topic looks like an unknown partition here: ask the metadata
-            # (only now: a refresh while retrying could replace a good cached answer).
-            denied = _denial(consumer, tp.topic)
-            what = f"watermarks of {tp.topic}[{tp.partition}] unavailable"
-            raise kafka_failure(what, tp.topic, denied or exc) from exc
+    """(low, high) of one partition, retrying while a new topic elects its leader.
+
+    Retried with a jittered exponential backoff (stamina), bounded in total by the
+    metadata timeout, instead of asking again at once in a tight loop.
+    """
+    try:
+        for attempt in stamina.retry_context(
+            on=_leader_pending, attempts=None, timeout=_METADATA_TIMEOUT_S,
+            wait_initial=0.05, wait_max=1.0,
+        ):  # fmt: skip
+            with attempt:
+                low, high = consumer.get_watermark_offsets(
+                    tp, timeout=_METADATA_TIMEOUT_S, cached=False
+                )
+                return low, high
+    except KafkaException as exc:
+        # An unauthorized topic looks like an unknown partition here: ask the metadata
+        # (only now: a refresh while retrying could replace a good cached answer).
+        denied = _denial(consumer, tp.topic)
+        what = f"watermarks of {tp.topic}[{tp.partition}] unavailable"
+        raise kafka_failure(what, tp.topic, denied or exc) from exc
+    raise AssertionError("stamina retries until it returns or raises")  # pragma: no cover
+
+
+def _leader_pending(exc: Exception) -> bool:
+    """A watermark error worth asking again: retriable, or a partition without a leader yet."""
+    if not isinstance(exc, KafkaException):
+        return False
+    error = exc.args[0] if exc.args else None
+    return isinstance(error, KafkaError) and (error.retriable() or error.code() in _LEADERLESS)
 
 
 def _denial(consumer: Consumer, topic: str) -> KafkaError | None:

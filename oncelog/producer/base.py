@@ -1,22 +1,25 @@
-"""What the async and the sync client share: settings, connection, routes, receipts."""
+"""What the async and the sync client share: settings, transport, routes, receipts."""
 
 from __future__ import annotations
 
-import time
-
 from oncelog.errors import ConfigError
 from oncelog.producer import calls
-from oncelog.producer.calls import RECEIPT_TTL_S, Calls
+from oncelog.producer.calls import RECEIPT_TTL_S, RequestBuilder
+from oncelog.producer.clock import WALL_CLOCK, Clock
 from oncelog.producer.dispatch import Dispatcher, Timeouts
 from oncelog.producer.results import Execution
+from oncelog.producer.transport import Transport
 from oncelog.receipts import receipt_key
 from oncelog.settings import Settings
 
-ExecutionRef = str | Execution
-
 
 class ClientBase:
-    """The connection half of a client; subclasses add the calls, async or blocking."""
+    """The connection half of a client; subclasses add the calls, async or blocking.
+
+    ``transport`` defaults to Kafka (a :class:`~oncelog.producer.dispatch.Dispatcher`
+    made on :meth:`open`, closed on :meth:`close`); a given transport, such as
+    :class:`oncelog.testing.InMemoryLedger`, belongs to the caller and is not closed here.
+    """
 
     def __init__(
         self,
@@ -24,29 +27,43 @@ class ClientBase:
         *,
         worker_id: str | None = None,
         timeouts: Timeouts | None = None,
+        transport: Transport | None = None,
     ) -> None:
         self.settings = settings or Settings()
-        self._calls = Calls(worker_id)
+        self.requests = RequestBuilder(worker_id)
         self._timeouts = timeouts or Timeouts()
-        self._dispatcher: Dispatcher | None = None
+        self._given = transport
+        self._transport: Transport | None = transport
 
     @property
     def worker_id(self) -> str:
         """The holder name this client claims with."""
-        return self._calls.worker_id
+        return self.requests.worker_id
+
+    @property
+    def clock(self) -> Clock:
+        """The clock leases are judged by on this client's transport."""
+        return WALL_CLOCK if self._transport is None else self._transport.clock
+
+    @property
+    def transport(self) -> Transport:
+        """The open transport (blocking: opens it on first use)."""
+        self.open()
+        assert self._transport is not None
+        return self._transport
 
     def open(self) -> None:
-        """Connect (blocking) to the configured broker and start reading decisions."""
-        if self._dispatcher is None:
+        """Connect (blocking): the configured broker and start reading decisions."""
+        if self._transport is None:
             dispatcher = Dispatcher(self.settings, _bootstrap(self.settings), self._timeouts)
             dispatcher.start()
-            self._dispatcher = dispatcher
+            self._transport = dispatcher
 
     def close(self) -> None:
-        """Disconnect (blocking)."""
-        if self._dispatcher is not None:
-            self._dispatcher.close()
-            self._dispatcher = None
+        """Disconnect (blocking); a transport the caller gave stays open."""
+        if self._transport is not None and self._transport is not self._given:
+            self._transport.close()
+            self._transport = None
 
     def receipt(self, execution: Execution, *, ttl_seconds: float = RECEIPT_TTL_S) -> str:
         """A signed receipt of a completed execution; the key comes from settings.
@@ -56,7 +73,7 @@ class ClientBase:
         :func:`oncelog.verify_receipt`, which needs no ledger lookup.
         """
         key = receipt_key(self.settings)
-        return calls.receipt(execution, key, ttl_seconds, time.time_ns() // 1_000_000)
+        return calls.receipt(execution, key, ttl_seconds, self.clock.now_ms())
 
 
 def _bootstrap(settings: Settings) -> str:

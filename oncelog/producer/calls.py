@@ -1,7 +1,9 @@
 """The client calls, transport-free: each builds a request and its interpreter.
 
-The async and the sync client differ only in how they wait for the decision,
-so both wrap this one object.
+The async and the sync client differ only in how they wait for the decision:
+each public method is written once here, returning a :class:`PendingCall`, and
+each client turns it into a blocking or an awaitable method (see
+:func:`oncelog.producer.sync_client.blocking`, :func:`oncelog.producer.client.awaiting`).
 """
 
 from __future__ import annotations
@@ -11,20 +13,29 @@ import socket
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Final, Generic, TypeVar
 
 from oncelog.errors import InvalidArgumentError
 from oncelog.identity import ids, validation
 from oncelog.producer import protocol
-from oncelog.producer.protocol import Route
+from oncelog.producer.protocol import DEFAULT_RETENTION_S, ClaimOptions, Route
 from oncelog.producer.results import Claim, Execution, Heartbeat
 from oncelog.receipts import NotCompletedError, ReceiptClaims, sign_receipt
 from oncelog.schemas.models import Decision, Outcome, Request
 
 T = TypeVar("T")
-Call = tuple[Request, Callable[[Decision], T]]
+ExecutionRef = str | Execution
 _ROUTES_KEPT: Final = 100_000
 RECEIPT_TTL_S: Final = 30 * 24 * 3600
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall(Generic[T]):
+    """A request to send and how to read its decision (into a result or a typed error)."""
+
+    request: Request = field(repr=False)  # a claim token rides on it: kept out of reprs
+    interpret: Callable[[Decision], T] = field(repr=False)
 
 
 def default_worker_id() -> str:
@@ -32,7 +43,7 @@ def default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{protocol.new_claim_token()[:6]}"
 
 
-class Calls:
+class RequestBuilder:
     """Validated request builders plus a bounded map from execution id to route."""
 
     def __init__(self, worker_id: str | None = None) -> None:
@@ -47,9 +58,7 @@ class Calls:
             while len(self._routes) > _ROUTES_KEPT:
                 self._routes.popitem(last=False)
 
-    def route(
-        self, execution: str | Execution, channel_id: str | None, key_name: str | None
-    ) -> Route:
+    def route(self, execution: ExecutionRef, channel_id: str | None, key_name: str | None) -> Route:
         """Where ``execution``'s records go; the caller names it when this client never saw it."""
         if isinstance(execution, Execution):
             return Route(execution.channel_id, execution.key_name)
@@ -66,20 +75,20 @@ class Calls:
             )
         return known
 
-    def claim(
+    def claim_execution(
         self,
         channel_id: str,
-        key_name: str | None,
-        step: int | None,
+        key_name: str | None = None,
         *,
+        step: int | None = None,
         tool_name: str,
         params: Mapping[str, Any],
-        dedup_fields: Sequence[str] | None,
-        lease_seconds: float,
-        retention_seconds: float,
-        effect: str,
-    ) -> Call[Claim]:
-        """A new claim attempt with a fresh token."""
+        dedup_fields: Sequence[str] | None = None,
+        lease_seconds: float = 60,
+        retention_seconds: float = DEFAULT_RETENTION_S,
+        effect: str = "external",
+    ) -> PendingCall[Claim]:
+        """A new attempt at ``channel_id``/``key_name`` (or ``step``) with a fresh token."""
         if (key_name is None) == (step is None):
             raise InvalidArgumentError("give exactly one of key_name and step")
         name = ids.step_key_name(step) if step is not None else key_name
@@ -88,46 +97,73 @@ class Calls:
             validation.validate_id("channel_id", channel_id),
             validation.validate_id("key_name", name),
         )
-        request = protocol.build_claim(
-            route, tool_name=tool_name, params=params, dedup_fields=dedup_fields,
-            lease_seconds=lease_seconds, retention_seconds=retention_seconds, effect=effect,
-            worker_id=self.worker_id,
-        )  # fmt: skip
+        options = ClaimOptions(
+            tool_name, params, dedup_fields, lease_seconds, retention_seconds, effect
+        )
+        request = protocol.build_claim(route, options, self.worker_id)
         self._remember(request.operation_id, route)
         token = request.claim_token
         assert token is not None
-        return request, lambda d: protocol.claim_result(d, token)
+        return PendingCall(request, lambda d: protocol.claim_result(d, token))
 
-    def complete(self, route: Route, claim_token: str, result: Any) -> Call[Execution]:
-        """Record ``result``; a retry of the same completion is a no-op."""
+    def complete_execution(
+        self, execution_id: ExecutionRef, claim_token: str, result: Any, *,
+        channel_id: str | None = None, key_name: str | None = None,
+    ) -> PendingCall[Execution]:  # fmt: skip
+        """Record the result. Fenced (:class:`StaleClaimError`) unless you hold the claim.
+
+        A retry of the same completion is a no-op that answers the recorded execution.
+        """
+        route = self.route(execution_id, channel_id, key_name)
         request = protocol.build_complete(route, claim_token, result)
-        return request, lambda d: protocol.state_result(d, Outcome.COMPLETED)
+        return PendingCall(request, lambda d: protocol.state_result(d, Outcome.COMPLETED))
 
-    def fail(self, route: Route, claim_token: str, error: str, retryable: bool) -> Call[Execution]:
-        """Record a failure."""
+    def fail_execution(
+        self, execution_id: ExecutionRef, claim_token: str, error: str, retryable: bool = False,
+        *, channel_id: str | None = None, key_name: str | None = None,
+    ) -> PendingCall[Execution]:  # fmt: skip
+        """Record a failure; a retryable one can be reclaimed at once."""
+        route = self.route(execution_id, channel_id, key_name)
         request = protocol.build_fail(route, claim_token, error, retryable)
-        return request, lambda d: protocol.state_result(d, Outcome.FAILED)
+        return PendingCall(request, lambda d: protocol.state_result(d, Outcome.FAILED))
 
-    def heartbeat(
-        self, route: Route, claim_token: str, lease_seconds: float | None
-    ) -> Call[Heartbeat]:
-        """Extend the lease; learn about a pending cancel."""
-        return protocol.build_heartbeat(
-            route, claim_token, lease_seconds
-        ), protocol.heartbeat_result
+    def heartbeat_execution(
+        self, execution_id: ExecutionRef, claim_token: str, lease_seconds: float | None = None,
+        *, channel_id: str | None = None, key_name: str | None = None,
+    ) -> PendingCall[Heartbeat]:  # fmt: skip
+        """Extend the lease; the answer says whether a cancel was requested."""
+        route = self.route(execution_id, channel_id, key_name)
+        request = protocol.build_heartbeat(route, claim_token, lease_seconds)
+        return PendingCall(request, protocol.heartbeat_result)
 
-    def release(self, route: Route, claim_token: str) -> Call[Execution]:
-        """Give the lease back."""
+    def release_execution(
+        self, execution_id: ExecutionRef, claim_token: str, *,
+        channel_id: str | None = None, key_name: str | None = None,
+    ) -> PendingCall[Execution]:  # fmt: skip
+        """Give the lease back without a result."""
+        route = self.route(execution_id, channel_id, key_name)
         request = protocol.build_release(route, claim_token)
-        return request, lambda d: protocol.state_result(d, Outcome.RELEASED)
+        return PendingCall(request, lambda d: protocol.state_result(d, Outcome.RELEASED))
 
-    def get(self, route: Route) -> Call[Execution | None]:
-        """Read the state through the log (it reflects every request sent before)."""
-        return protocol.build_get(route), protocol.get_result
+    def get_execution(
+        self, execution_id: ExecutionRef, *, channel_id: str | None = None,
+        key_name: str | None = None,
+    ) -> PendingCall[Execution | None]:  # fmt: skip
+        """The execution as decided after every request sent before this call; None if absent.
 
-    def cancel(self, route: Route, reason: str | None) -> Call[str]:
-        """Ask the holder to stop; the answer names the outcome (or the state)."""
-        return protocol.build_cancel(route, reason), _outcome_name
+        It is a read through the log (a ``get`` request judged by the projector
+        in order), not a lookup in a possibly lagging projection.
+        """
+        route = self.route(execution_id, channel_id, key_name)
+        return PendingCall(protocol.build_get(route), protocol.get_result)
+
+    def cancel_execution(
+        self, execution_id: ExecutionRef, reason: str | None = None, *,
+        channel_id: str | None = None, key_name: str | None = None,
+    ) -> PendingCall[str]:  # fmt: skip
+        """Ask the holder to stop; returns the outcome (``cancel_requested`` or the state)."""
+        route = self.route(execution_id, channel_id, key_name)
+        return PendingCall(protocol.build_cancel(route, reason), _outcome_name)
 
 
 def receipt(execution: Execution, key: bytes, ttl_seconds: float, now_ms: int) -> str:

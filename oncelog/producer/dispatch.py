@@ -24,6 +24,7 @@ from oncelog.errors import (
 )
 from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.producer import FutureProducer
+from oncelog.producer.clock import WALL_CLOCK, Clock
 from oncelog.producer.listener import DecisionListener
 from oncelog.schemas.codec import decode_request, encode_request
 from oncelog.schemas.models import Decision, Request
@@ -54,7 +55,7 @@ class Timeouts:
 
 
 class Dispatcher:
-    """The client's transport: a producer for requests, a listener for decisions."""
+    """The client's Kafka transport: a producer for requests, a listener for decisions."""
 
     def __init__(self, settings: Settings, bootstrap: str, timeouts: Timeouts) -> None:
         kafka = settings.kafka_config(bootstrap)
@@ -64,6 +65,11 @@ class Dispatcher:
         self._producer = FutureProducer(kafka, error_reports_only=True, on_error=self._on_failed)
         self._listener = DecisionListener(kafka, settings.decisions_topic)
         self.timeouts = timeouts
+
+    @property
+    def clock(self) -> Clock:
+        """Kafka's log time is the broker's clock; the local wall clock stands in for it."""
+        return WALL_CLOCK
 
     def start(self) -> None:
         """Connect: read the partition count and start listening for decisions."""
@@ -77,7 +83,7 @@ class Dispatcher:
     def _send(self, request: Request) -> None:
         partition = partition_for(request.channel_id, self._listener.partitions)
         value = encode_request(request)
-        self._producer.post(self._topic, partition, request.operation_id.encode(), value)
+        self._producer.send_nowait(self._topic, partition, request.operation_id.encode(), value)
 
     def send_acknowledged(self, request: Request, timeout_s: float) -> None:
         """Send once, without waiting for the decision: return once the broker has it."""
@@ -96,12 +102,9 @@ class Dispatcher:
         deadline = time.monotonic() + self.timeouts.total_s
         try:
             while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise _timeout(request, self.timeouts.total_s)
-                _try_send(self, request)
+                wait = _send_again(self, request, deadline - time.monotonic())
                 try:
-                    return answer.result(timeout=min(left, self.timeouts.resend_after_s))
+                    return answer.result(timeout=wait)
                 except FutureTimeout:
                     continue
         finally:
@@ -148,21 +151,27 @@ class _Resender:
         """Send (again) and re-arm, or fail the call once its deadline has passed."""
         if self._answer.done():
             return
-        timeouts = self._dispatcher.timeouts
-        left = self._deadline - self._loop.time()
         try:
-            if left <= 0:
-                raise _timeout(self._request, timeouts.total_s)
-            _try_send(self._dispatcher, self._request)
+            left = self._deadline - self._loop.time()
+            wait = _send_again(self._dispatcher, self._request, left)
         except (LedgerTimeoutError, NotAuthorizedError) as exc:
             self._answer.set_exception(exc)
             return
-        self._handle = self._loop.call_later(min(left, timeouts.resend_after_s), self)
+        self._handle = self._loop.call_later(wait, self)
 
     def cancel(self) -> None:
         """Stop re-sending: the call has its answer (or gave up)."""
         if self._handle is not None:
             self._handle.cancel()
+
+
+def _send_again(dispatcher: Dispatcher, request: Request, left_s: float) -> float:
+    """One attempt of a call (blocking or async): send, and return how long to wait for
+    the answer before the next attempt; the timeout error once no time is left."""
+    if left_s <= 0:
+        raise _timeout(request, dispatcher.timeouts.total_s)
+    _try_send(dispatcher, request)
+    return min(left_s, dispatcher.timeouts.resend_after_s)
 
 
 def _try_send(dispatcher: Dispatcher, request: Request) -> None:

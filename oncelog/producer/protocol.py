@@ -62,29 +62,34 @@ def _request(route: Route, token: str | None, body: m.Body) -> m.Request:
     return m.Request(entropy.request_id(), op, route.channel_id, route.key_name, token, body)
 
 
-def build_claim(
-    route: Route,
-    *,
-    tool_name: str,
-    params: Mapping[str, Any],
-    dedup_fields: Sequence[str] | None,
-    lease_seconds: float,
-    retention_seconds: float,
-    effect: str,
-    worker_id: str,
-) -> m.Request:
+@dataclass(frozen=True, slots=True)
+class ClaimOptions:
+    """What a claim asks for, as the caller gave it (validated by :func:`build_claim`)."""
+
+    tool_name: str
+    params: Mapping[str, Any]
+    dedup_fields: Sequence[str] | None = None
+    lease_seconds: float = 60
+    retention_seconds: float = DEFAULT_RETENTION_S
+    effect: str = "external"
+
+
+def build_claim(route: Route, options: ClaimOptions, worker_id: str) -> m.Request:
     """A claim request with a fresh token; raises on any bad argument."""
-    if effect not in _EFFECTS:
-        raise InvalidArgumentError(f"effect must be 'pure' or 'external', got {effect!r}")
+    if options.effect not in _EFFECTS:
+        raise InvalidArgumentError(f"effect must be 'pure' or 'external', got {options.effect!r}")
+    tool_name, params = options.tool_name, options.params
     body = m.Claim(
         tool_name=validation.validate_id("tool_name", tool_name),
         params=validation.validate_params(params),
-        request_hash=ids.request_hash(tool_name, params, dedup_fields),
-        lease_ms=validation.validate_lease_ms(seconds_to_ms("lease_seconds", lease_seconds)),
-        retention_ms=validation.validate_retention_ms(
-            seconds_to_ms("retention_seconds", retention_seconds)
+        request_hash=ids.request_hash(tool_name, params, options.dedup_fields),
+        lease_ms=validation.validate_lease_ms(
+            seconds_to_ms("lease_seconds", options.lease_seconds)
         ),
-        effect=_EFFECTS[effect],
+        retention_ms=validation.validate_retention_ms(
+            seconds_to_ms("retention_seconds", options.retention_seconds)
+        ),
+        effect=_EFFECTS[options.effect],
         worker_id=validation.validate_id("worker_id", worker_id),
     )
     return _request(route, new_claim_token(), body)

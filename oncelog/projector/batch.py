@@ -40,7 +40,9 @@ class Folded:
 
 
 @dataclass
-class _Part:
+class _PartitionRecords:
+    """The decoded, valid requests of one partition in a batch, in log order."""
+
     items: list[tuple[Request, int, int]] = field(default_factory=list)  # request, ts, offset
 
 
@@ -55,7 +57,7 @@ class BatchFolder:
     def fold(self, messages: list[Message], load_states: StateLoader) -> Folded:
         """Fold ``messages`` (any partitions, log order within each)."""
         out = Folded()
-        parts: dict[int, _Part] = {}
+        parts: dict[int, _PartitionRecords] = {}
         last: dict[int, int] = {}
         for msg in messages:
             err = msg.error()
@@ -67,7 +69,7 @@ class BatchFolder:
                 raise kafka_failure(where_, topic, err)
             p, offset = where(msg)
             last[p] = offset
-            self._decode(msg, p, offset, parts.setdefault(p, _Part()), out)
+            self._decode(msg, p, offset, parts.setdefault(p, _PartitionRecords()), out)
         states = load_states({r.operation_id for part in parts.values() for r, _, _ in part.items})
         for p, part in parts.items():
             self._fold_partition(p, part, states, out)
@@ -77,7 +79,9 @@ class BatchFolder:
             out.positions[p] = Position(offset + 1, self.clocks.get(p, PartitionClock()).last_ms)
         return out
 
-    def _decode(self, msg: Message, p: int, offset: int, part: _Part, out: Folded) -> None:
+    def _decode(
+        self, msg: Message, p: int, offset: int, part: _PartitionRecords, out: Folded
+    ) -> None:
         value = msg.value() or b""
         ts = msg.timestamp()[1]
         request: Request | None = None
@@ -99,7 +103,7 @@ class BatchFolder:
         return DeadLetter(self._topic, p, offset, ts, exc.code, str(exc), length)
 
     def _fold_partition(
-        self, p: int, part: _Part, states: dict[str, ExecutionState], out: Folded
+        self, p: int, part: _PartitionRecords, states: dict[str, ExecutionState], out: Folded
     ) -> None:
         if not part.items:
             return

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from oncelog.projector.store import Batch, Store
 
@@ -57,6 +57,7 @@ class Committer:
         before_commit: Callable[[], None] | None = None,
         commit_records: int = COMMIT_RECORDS,
         commit_interval_s: float = COMMIT_INTERVAL_S,
+        committed: Mapping[int, int] | None = None,
     ) -> None:
         self._store = store
         self._commit_records = commit_records
@@ -70,6 +71,8 @@ class Committer:
         self._busy = False
         self._closing = False
         self._error: BaseException | None = None
+        # partition -> the next offset committed here: what wait_committed() waits on
+        self._committed: dict[int, int] = dict(committed or {})
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._loop, name="oncelog-commit", daemon=True)
         self._thread.start()
@@ -106,6 +109,17 @@ class Committer:
             finally:
                 self._draining -= 1
             self._raise_pending()
+
+    def wait_committed(self, partition: int, offset: int, timeout_s: float) -> bool:
+        """Block until the record at ``offset`` of ``partition`` is committed; False when
+        ``timeout_s`` passes first. Raises a failed commit."""
+        with self._cond:
+            done = self._cond.wait_for(
+                lambda: self._committed.get(partition, 0) > offset or self._error is not None,
+                timeout_s,
+            )
+            self._raise_pending()
+            return done
 
     def close(self) -> None:
         """Drain, then stop the thread."""
@@ -150,6 +164,10 @@ class Committer:
                     self._before_commit()
                 batch = merge(batches)
                 self._store.commit(batch)
+                with self._cond:
+                    for p, position in batch.positions.items():
+                        known = self._committed.get(p, 0)
+                        self._committed[p] = max(known, position.next_offset)
                 if self._on_committed is not None:
                     self._on_committed(batch)
             except BaseException as exc:  # handed to the folding thread, which stops

@@ -52,7 +52,7 @@ Result = tuple[ExecutionState | None, Decision]
 
 _GRANTS: Final = frozenset({Outcome.CLAIMED, Outcome.RECLAIMED})
 
-_NAMING: Final = {
+_OUTCOME_OF_STATUS: Final = {
     Status.CLAIMED: Outcome.STATE_CLAIMED,
     Status.COMPLETED: Outcome.STATE_COMPLETED,
     Status.FAILED: Outcome.STATE_FAILED,
@@ -111,14 +111,14 @@ def _decide(
     )
 
 
-def _same(state: ExecutionState | None, request: Request, outcome: Outcome, t: int) -> Result:
+def _unchanged(state: ExecutionState | None, request: Request, outcome: Outcome, t: int) -> Result:
     """No change: judged, answered, nothing new to publish on the changelog."""
     return state, _decide(state, request, outcome, t)
 
 
-def _naming(state: ExecutionState, request: Request, t: int) -> Result:
+def _answer_with_state(state: ExecutionState, request: Request, t: int) -> Result:
     """The "any other pair" row: an outcome naming the state, no change."""
-    return state, _decide(state, request, _NAMING[state.status], t)
+    return state, _decide(state, request, _OUTCOME_OF_STATUS[state.status], t)
 
 
 def _stale(state: ExecutionState, request: Request, t: int, suspected: bool = False) -> Result:
@@ -221,7 +221,7 @@ def _grant_changes(body: Claim, fp: str, t: int) -> dict[str, Any]:
 
 def _first_claim(request: Request, body: Claim, t: int) -> Result:
     if request.claim_token is None:
-        return _same(None, request, Outcome.INVALID_REQUEST, t)
+        return _unchanged(None, request, Outcome.INVALID_REQUEST, t)
     fp = token_fingerprint(request.claim_token)
     memo = RecentRequest(request.request_id, Outcome.CLAIMED, 1, fp, _payload_fp(body), t)
     state = ExecutionState(
@@ -265,12 +265,12 @@ def _reclaim(state: ExecutionState, request: Request, body: Claim, fp: str, t: i
 def _on_claim(state: ExecutionState, request: Request, body: Claim, fp: str, t: int) -> Result:
     status = state.status
     if request.claim_token is None:
-        return _same(state, request, Outcome.INVALID_REQUEST, t)
+        return _unchanged(state, request, Outcome.INVALID_REQUEST, t)
     if status is Status.CLAIMED:
         if fp == state.token_fp:
-            return _same(state, request, Outcome.CLAIMED, t)
+            return _unchanged(state, request, Outcome.CLAIMED, t)
         if t < state.lease_deadline_ms:
-            return _same(state, request, Outcome.IN_PROGRESS, t)
+            return _unchanged(state, request, Outcome.IN_PROGRESS, t)
         return _reclaim(state, request, body, fp, t)
     if status is Status.FAILED and state.retryable:
         return _reclaim(state, request, body, fp, t)
@@ -281,11 +281,11 @@ def _answer_without_grant(state: ExecutionState, request: Request, t: int) -> Re
     """What a claim learns when it gets no grant: the state's answer, no change."""
     status = state.status
     if status is Status.CLAIMED:
-        return _same(state, request, Outcome.IN_PROGRESS, t)
+        return _unchanged(state, request, Outcome.IN_PROGRESS, t)
     if status is Status.COMPLETED and state.expires_at_ms is not None and t < state.expires_at_ms:
         return state, _decide(state, request, Outcome.REPLAYED, t, result=state.result)
     if status is Status.COMPLETED or status is Status.EXPIRED:
-        return _same(state, request, Outcome.RESULT_EXPIRED, t)
+        return _unchanged(state, request, Outcome.RESULT_EXPIRED, t)
     return state, _decide(state, request, Outcome.FAILED, t, error=state.error)
 
 
@@ -295,7 +295,7 @@ def _on_heartbeat(
     if fp != state.token_fp:
         return _stale(state, request, t)
     if state.status is not Status.CLAIMED:
-        return _naming(state, request, t)
+        return _answer_with_state(state, request, t)
     lease = state.lease_ms if body.lease_ms is None else body.lease_ms
     return _commit(
         state,
@@ -332,7 +332,7 @@ def _on_complete(
             expires_at_ms=t + state.retention_ms,
         )
     if status is Status.FAILED:
-        return _naming(state, request, t)
+        return _answer_with_state(state, request, t)
     return _duplicate_complete(state, request, body, t)
 
 
@@ -342,7 +342,7 @@ def _duplicate_complete(state: ExecutionState, request: Request, body: Complete,
         return state, _decide(state, request, Outcome.COMPLETED, t, result=state.result)
     requested = _hash(body.result)
     if requested == state.result_hash:  # EXPIRED: same result, but its body is gone
-        return _naming(state, request, t)
+        return _answer_with_state(state, request, t)
     return state, _decide(
         state,
         request,
@@ -357,7 +357,7 @@ def _on_fail(state: ExecutionState, request: Request, body: Fail, fp: str, t: in
     if fp != state.token_fp:
         return _stale(state, request, t)
     if state.status is not Status.CLAIMED:
-        return _naming(state, request, t)
+        return _answer_with_state(state, request, t)
     return _commit(
         state,
         request,
@@ -375,15 +375,15 @@ def _on_release(state: ExecutionState, request: Request, body: Release, fp: str,
     if fp != state.token_fp:
         return _stale(state, request, t)
     if state.status is not Status.CLAIMED:
-        return _naming(state, request, t)
+        return _answer_with_state(state, request, t)
     return _commit(state, request, fp, Outcome.RELEASED, t, lease_deadline_ms=t)
 
 
 def _on_cancel(state: ExecutionState, request: Request, body: Cancel, fp: str, t: int) -> Result:
     if state.status is not Status.CLAIMED:
-        return _naming(state, request, t)
+        return _answer_with_state(state, request, t)
     if state.cancel_requested:
-        return _same(state, request, Outcome.CANCEL_REQUESTED, t)
+        return _unchanged(state, request, Outcome.CANCEL_REQUESTED, t)
     return _commit(
         state,
         request,
@@ -398,13 +398,13 @@ def _on_cancel(state: ExecutionState, request: Request, body: Cancel, fp: str, t
 def _on_sweep(state: ExecutionState, request: Request, body: Sweep, fp: str, t: int) -> Result:
     expires = state.expires_at_ms
     if state.status is not Status.COMPLETED or expires is None or expires > t:
-        return _naming(state, request, t)
+        return _answer_with_state(state, request, t)
     return _commit(state, request, fp, Outcome.EXPIRED, t, status=Status.EXPIRED, result=None)
 
 
 def _on_get(state: ExecutionState, request: Request, body: Get, fp: str, t: int) -> Result:
     """A read through the log: the outcome names the state, which the decision carries."""
-    return _naming(state, request, t)
+    return _answer_with_state(state, request, t)
 
 
 _RULES: Final[dict[type, Callable[[ExecutionState, Request, Any, str, int], Result]]] = {
@@ -455,7 +455,7 @@ def fold(state: ExecutionState | None, request: Request, log_time_ms: int) -> Re
     if state is None:
         if type(body) is Claim:
             return _first_claim(request, body, log_time_ms)
-        return _same(None, request, Outcome.STATE_ABSENT, log_time_ms)
+        return _unchanged(None, request, Outcome.STATE_ABSENT, log_time_ms)
     # The conflict rule comes first: a different request_hash never takes effect.
     if type(body) is Claim and body.request_hash != state.request_hash:
         return state, _decide(

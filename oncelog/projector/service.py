@@ -64,8 +64,9 @@ class Projector:
         self._before_commit = before_commit
         # A flush before each commit: a committed position always means "published".
         self._committer = Committer(
-            store, on_batch, before_commit=lambda: self._producer.flush(_FLUSH_TIMEOUT_S)
-        )
+            store, on_batch, before_commit=lambda: self._producer.flush(_FLUSH_TIMEOUT_S),
+            committed={p: pos.next_offset for p, pos in store.positions().items()},
+        )  # fmt: skip
         self._reader = store.reader()
         self._states = StateCache(max_states)
         self._partitions = 0  # of the requests topic, known after start()
@@ -140,6 +141,11 @@ class Projector:
         self._known = self._store.operation_ids(sorted(self._clocks))
         consumer.unassign()
 
+    def wait_committed(self, partition: int, offset: int, timeout_s: float) -> bool:
+        """Block until the request at ``offset`` of ``partition`` is committed to DuckDB
+        (bounded; False on timeout): decisions are published before their commit."""
+        return self._committer.wait_committed(partition, offset, timeout_s)
+
     # --- one batch -----------------------------------------------------------------
 
     def run_once(self) -> int:
@@ -183,14 +189,14 @@ class Projector:
     def _publish(self, out: Folded) -> None:
         """Queue every decision, snapshot and dead letter of the batch (flushed before commit)."""
         s = self._settings
-        post = self._producer.post
+        send = self._producer.send_nowait
         for entry in out.audit:
             decision = entry.decision
             key = decision.request_id.encode()
-            post(s.decisions_topic, entry.partition, key, encode_decision(decision))
+            send(s.decisions_topic, entry.partition, key, encode_decision(decision))
         for snap in out.snapshots:
             key = snap.state.operation_id.encode()
-            post(s.executions_topic, snap.source_partition, key, encode_snapshot(snap))
+            send(s.executions_topic, snap.source_partition, key, encode_snapshot(snap))
         for dead in out.dead:
             headers = [
                 ("source_topic", dead.topic.encode()),
@@ -200,4 +206,4 @@ class Projector:
                 ("error", dead.message.encode()[:4096]),
             ]
             raw = out.raw[(dead.partition, dead.offset)]
-            post(s.deadletter_topic, dead.partition, b"", raw, headers)
+            send(s.deadletter_topic, dead.partition, b"", raw, headers)

@@ -41,7 +41,7 @@ class SweepScheduler:
             if partition not in owned or op in self._pending:
                 continue
             request = Request(str(uuid.uuid4()), op, channel, key, None, Sweep())
-            producer.post(self._topic, partition, op.encode(), encode_request(request))
+            producer.send_nowait(self._topic, partition, op.encode(), encode_request(request))
             self._pending.add(op)
             sent += 1
         return sent

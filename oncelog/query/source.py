@@ -6,14 +6,12 @@ live queries go through its HTTP API. Both sources answer with the same models.
 
 from __future__ import annotations
 
-import json
-import urllib.error
 import urllib.parse
-import urllib.request
 from datetime import datetime
 from typing import Any, Protocol
 
 import duckdb
+import httpx
 from pydantic import SecretStr
 
 from oncelog.errors import InvalidArgumentError, LedgerError, NotFoundError, UnauthorizedError
@@ -93,14 +91,25 @@ class HttpSource:
             self._headers["Authorization"] = f"Bearer {token.get_secret_value()}"
 
     def _get(self, path: str, **params: Any) -> Any:
-        query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
-        url = f"{self._base}{path}" + (f"?{query}" if query else "")
-        request = urllib.request.Request(url, headers=self._headers)
+        present = {k: v for k, v in params.items() if v is not None}
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout_s) as response:
-                return json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            raise _ledger_error(exc) from exc
+            response = httpx.get(
+                f"{self._base}{path}", params=present, headers=self._headers,
+                timeout=self._timeout_s,
+            )  # fmt: skip
+        except httpx.TransportError as exc:
+            raise LedgerError(f"the query API at {self._base} did not answer: {exc}") from exc
+        if response.is_error:
+            raise _ledger_error(response)
+        return response.json()
+
+    def healthy(self) -> bool:
+        """True when the API answers ``/healthz``."""
+        try:
+            self._get("/healthz")
+        except LedgerError:
+            return False
+        return True
 
     def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> StepStatus:
         """GET /v1/status/{channel}/{step_or_key}."""
@@ -137,16 +146,17 @@ def _q(part: str) -> str:
     return urllib.parse.quote(part, safe="")
 
 
-def _ledger_error(exc: urllib.error.HTTPError) -> LedgerError:
+def _ledger_error(response: httpx.Response) -> LedgerError:
     try:
-        body = json.loads(exc.read())
+        body = response.json()
         message = f"{body.get('code')}: {body.get('message')}"
     except (ValueError, AttributeError):
-        message = str(exc)
-    if exc.code == 401:
+        message = f"{response.status_code} {response.reason_phrase}"
+    status = response.status_code
+    if status == 401:
         return UnauthorizedError(f"{message} (set ONCELOG_HTTP_TOKEN to the API's token)")
-    if exc.code == 404:
+    if status == 404:
         return NotFoundError(message)
-    if exc.code in (400, 422):
+    if status in (400, 422):
         return InvalidArgumentError(message)
-    return LedgerError(f"HTTP {exc.code} from the query API: {message}")
+    return LedgerError(f"HTTP {status} from the query API: {message}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +15,9 @@ from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
 from oncelog.settings import Settings
+from oncelog.testing import InMemoryLedger
 from oncelog.topics import admin_client, create_topics, ledger_topics
+from tests.integration.contract import AsyncFacade, Backend, any_client
 
 
 @dataclass
@@ -69,18 +71,35 @@ FAST = Timeouts(total_s=30.0, resend_after_s=5.0)
 PATIENT = Timeouts(total_s=120.0, resend_after_s=5.0)
 
 
-class AsyncFacade:
-    """Runs the sync scenario suite through the async client (one loop per call)."""
+@pytest.fixture(params=["memory", "kafka"])
+def ledger_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    """The ledger of a contract test: in memory, or Kafka with a projector thread.
 
-    def __init__(self, client: LedgerClient, runner: Callable[[Awaitable[Any]], Any]) -> None:
-        self._client = client
-        self._run = runner
+    The Kafka fixtures are asked for only by the ``kafka`` param (the ``kafka`` marker is
+    added to those tests by ``tests/conftest.py``), so the memory half runs without a broker.
+    """
+    if request.param == "memory":
+        ledger = InMemoryLedger(partitions=3)
+        backend = Backend("memory", ledger.settings, FAST, memory=ledger)
+    else:
+        request.getfixturevalue("projector")
+        backend = Backend("kafka", request.getfixturevalue("topics"), FAST)
+    try:
+        yield backend
+    finally:
+        backend.close()
 
-    def __getattr__(self, name: str) -> Any:
-        method = getattr(self._client, name)
-        if not name.endswith("_execution"):
-            return method
-        return lambda *a, **k: self._run(method(*a, **k))
+
+@pytest.fixture(params=["sync", "async"])
+def ledger_client(ledger_backend: Backend, request: pytest.FixtureRequest) -> Any:
+    """The scenario suite's client: blocking, or async behind a blocking facade."""
+    return any_client(ledger_backend, request.param)
+
+
+@pytest.fixture
+def make_worker(ledger_backend: Backend) -> Callable[..., SyncLedgerClient]:
+    """Other workers (blocking clients) on the contract's ledger."""
+    return ledger_backend.sync_client
 
 
 @pytest.fixture(params=["sync", "async"])

@@ -7,6 +7,7 @@ from typing import Any
 
 from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.reader import read_to_end
+from oncelog.projector.service import Projector
 from oncelog.schemas.codec import decode_decision, decode_snapshot
 from oncelog.schemas.models import Decision, ExecutionSnapshot
 from oncelog.settings import Settings
@@ -49,21 +50,15 @@ def wait_until_log_time_passes(log_ms: int) -> None:
 
 
 def wait_for_projection(
-    store: Any, position: tuple[int, int] | None, timeout_s: float = 30
+    projector: Projector, position: tuple[int, int] | None, timeout_s: float = 30
 ) -> None:
-    """Wait until the DuckDB projection has committed past ``position`` (bounded).
+    """Wait until the projector has committed ``position`` to DuckDB (bounded).
 
     Decisions are published before the batch is committed, so a client can
-    know an answer before the projection shows it.
+    know an answer before the projection shows it. The wait is on the
+    projector's committed position, not a poll of DuckDB.
     """
     assert position is not None
     partition, offset = position
-    # Another thread commits on the store's own connection: read through a cursor.
-    cursor = store.cursor()
-    sql = 'SELECT next_offset FROM positions WHERE "partition" = ?'
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        row = cursor.execute(sql, [partition]).fetchone()
-        if row is not None and row[0] > offset:
-            return
-    raise AssertionError(f"projection did not pass {position} within {timeout_s}s")
+    if not projector.wait_committed(partition, offset, timeout_s):
+        raise AssertionError(f"projection did not pass {position} within {timeout_s}s")

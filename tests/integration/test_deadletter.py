@@ -55,7 +55,7 @@ def test_malformed_records_are_dead_lettered_and_later_requests_decided(
         assert headers["source_topic"] == topics.requests_topic.encode()
     codes = [dict(m.headers() or [])["error_code"] for m in dead]
     assert codes == [b"codec_error", b"codec_error", b"invalid_request"]
-    wait_for_projection(projector.store, claim.execution.position)
+    wait_for_projection(projector.projector, claim.execution.position)
     rows = (
         projector.store.cursor()
         .execute('SELECT "offset", code FROM dead_letters ORDER BY "offset"')

@@ -43,7 +43,7 @@ def test_step_status_as_of_offsets_and_time_around_a_completion(
     client.claim_execution("run-q", step=2, tool_name="model", params={"p": 0})
     claim = client.claim_execution("run-q", step=3, tool_name="model", params={"p": 1})
     done = client.complete_execution(claim.execution, claim.claim_token, {"text": "hi"})
-    wait_for_projection(projector.store, done.position)
+    wait_for_projection(projector.projector, done.position)
     con = projector.store.cursor()
     claim_offset = _offset_of(projector, "claim", "run-q", "step-3")
     complete_offset = _offset_of(projector, "complete", "run-q", "step-3")
@@ -70,7 +70,7 @@ def test_side_effects_separate_pure_and_external_steps(
             "run-mix", step=step, tool_name="t", params={}, effect=effect
         )
         done = client.complete_execution(claim.execution, claim.claim_token, step)
-    wait_for_projection(projector.store, done.position)
+    wait_for_projection(projector.projector, done.position)
     answer = queries.side_effects(projector.store.cursor(), "run-mix", 1, 6)
     assert answer.external == [2, 5]
     assert answer.pure == [1, 3, 4, 6]
@@ -79,10 +79,9 @@ def test_side_effects_separate_pure_and_external_steps(
 def test_cli_status_prints_the_word_first_through_the_http_api(
     client: Any, api: HttpServer, projector: RunningProjector
 ) -> None:
-    api_store = projector.store
     claim = client.claim_execution("run-cli", "email:1", tool_name="email", params={"to": "a"})
     done = client.complete_execution(claim.execution, claim.claim_token, {"sent": True})
-    wait_for_projection(api_store, done.position)
+    wait_for_projection(projector.projector, done.position)
     url = f"http://127.0.0.1:{api.port}"
     runner = CliRunner()
     result = runner.invoke(app, ["status", "run-cli", "email:1", "--url", url])

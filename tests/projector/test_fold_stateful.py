@@ -10,6 +10,7 @@ from oncelog.identity.tokens import token_fingerprint
 from oncelog.projector.fold import RETRY_MEMORY_MS, PartitionClock, fold, snapshot_of
 from oncelog.schemas.codec import decode_snapshot, encode_decision, encode_snapshot
 from oncelog.schemas.models import Claim, Decision, ExecutionState, Outcome, Request, Status
+from tests.budget import examples
 from tests.projector.fold_factories import Op
 
 WORKERS = ("w0", "w1", "w2")
@@ -37,6 +38,7 @@ class Fleet(RuleBasedStateMachine):
         self.result_hashes: dict[int, str] = {}
         self.max_epoch: dict[int, int] = {}
         self.holder: dict[int, str] = {}  # op index -> the token of the last grant
+        self.grants: dict[int, list[tuple[int, str]]] = {}  # op index -> (epoch, token) granted
         # (op index, request id) -> decisions that changed the state; ids are per operation
         self.effects: dict[tuple[int, str], int] = {}
 
@@ -57,6 +59,8 @@ class Fleet(RuleBasedStateMachine):
             if decision.outcome in GRANTS:
                 assert request.claim_token is not None
                 self.holder[index] = request.claim_token
+                assert after is not None
+                self.grants.setdefault(index, []).append((after.epoch, request.claim_token))
             encoded = encode_snapshot(snapshot_of(decision, 0, offset))
             self.snapshots.append((index, offset, encoded))
         return decision
@@ -205,6 +209,30 @@ class Fleet(RuleBasedStateMachine):
         assert all(count == 1 for count in self.effects.values())
 
     @invariant()
+    def at_most_one_holder(self) -> None:
+        """Of every token ever granted, at most one is still accepted, and it is the last grant.
+
+        Asked of the fold itself: a heartbeat probe (judged, not kept) with each granted token
+        must be fenced for every grant but the live one, whoever the workers are.
+        """
+        _, now = self.clock.advance(self.broker_ts)
+        for index, granted in self.grants.items():
+            state = self.states[index]
+            assert state is not None
+            # A worker may re-claim with the token it holds: judge each token once.
+            tokens = dict.fromkeys(token for _, token in granted)
+            accepted = [
+                token
+                for token in tokens
+                if fold(state, OPS[index].heartbeat(token), now)[1].outcome is Outcome.HEARTBEAT_OK
+            ]
+            assert len(accepted) <= 1, f"{len(accepted)} live holders of one operation"
+            if accepted:
+                assert state.status is Status.CLAIMED
+                assert accepted == [granted[-1][1]]
+                assert granted[-1][0] == state.epoch
+
+    @invariant()
     def the_state_names_the_last_grant(self) -> None:
         """The holder is the token of the last grant decision, and only by fingerprint."""
         for index, state in self.states.items():
@@ -238,5 +266,7 @@ class Fleet(RuleBasedStateMachine):
             assert restored == self.states
 
 
-Fleet.TestCase.settings = settings(max_examples=200, stateful_step_count=60, deadline=None)
+Fleet.TestCase.settings = settings(
+    max_examples=examples(200), stateful_step_count=60, deadline=None
+)
 TestFleet = Fleet.TestCase

@@ -48,6 +48,7 @@ from oncelog.schemas.models import (
     Status,
     Sweep,
 )
+from tests.budget import examples
 
 OLD_REQUEST = Path(__file__).parent / "old" / "request.v0.avsc"
 
@@ -308,7 +309,7 @@ def _mutations(draw: st.DrawFn) -> bytes:
     return bytes(base)
 
 
-@settings(max_examples=10_000, deadline=None)
+@settings(max_examples=examples(10_000), deadline=None)
 @given(data=_mutations() | st.binary(max_size=80))
 def test_fuzz_decoding_raises_only_codec_error(data: bytes) -> None:
     for decode in (decode_request, decode_snapshot, decode_decision):

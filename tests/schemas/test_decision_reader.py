@@ -24,6 +24,7 @@ from oncelog.schemas.models import (
     RecentRequest,
     Status,
 )
+from tests.budget import examples
 from tests.schemas.corruption import corrupt
 
 LONGS = st.integers(-(2**63), 2**63 - 1)
@@ -61,7 +62,7 @@ def test_the_reader_implements_the_current_schema() -> None:
     assert REGISTRY.current_fingerprint[DECISION] == codec._FAST_DECISION
 
 
-@settings(max_examples=1_000, deadline=None)
+@settings(max_examples=examples(1_000), deadline=None)
 @given(decision=DECISIONS)
 def test_reader_equals_fastavro_on_every_valid_record(decision: Decision) -> None:
     data = encode_decision(decision)
@@ -80,7 +81,7 @@ def _corrupted(draw: st.DrawFn) -> bytes:
     return corrupt(draw, encode_decision(draw(DECISIONS)))
 
 
-@settings(max_examples=1_000, deadline=None)
+@settings(max_examples=examples(1_000), deadline=None)
 @given(data=_corrupted())
 def test_reader_on_corrupt_bytes_steps_aside_or_agrees(data: bytes) -> None:
     fast = read_decision(data)

@@ -42,6 +42,7 @@ from oncelog.schemas.models import (
     evolve,
 )
 from oncelog.schemas.record_writer import StateBodies, state_body, write_long
+from tests.budget import examples
 from tests.projector.fold_factories import Op, run
 
 # Around every varint width: one byte, two, the millisecond epoch, the 64-bit ends.
@@ -182,7 +183,7 @@ def _named_types() -> dict[str, Any]:
 # --- bytes equal fastavro's, and decode back ----------------------------------------
 
 
-@settings(max_examples=1_000, deadline=None)
+@settings(max_examples=examples(1_000), deadline=None)
 @given(state=STATES)
 def test_state_blob_equals_fastavro(state: ExecutionState) -> None:
     data = encode_state(state)
@@ -190,7 +191,7 @@ def test_state_blob_equals_fastavro(state: ExecutionState) -> None:
     assert decode_state(data) == state
 
 
-@settings(max_examples=1_500, deadline=None)
+@settings(max_examples=examples(1_500), deadline=None)
 @given(decision=DECISIONS)
 def test_decision_equals_fastavro(decision: Decision) -> None:
     data = encode_decision(decision)
@@ -198,7 +199,7 @@ def test_decision_equals_fastavro(decision: Decision) -> None:
     assert decode_decision(data) == decision
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(snapshot=SNAPSHOTS)
 def test_snapshot_equals_fastavro(snapshot: ExecutionSnapshot) -> None:
     data = encode_snapshot(snapshot)
@@ -235,7 +236,7 @@ def test_big_lengths_take_three_byte_varints() -> None:
 # --- longs ---------------------------------------------------------------------------
 
 
-@settings(max_examples=2_000, deadline=None)
+@settings(max_examples=examples(2_000), deadline=None)
 @given(n=LONGS)
 def test_write_long_equals_fastavro(n: int) -> None:
     buf = io.BytesIO()

@@ -26,6 +26,7 @@ from oncelog.schemas.models import (
     Sweep,
 )
 from oncelog.schemas.request_reader import read_request
+from tests.budget import examples
 from tests.schemas.corruption import corrupt
 
 LONGS = st.integers(-(2**63), 2**63 - 1)
@@ -56,7 +57,7 @@ def test_the_reader_implements_the_current_schema() -> None:
     assert REGISTRY.current_fingerprint[REQUEST] == codec._FAST_REQUEST
 
 
-@settings(max_examples=2_000, deadline=None)
+@settings(max_examples=examples(2_000), deadline=None)
 @given(request=REQUESTS)
 def test_reader_equals_fastavro_on_every_valid_record(request: Request) -> None:
     data = encode_request(request)
@@ -76,7 +77,7 @@ def _corrupted(draw: st.DrawFn) -> bytes:
 _HEADER = encode_request(Request("r", "o", "c", "k", None, Sweep()))[: codec.HEADER_LEN]
 
 
-@settings(max_examples=2_000, deadline=None)
+@settings(max_examples=examples(2_000), deadline=None)
 @given(data=_corrupted() | st.binary(max_size=60).map(lambda tail: _HEADER + tail))
 def test_reader_on_corrupt_bytes_steps_aside_or_agrees(data: bytes) -> None:
     fast = read_request(data)

@@ -42,7 +42,7 @@ from oncelog.schemas.codec import encode_request
 from oncelog.schemas.models import Decision, Status
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
-from tests.integration.conftest import FAST, start_projector
+from tests.integration.conftest import FAST, RunningProjector, start_projector
 from tests.integration.helpers import kafka, snapshots_of, wait_for_projection
 
 
@@ -89,12 +89,12 @@ def roles(secure_broker: LocalBroker, tmp_path_factory: pytest.TempPathFactory) 
 
 
 @pytest.fixture(scope="module")
-def projector(roles: Roles) -> Iterator[Store]:
+def projector(roles: Roles) -> Iterator[RunningProjector]:
     """The projector, logged in as ``projector``: restores, folds and publishes."""
     store = Store(roles.projector.db_path)
     running = start_projector(roles.projector, store, sweep_interval_s=0.2)
     try:
-        yield store
+        yield running
     finally:
         running.halt()
         store.close()
@@ -112,7 +112,7 @@ def _run_once(worker: Settings, channel: str) -> Execution:
 
 @pytest.mark.kafka
 def test_a_worker_claims_and_completes_and_the_projector_folds_it(
-    roles: Roles, projector: Store
+    roles: Roles, projector: RunningProjector
 ) -> None:
     done = _run_once(roles.worker, "run-acl-1")
     with SyncLedgerClient(roles.worker, timeouts=FAST) as client:
@@ -123,9 +123,9 @@ def test_a_worker_claims_and_completes_and_the_projector_folds_it(
         assert got is not None
         assert got.status == "completed"
     # The projector committed it to DuckDB and published the snapshot the auditor reads.
-    wait_for_projection(projector, done.position)
+    wait_for_projection(projector.projector, done.position)
     row = (
-        projector.cursor()
+        projector.store.cursor()
         .execute("SELECT status FROM executions WHERE operation_id = ?", [done.id])
         .fetchone()
     )

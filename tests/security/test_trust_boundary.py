@@ -118,7 +118,7 @@ def test_no_readable_surface_yields_a_working_token(
     worker_a, forger = make_client("worker-a"), make_client("forger")
     claim = worker_a.claim_execution(CHANNEL, KEY, tool_name="charge", params={"cents": 4200})
     token = claim.claim_token
-    wait_for_projection(projector.store, claim.execution.position)
+    wait_for_projection(projector.projector, claim.execution.position)
     op = operation_id(CHANNEL, KEY)
     url = f"http://127.0.0.1:{api.port}"
     surfaces = (
@@ -143,7 +143,7 @@ def test_no_readable_surface_yields_a_working_token(
         {"charge_id": "ch_1"},
         "worker-a",
     )
-    wait_for_projection(projector.store, done.position)
+    wait_for_projection(projector.projector, done.position)
     status = httpx.get(
         f"{url}/v1/status/{CHANNEL}/{KEY}", headers={"Authorization": f"Bearer {API_TOKEN}"}
     ).json()
@@ -185,7 +185,7 @@ def test_no_claim_token_field_in_any_readable_schema(
         assert "claim_token" not in columns, table
     client = make_client("worker-json")
     claim = client.claim_execution(CHANNEL, "json:1", tool_name="t", params={})
-    wait_for_projection(projector.store, claim.execution.position)
+    wait_for_projection(projector.projector, claim.execution.position)
     runner, url = CliRunner(), f"http://127.0.0.1:{api.port}"
     env = {"ONCELOG_HTTP_TOKEN": API_TOKEN}
     op = operation_id(CHANNEL, "json:1")

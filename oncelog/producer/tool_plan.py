@@ -1,0 +1,340 @@
+"""The executor as a plan: claim -> run the tool under a heartbeat -> complete or fail.
+
+The plan is a generator of steps and does no I/O. A driver performs each step
+and sends the answer back in (or throws the call's exception in): the async
+and the blocking driver (:mod:`oncelog.producer.executor`) run the same plan,
+so every judgement below (when to wait, when a lease counts as lost, what gets
+recorded) is written once and tested without a ledger (``tests/producer/test_tool_plan.py``).
+
+Which exceptions are recorded: an :class:`Exception` from the tool is recorded
+with ``fail_execution`` and re-raised. A :class:`BaseException` that is not an
+``Exception`` (``KeyboardInterrupt``, ``SystemExit``, a ``CancelledError`` not
+caused by our own stop) is not a result of the tool: nothing is recorded, the
+lease lapses, and the next claimer reconciles with the attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Generic, Protocol, TypeVar
+
+from oncelog.errors import (
+    InvalidStateError,
+    LeaseLostError,
+    LedgerError,
+    LedgerTimeoutError,
+    StaleClaimError,
+    ToolInProgressError,
+)
+from oncelog.producer.calls import ExecutionRef
+from oncelog.producer.clock import Clock
+from oncelog.producer.protocol import ClaimOptions
+from oncelog.producer.results import Claim, ClaimStatus, Execution, Heartbeat
+from oncelog.producer.tool_model import (
+    StopSignal,
+    ToolContext,
+    ToolOutcome,
+    ToolRun,
+    ToolSpec,
+    ToolTarget,
+)
+
+_LAPSE_MARGIN_S: Final = 0.05  # claim just after the deadline, not on it
+_MIN_POLL_S: Final = 0.1  # bounds re-claims when the local clock runs ahead of the broker's
+_MAX_ERROR_CHARS: Final = 4000
+
+ClaimT_co = TypeVar("ClaimT_co", covariant=True)
+ExecutionT_co = TypeVar("ExecutionT_co", covariant=True)
+HeartbeatT_co = TypeVar("HeartbeatT_co", covariant=True)
+R = TypeVar("R")
+
+
+class LedgerCalls(Protocol[ClaimT_co, ExecutionT_co, HeartbeatT_co]):
+    """The calls the executor makes; blocking (``LedgerCalls[Claim, Execution, Heartbeat]``)
+    or async (each answer an ``Awaitable``). Both clients, and any test double, fit."""
+
+    @property
+    def clock(self) -> Clock:
+        """The clock leases are judged by."""
+        ...
+
+    def claim_execution(
+        self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
+        tool_name: str, params: Mapping[str, Any], dedup_fields: Sequence[str] | None = None,
+        lease_seconds: float = ..., retention_seconds: float = ..., effect: str = ...,
+    ) -> ClaimT_co: ...  # fmt: skip
+
+    def complete_execution(
+        self, execution_id: ExecutionRef, claim_token: str, result: Any
+    ) -> ExecutionT_co: ...
+
+    def fail_execution(
+        self, execution_id: ExecutionRef, claim_token: str, error: str, retryable: bool = False
+    ) -> ExecutionT_co: ...
+
+    def heartbeat_execution(
+        self, execution_id: ExecutionRef, claim_token: str
+    ) -> HeartbeatT_co: ...
+
+
+AnyLedger = LedgerCalls[Any, Any, Any]
+
+
+# --- steps -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimStep:
+    """Claim the operation; answered with a :class:`Claim`."""
+
+    target: ToolTarget
+    options: ClaimOptions
+
+    def invoke(self, ledger: AnyLedger) -> Any:
+        """Make the call on ``ledger`` (its answer, or an awaitable of it)."""
+        t, o = self.target, self.options
+        return ledger.claim_execution(
+            t.channel_id, t.key_name, step=t.step, tool_name=o.tool_name, params=o.params,
+            dedup_fields=o.dedup_fields, lease_seconds=o.lease_seconds,
+            retention_seconds=o.retention_seconds, effect=o.effect,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class CompleteStep:
+    """Record the result; answered with the recorded :class:`Execution`."""
+
+    execution: Execution
+    claim_token: str = field(repr=False)
+    result: Any
+
+    def invoke(self, ledger: AnyLedger) -> Any:
+        """Make the call on ``ledger``."""
+        return ledger.complete_execution(self.execution, self.claim_token, self.result)
+
+
+@dataclass(frozen=True, slots=True)
+class FailStep:
+    """Record a failure; answered with the recorded :class:`Execution`."""
+
+    execution: Execution
+    claim_token: str = field(repr=False)
+    error: str
+    retryable: bool
+
+    def invoke(self, ledger: AnyLedger) -> Any:
+        """Make the call on ``ledger``."""
+        return ledger.fail_execution(self.execution, self.claim_token, self.error, self.retryable)
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatStep:
+    """Extend the lease; answered with a :class:`Heartbeat`."""
+
+    execution: Execution
+    claim_token: str = field(repr=False)
+
+    def invoke(self, ledger: AnyLedger) -> Any:
+        """Make the call on ``ledger``."""
+        return ledger.heartbeat_execution(self.execution, self.claim_token)
+
+
+@dataclass(frozen=True, slots=True)
+class PauseStep:
+    """Wait for time itself (a holder's lease to lapse); answered with None."""
+
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class TimerStep:
+    """Wait one heartbeat interval; answered True when the tool finished meanwhile."""
+
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class RunToolStep:
+    """Run the tool (and the reconcile hook) under :meth:`heartbeats`; answered with a
+    :class:`ToolOutcome` (the driver catches the tool's ``Exception``)."""
+
+    ctx: ToolContext
+    claim: Claim = field(repr=False)
+    spec: ToolSpec
+
+    def heartbeats(self) -> Plan[None]:
+        """The heartbeat plan to run beside the tool."""
+        return heartbeat_plan(self.spec, self.claim, self.ctx.stop)
+
+
+LedgerStep = ClaimStep | CompleteStep | FailStep | HeartbeatStep
+Step = LedgerStep | PauseStep | TimerStep | RunToolStep
+Plan = Generator[Step, Any, R]
+
+
+# --- the plans ---------------------------------------------------------------------------
+
+
+def plan_run(
+    spec: ToolSpec, target: ToolTarget, params: Mapping[str, Any], clock: Clock
+) -> Plan[ToolRun]:
+    """Run a tool at most once per idempotency key (see :mod:`oncelog.producer.executor`)."""
+    claim = yield from _claim_until_held(spec, target, params, clock)
+    if claim.status is ClaimStatus.REPLAYED:
+        return ToolRun(claim.result, claim.status, claim.execution)
+    ctx = ToolContext(claim.execution, claim.claim_token, claim.previous, StopSignal(clock))
+    outcome: ToolOutcome = yield RunToolStep(ctx, claim, spec)
+    return (yield from _settle(spec, claim, ctx, outcome))
+
+
+def _claim_until_held(
+    spec: ToolSpec, target: ToolTarget, params: Mapping[str, Any], clock: Clock
+) -> Plan[Claim]:
+    give_up_at_ms = clock.now_ms() + round(spec.wait_timeout_s * 1000)
+    while True:
+        claim: Claim = yield ClaimStep(target, spec.claim_options(params))
+        if claim.status is not ClaimStatus.IN_PROGRESS:
+            return claim
+        # Waiting for the holder's lease to lapse is waiting for time itself.
+        yield PauseStep(in_progress_delay(claim, spec, give_up_at_ms, clock.now_ms()))
+
+
+def heartbeat_plan(spec: ToolSpec, claim: Claim, stop: StopSignal) -> Plan[None]:
+    """Beat every ``lease_seconds / 3`` until the tool finishes or the stop is set."""
+    deadline_ms = claim.execution.lease_deadline_ms
+    clock = stop.clock
+    while True:
+        finished = yield TimerStep(spec.lease_seconds / 3)
+        if finished:
+            return
+        try:
+            # Not cut short at our deadline: a heartbeat appended in time keeps the lease even
+            # when its decision comes late, and the client's own timeouts bound the wait.
+            beat: Heartbeat = yield HeartbeatStep(claim.execution, claim.claim_token)
+        except Exception as exc:  # judged: fenced, or unconfirmed past the deadline
+            if judge_heartbeat_error(exc, deadline_ms, stop, clock.now_ms()):
+                return
+            continue
+        deadline_ms = beat.lease_deadline_ms
+        if beat.cancel_requested:
+            stop.set(cancelled=True, reason=beat.cancel_reason)
+            return
+
+
+def _settle(spec: ToolSpec, claim: Claim, ctx: ToolContext, outcome: ToolOutcome) -> Plan[ToolRun]:
+    ex, token, error = claim.execution, claim.claim_token, outcome.error
+    if error is None:
+        try:
+            recorded: Execution = yield CompleteStep(ex, token, outcome.result)
+        except StaleClaimError as exc:
+            raise fenced_error(ex) from exc
+        return ToolRun(recorded.result, claim.status, recorded, outcome.reconciled, claim.previous)
+    stop = ctx.stop
+    if stop.is_set:
+        stopped = stop.error(ex.id)
+        if stop.cancelled:
+            # Non-retryable: a reclaim clears the cancel flag, so a release would let the
+            # next automatic retry silently undo the cancel.
+            cancel = FailStep(ex, token, f"cancelled: {stop.reason}", False)
+            yield from _record(cancel, stopped, "recording the cancel")
+        raise stopped from error
+    if isinstance(error, Exception):
+        text, retryable = failure_of(spec, error)
+        yield from _record(FailStep(ex, token, text, retryable), error, "recording the failure")
+    raise error
+
+
+def _record(step: FailStep, caller_error: BaseException, what: str) -> Plan[None]:
+    try:
+        yield step
+    except LedgerError as exc:
+        # Keep the caller's error, noting that the ledger could not record it.
+        caller_error.add_note(f"oncelog: {what} failed: {exc}")
+
+
+# --- judgements --------------------------------------------------------------------------
+
+
+def in_progress_delay(claim: Claim, spec: ToolSpec, give_up_at_ms: int, now_ms: int) -> float:
+    """Seconds to wait before claiming again, or the typed error for an ``in_progress``."""
+    if spec.on_in_progress == "raise":
+        raise ToolInProgressError(
+            f"execution {claim.execution.id} is held by another worker",
+            execution_id=claim.execution.id,
+            holder=claim.holder,
+            lease_deadline_ms=claim.lease_deadline_ms,
+        )
+    left = (give_up_at_ms - now_ms) / 1000
+    if left <= 0:
+        raise LedgerTimeoutError(
+            f"execution {claim.execution.id} still held by {claim.holder} "
+            f"after waiting {spec.wait_timeout_s}s"
+        )
+    # Leases are judged in log time (broker time); the local clock stands in for it.
+    lapse = ((claim.lease_deadline_ms or 0) - now_ms) / 1000 + _LAPSE_MARGIN_S
+    return min(max(lapse, _MIN_POLL_S), left)
+
+
+def failure_of(spec: ToolSpec, exc: Exception) -> tuple[str, bool]:
+    """The recorded error text and whether a retry may take over at once."""
+    flag = getattr(exc, "retryable", None)
+    retryable = flag if isinstance(flag, bool) else isinstance(exc, spec.retry_on)
+    return f"{type(exc).__name__}: {exc}"[:_MAX_ERROR_CHARS], retryable
+
+
+def fenced_error(execution: Execution) -> LeaseLostError:
+    """The error for a completion fenced because another worker reclaimed the lease."""
+    return LeaseLostError(
+        f"execution {execution.id}: the lease was lost and another worker reclaimed it; "
+        "this result was recorded as duplicate_effect_suspected"
+    )
+
+
+def judge_heartbeat_error(exc: Exception, deadline_ms: int, stop: StopSignal, now_ms: int) -> bool:
+    """After a failed heartbeat: True (and the stop set) when the lease counts as lost."""
+    if isinstance(exc, StaleClaimError | InvalidStateError):
+        stop.set(cancelled=False, reason=str(exc))
+        return True
+    # A timed-out or undeliverable heartbeat proves nothing until our known deadline has passed.
+    if now_ms >= deadline_ms:
+        stop.set(cancelled=False, reason=f"no heartbeat confirmed before the deadline: {exc}")
+        return True
+    return False
+
+
+# --- stepping ----------------------------------------------------------------------------
+
+
+class PlanRunner(Generic[R]):
+    """Steps a plan for a driver: each answer (or the call's exception) goes back in."""
+
+    def __init__(self, plan: Plan[R]) -> None:
+        self._plan = plan
+        self._reply: Any = None
+        self._error: Exception | None = None
+        self._result: R | None = None
+
+    def next_step(self) -> Step | None:
+        """The next step to perform, or None once the plan has returned."""
+        try:
+            if self._error is not None:
+                error, self._error = self._error, None
+                return self._plan.throw(error)
+            return self._plan.send(self._reply)
+        except StopIteration as done:
+            self._result = done.value
+            return None
+
+    def answer(self, reply: Any) -> None:
+        """The last step's answer."""
+        self._reply = reply
+
+    def fail(self, error: Exception) -> None:
+        """The last step's call raised ``error``: the plan judges it."""
+        self._error = error
+
+    @property
+    def result(self) -> R:
+        """What the plan returned."""
+        return self._result  # type: ignore[return-value]  # None only for a Plan[None]

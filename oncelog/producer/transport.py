@@ -1,0 +1,42 @@
+"""The seam between the client calls and the log: send a request, get its decision.
+
+:class:`~oncelog.producer.dispatch.Dispatcher` is the Kafka transport;
+:class:`oncelog.testing.InMemoryLedger` folds requests in process. The calls
+(:mod:`oncelog.producer.calls`) and the executor are written once above it.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from oncelog.producer.clock import Clock
+from oncelog.schemas.models import Decision, Request
+
+
+class Transport(Protocol):
+    """Put requests on the log and read their decisions back."""
+
+    @property
+    def clock(self) -> Clock:
+        """The clock that stands in for log time on this transport."""
+        ...
+
+    def start(self) -> None:
+        """Connect (blocking)."""
+        ...
+
+    def close(self) -> None:
+        """Disconnect (blocking)."""
+        ...
+
+    def call(self, request: Request) -> Decision:
+        """Blocking: send ``request`` (again, on silence) and return its decision."""
+        ...
+
+    async def acall(self, request: Request) -> Decision:
+        """Async :meth:`call`."""
+        ...
+
+    def send_acknowledged(self, request: Request, timeout_s: float) -> None:
+        """Send once and return once the log has it, without reading the decision."""
+        ...
