@@ -94,7 +94,7 @@ def _attempt(data: bytes, pos: int) -> tuple[PreviousAttempt, int]:
     status, pos = _enum(_STATUSES, data, pos)
     error, pos = read_optional_text(data, pos)
     fields = (epoch, token_fp, worker_id, claimed_at_ms, last_heartbeat_ms, status, error)
-    return tuple.__new__(PreviousAttempt, fields), pos
+    return PreviousAttempt._make(fields), pos
 
 
 def _recent_item(data: bytes, pos: int) -> tuple[RecentRequest, int]:
@@ -105,7 +105,7 @@ def _recent_item(data: bytes, pos: int) -> tuple[RecentRequest, int]:
     payload_fp, pos = read_text(data, pos)
     log_time_ms, pos = read_long(data, pos)
     fields = (request_id, outcome, epoch, token_fp, payload_fp, log_time_ms)
-    return tuple.__new__(RecentRequest, fields), pos
+    return RecentRequest._make(fields), pos
 
 
 def _recent(data: bytes, pos: int) -> tuple[tuple[RecentRequest, ...], int]:
@@ -127,7 +127,7 @@ def _state(data: bytes, pos: int) -> tuple[ExecutionState, int]:
     for read in _STATE_FIELDS:
         value, pos = read(data, pos)
         add(value)
-    return tuple.__new__(ExecutionState, values), pos
+    return ExecutionState._make(values), pos
 
 
 def _status(data: bytes, pos: int) -> tuple[Status, int]:
@@ -182,7 +182,7 @@ def _read(data: bytes) -> Decision:
         stored_hash, request_hash, result, error, suspected, previous, source_partition,
         source_offset,
     )  # fmt: skip
-    return tuple.__new__(Decision, fields)
+    return Decision._make(fields)
 
 
 def read_decision(data: bytes) -> Decision | None:
