@@ -213,7 +213,10 @@ def _read(data: bytes) -> Request:
     body, pos = _BODY_READERS[branch >> 1](data, pos + 1)
     if pos != len(data):
         raise _UnsureError
-    return Request(request_id, operation_id, channel_id, key_name, claim_token, body)
+    # tuple.__new__ skips the NamedTuple's generated Python __new__ (every field is here)
+    return tuple.__new__(
+        Request, (request_id, operation_id, channel_id, key_name, claim_token, body)
+    )
 
 
 def read_request(data: bytes) -> Request | None:
