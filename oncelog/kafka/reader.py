@@ -6,6 +6,7 @@ transaction markers and compaction leave offsets that are never delivered.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -35,6 +36,11 @@ _LEADERLESS = frozenset(
         KafkaError._TIMED_OUT,
     }
 )
+
+# A leaderless partition right after a topic is created is retried, as expected; stamina
+# logs each retry at WARNING. Without logging configured, Python's last-resort handler
+# would print those on every CLI run; with it configured, they still reach its handlers.
+logging.getLogger("stamina").addHandler(logging.NullHandler())
 
 
 #: The throwaway groups of :func:`plain_consumer`. They never join or commit, but
