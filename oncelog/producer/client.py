@@ -4,8 +4,10 @@ async with LedgerClient() as client:          # reads ONCELOG_* settings
     claim = await client.claim_execution("run-42", "charge:4471", tool_name="charge",
                                          params={"order_id": "4471"})
 
-Every call is written once, in :class:`~oncelog.producer.calls.RequestBuilder`;
-:func:`awaiting` and :func:`blocking` make it an async or a blocking method.
+Every call is written once, in :class:`~oncelog.producer.calls.RequestBuilder`, and
+listed once, in :class:`LedgerCalls`: a :class:`Call` is an async method on a
+``LedgerClient`` (:func:`awaiting`) and a blocking one on a ``SyncLedgerClient``
+(:func:`blocking`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Mapping
-from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, Self, TypeVar, Unpack
+from types import MethodType, TracebackType
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, Unpack, overload
 
 from oncelog.producer.base import ClientBase
 from oncelog.producer.calls import PendingCall, RequestBuilder
@@ -50,7 +52,60 @@ def awaiting(
     return method
 
 
-class LedgerClient(ClientBase):
+def blocking(
+    build: Callable[Concatenate[RequestBuilder, P], PendingCall[T]],
+) -> Callable[Concatenate[SyncLedgerClient, P], T]:
+    """A blocking client method from a request builder: send, wait, interpret."""
+
+    @functools.wraps(build)
+    def method(self: SyncLedgerClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        pending = build(self.requests, *args, **kwargs)
+        return pending.interpret(self.transport.call(pending.request))
+
+    return method
+
+
+class Call(Generic[P, T]):
+    """One ledger call, bound the way the client reading it calls: awaited on a
+    :class:`LedgerClient`, blocking on a :class:`SyncLedgerClient`.
+
+    ``__get__`` is overloaded on the client's type, so a type checker sees each
+    client's exact signature although the call is declared once.
+    """
+
+    def __init__(self, build: Callable[Concatenate[RequestBuilder, P], PendingCall[T]]) -> None:
+        # Both methods are made once, here, not on every attribute access.
+        self._awaiting = awaiting(build)
+        self._blocking = blocking(build)
+        self.__doc__ = build.__doc__  # help() shows the builder's doc
+
+    @overload
+    def __get__(self, client: None, owner: type[Any]) -> Self: ...
+    @overload
+    def __get__(self, client: LedgerClient, owner: type[Any]) -> Callable[P, Awaitable[T]]: ...
+    @overload
+    def __get__(self, client: SyncLedgerClient, owner: type[Any]) -> Callable[P, T]: ...
+    def __get__(self, client: LedgerCalls | None, owner: type[Any]) -> Any:
+        if client is None:
+            return self
+        if isinstance(client, LedgerClient):
+            return MethodType(self._awaiting, client)
+        return MethodType(self._blocking, client)
+
+
+class LedgerCalls(ClientBase):
+    """The calls both clients make, listed once (see :class:`Call`)."""
+
+    claim_execution = Call(RequestBuilder.claim_execution)
+    complete_execution = Call(RequestBuilder.complete_execution)
+    fail_execution = Call(RequestBuilder.fail_execution)
+    heartbeat_execution = Call(RequestBuilder.heartbeat_execution)
+    release_execution = Call(RequestBuilder.release_execution)
+    get_execution = Call(RequestBuilder.get_execution)
+    cancel_execution = Call(RequestBuilder.cancel_execution)
+
+
+class LedgerClient(LedgerCalls):
     """Claim, heartbeat, complete, fail, release and cancel executions, asynchronously.
 
     Every decision is read back from the log. Waits are bounded by ``timeouts``
@@ -68,14 +123,6 @@ class LedgerClient(ClientBase):
     ) -> None:  # fmt: skip
         await asyncio.to_thread(self.close)
 
-    claim_execution = awaiting(RequestBuilder.claim_execution)
-    complete_execution = awaiting(RequestBuilder.complete_execution)
-    fail_execution = awaiting(RequestBuilder.fail_execution)
-    heartbeat_execution = awaiting(RequestBuilder.heartbeat_execution)
-    release_execution = awaiting(RequestBuilder.release_execution)
-    get_execution = awaiting(RequestBuilder.get_execution)
-    cancel_execution = awaiting(RequestBuilder.cancel_execution)
-
     async def run_tool(
         self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
         tool_name: str, params: Mapping[str, Any], fn: AsyncToolFn,
@@ -88,20 +135,7 @@ class LedgerClient(ClientBase):
         return await run_spec(self, spec, target, params, fn, reconcile=reconcile)
 
 
-def blocking(
-    build: Callable[Concatenate[RequestBuilder, P], PendingCall[T]],
-) -> Callable[Concatenate[SyncLedgerClient, P], T]:
-    """A blocking client method from a request builder: send, wait, interpret."""
-
-    @functools.wraps(build)
-    def method(self: SyncLedgerClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        pending = build(self.requests, *args, **kwargs)
-        return pending.interpret(self.transport.call(pending.request))
-
-    return method
-
-
-class SyncLedgerClient(ClientBase):
+class SyncLedgerClient(LedgerCalls):
     """Claim, heartbeat, complete, fail, release and cancel executions, blocking.
 
     Every decision is read back from the log. Waits are bounded by ``timeouts``
@@ -117,14 +151,6 @@ class SyncLedgerClient(ClientBase):
         tb: TracebackType | None,
     ) -> None:  # fmt: skip
         self.close()
-
-    claim_execution = blocking(RequestBuilder.claim_execution)
-    complete_execution = blocking(RequestBuilder.complete_execution)
-    fail_execution = blocking(RequestBuilder.fail_execution)
-    heartbeat_execution = blocking(RequestBuilder.heartbeat_execution)
-    release_execution = blocking(RequestBuilder.release_execution)
-    get_execution = blocking(RequestBuilder.get_execution)
-    cancel_execution = blocking(RequestBuilder.cancel_execution)
 
     def run_tool(
         self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
