@@ -97,6 +97,19 @@ def _answer(
         show(answer)
 
 
+def _answer_of(
+    db: Path | None,
+    url: str | None,
+    as_json: bool,
+    ask: Callable[[QuerySource], Callable[[str, int], A]],
+    show: Callable[[str, A], None],
+    of: str,
+    limit: int,
+) -> None:
+    """:func:`_answer` for one id's rows: at most ``limit``, shown with the id."""
+    _answer(db, url, as_json, lambda source: ask(source)(of, limit), lambda rows: show(of, rows))
+
+
 def status(
     channel_id: str,
     step_or_key: Annotated[str, typer.Argument(help="A step number or a key name.")],
@@ -124,11 +137,7 @@ def print_status(answer: StepStatus) -> None:
 def history(operation_id: str, limit: LimitOption = 100, db: DbOption = None,
             url: UrlOption = None, as_json: JsonOption = False) -> None:  # fmt: skip
     """Every state version of one operation."""
-    _answer(
-        db, url, as_json,
-        lambda source: source.history(operation_id, limit),
-        lambda rows: print_history(operation_id, rows),
-    )  # fmt: skip
+    _answer_of(db, url, as_json, lambda source: source.history, print_history, operation_id, limit)
 
 
 def print_history(operation_id: str, rows: Sequence[Version]) -> None:
@@ -141,11 +150,7 @@ def print_history(operation_id: str, rows: Sequence[Version]) -> None:
 def timeline(channel_id: str, limit: LimitOption = 1000, db: DbOption = None,
              url: UrlOption = None, as_json: JsonOption = False) -> None:  # fmt: skip
     """Every request of a channel and its outcome, in log order."""
-    _answer(
-        db, url, as_json,
-        lambda source: source.timeline(channel_id, limit),
-        lambda rows: print_timeline(channel_id, rows),
-    )  # fmt: skip
+    _answer_of(db, url, as_json, lambda source: source.timeline, print_timeline, channel_id, limit)
 
 
 def print_timeline(channel_id: str, rows: Sequence[TimelineEntry]) -> None:
