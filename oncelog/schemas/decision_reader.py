@@ -31,6 +31,7 @@ from oncelog.schemas.request_reader import (
     HEADER_LEN,
     UnsureError,
     read_long,
+    read_optional,
     read_optional_text,
     read_raw,
     read_text,
@@ -61,28 +62,16 @@ def _bool(data: bytes, pos: int) -> tuple[bool, int]:
     return b == 1, pos + 1
 
 
-def _optional(
-    read: Callable[[bytes, int], tuple[T, int]], data: bytes, pos: int
-) -> tuple[T | None, int]:
-    """``["null", X]`` at ``pos``, X read by ``read``."""
-    branch = data[pos]
-    if branch == 0:
-        return None, pos + 1
-    if branch != 2:
-        raise UnsureError
-    return read(data, pos + 1)
-
-
 def _optional_long(data: bytes, pos: int) -> tuple[int | None, int]:
-    return _optional(read_long, data, pos)
+    return read_optional(read_long, data, pos)
 
 
 def _optional_raw(data: bytes, pos: int) -> tuple[bytes | None, int]:
-    return _optional(read_raw, data, pos)
+    return read_optional(read_raw, data, pos)
 
 
 def _previous(data: bytes, pos: int) -> tuple[PreviousAttempt | None, int]:
-    return _optional(_attempt, data, pos)
+    return read_optional(_attempt, data, pos)
 
 
 def _attempt(data: bytes, pos: int) -> tuple[PreviousAttempt, int]:
@@ -155,7 +144,7 @@ def _read(data: bytes) -> Decision:
     request_id, pos = read_text(data, HEADER_LEN)
     operation_id, pos = read_text(data, pos)
     kind, pos = _enum(_KINDS, data, pos)
-    state, pos = _optional(_state, data, pos)
+    state, pos = read_optional(_state, data, pos)
     outcome, pos = _enum(_OUTCOMES, data, pos)
     changed, pos = _bool(data, pos)
     retried, pos = _bool(data, pos)
