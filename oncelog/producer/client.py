@@ -26,6 +26,7 @@ from oncelog.producer.tool_model import (
     AsyncToolFn,
     SyncReconcile,
     SyncToolFn,
+    ToolJob,
     ToolOptions,
     ToolRun,
     ToolSpec,
@@ -131,8 +132,8 @@ class LedgerClient(LedgerCalls):
         """Claim, run ``fn`` under a heartbeat, then complete or fail: see
         :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
         target = ToolTarget(channel_id, key_name, step)
-        spec = ToolSpec(tool_name, **options)
-        return await run_spec(self, spec, target, params, fn, reconcile=reconcile)
+        job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
+        return await run_spec(self, job)
 
 
 class SyncLedgerClient(LedgerCalls):
@@ -160,5 +161,5 @@ class SyncLedgerClient(LedgerCalls):
         """Claim, run a blocking ``fn`` under a heartbeat thread, then complete or fail:
         see :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
         target = ToolTarget(channel_id, key_name, step)
-        spec = ToolSpec(tool_name, **options)
-        return run_spec_sync(self, spec, target, params, fn, reconcile=reconcile)
+        job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
+        return run_spec_sync(self, job)
