@@ -5,7 +5,7 @@ async with LedgerClient() as client:          # reads ONCELOG_* settings
                                          params={"order_id": "4471"})
 
 Every call is written once, in :class:`~oncelog.producer.calls.RequestBuilder`, and
-listed once, in :class:`LedgerCalls`: a :class:`Call` is an async method on a
+listed once, in :class:`ClientCalls`: a :class:`ClientCall` is an async method on a
 ``LedgerClient`` (:func:`awaiting`) and a blocking one on a ``SyncLedgerClient``
 (:func:`blocking`).
 """
@@ -66,7 +66,7 @@ def blocking(
     return method
 
 
-class Call(Generic[P, T]):
+class ClientCall(Generic[P, T]):
     """One ledger call, bound the way the client reading it calls: awaited on a
     :class:`LedgerClient`, blocking on a :class:`SyncLedgerClient`.
 
@@ -86,7 +86,7 @@ class Call(Generic[P, T]):
     def __get__(self, client: LedgerClient, owner: type[Any]) -> Callable[P, Awaitable[T]]: ...
     @overload
     def __get__(self, client: SyncLedgerClient, owner: type[Any]) -> Callable[P, T]: ...
-    def __get__(self, client: LedgerCalls | None, owner: type[Any]) -> Any:
+    def __get__(self, client: ClientCalls | None, owner: type[Any]) -> Any:
         if client is None:
             return self
         if isinstance(client, LedgerClient):
@@ -94,19 +94,19 @@ class Call(Generic[P, T]):
         return MethodType(self._blocking, client)
 
 
-class LedgerCalls(ClientBase):
-    """The calls both clients make, listed once (see :class:`Call`)."""
+class ClientCalls(ClientBase):
+    """The calls both clients make, listed once (see :class:`ClientCall`)."""
 
-    claim_execution = Call(RequestBuilder.claim_execution)
-    complete_execution = Call(RequestBuilder.complete_execution)
-    fail_execution = Call(RequestBuilder.fail_execution)
-    heartbeat_execution = Call(RequestBuilder.heartbeat_execution)
-    release_execution = Call(RequestBuilder.release_execution)
-    get_execution = Call(RequestBuilder.get_execution)
-    cancel_execution = Call(RequestBuilder.cancel_execution)
+    claim_execution = ClientCall(RequestBuilder.claim_execution)
+    complete_execution = ClientCall(RequestBuilder.complete_execution)
+    fail_execution = ClientCall(RequestBuilder.fail_execution)
+    heartbeat_execution = ClientCall(RequestBuilder.heartbeat_execution)
+    release_execution = ClientCall(RequestBuilder.release_execution)
+    get_execution = ClientCall(RequestBuilder.get_execution)
+    cancel_execution = ClientCall(RequestBuilder.cancel_execution)
 
 
-class LedgerClient(LedgerCalls):
+class LedgerClient(ClientCalls):
     """Claim, heartbeat, complete, fail, release and cancel executions, asynchronously.
 
     Every decision is read back from the log. Waits are bounded by ``timeouts``
@@ -136,7 +136,7 @@ class LedgerClient(LedgerCalls):
         return await run_spec(self, job)
 
 
-class SyncLedgerClient(LedgerCalls):
+class SyncLedgerClient(ClientCalls):
     """Claim, heartbeat, complete, fail, release and cancel executions, blocking.
 
     Every decision is read back from the log. Waits are bounded by ``timeouts``
