@@ -7,6 +7,8 @@ SDK never imports the broker launcher (and its Java, jars and processes).
 
 from __future__ import annotations
 
+from typing import TypedDict, Unpack
+
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
@@ -27,21 +29,20 @@ def with_bootstrap(settings: Settings | None = None) -> Settings:
     return settings.model_copy(update={"bootstrap_servers": resolve_bootstrap(settings)})
 
 
-def connect(
-    settings: Settings | None = None,
-    *,
-    worker_id: str | None = None,
-    timeouts: Timeouts | None = None,
-) -> LedgerClient:
+class ClientOptions(TypedDict, total=False):
+    """What :func:`connect` and :func:`connect_sync` pass on to the client they make."""
+
+    worker_id: str | None
+    timeouts: Timeouts | None
+
+
+def connect(settings: Settings | None = None, **options: Unpack[ClientOptions]) -> LedgerClient:
     """An async client (not yet open) on the configured or the local broker."""
-    return LedgerClient(with_bootstrap(settings), worker_id=worker_id, timeouts=timeouts)
+    return LedgerClient(with_bootstrap(settings), **options)
 
 
 def connect_sync(
-    settings: Settings | None = None,
-    *,
-    worker_id: str | None = None,
-    timeouts: Timeouts | None = None,
+    settings: Settings | None = None, **options: Unpack[ClientOptions]
 ) -> SyncLedgerClient:
     """A blocking client (not yet open) on the configured or the local broker."""
-    return SyncLedgerClient(with_bootstrap(settings), worker_id=worker_id, timeouts=timeouts)
+    return SyncLedgerClient(with_bootstrap(settings), **options)

@@ -9,10 +9,10 @@ and the configured DuckDB file second.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import duckdb
 import typer
@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from oncelog.errors import ConfigError
-from oncelog.query.models import StepStatus, SuspectedDuplicate, TimelineEntry
+from oncelog.query.models import SideEffects, StepStatus, SuspectedDuplicate, TimelineEntry, Version
 from oncelog.query.queries import parse_as_of
 from oncelog.query.source import HttpSource, LocalSource, QuerySource
 from oncelog.settings import Settings
@@ -30,6 +30,7 @@ DbOption = Annotated[Path | None, typer.Option("--db", help="Query this DuckDB f
 UrlOption = Annotated[str | None, typer.Option("--url", help="Query a projector's HTTP API.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine output: one JSON document.")]
 LimitOption = Annotated[int, typer.Option(min=1, help="At most this many rows.")]
+A = TypeVar("A")
 
 
 @contextmanager
@@ -80,6 +81,35 @@ def _table(rows: Sequence[BaseModel], columns: Sequence[str], title: str) -> Non
     console.print(table)
 
 
+def _answer(
+    db: Path | None,
+    url: str | None,
+    as_json: bool,
+    ask: Callable[[QuerySource], A],
+    show: Callable[[A], None],
+) -> None:
+    """Ask the source once, then print the answer as JSON or, with ``show``, for people."""
+    with _source(db, url) as source:
+        answer = ask(source)
+    if as_json:
+        _print_json(answer)
+    else:
+        show(answer)
+
+
+def _answer_of(
+    db: Path | None,
+    url: str | None,
+    as_json: bool,
+    ask: Callable[[QuerySource], Callable[[str, int], A]],
+    show: Callable[[str, A], None],
+    of: str,
+    limit: int,
+) -> None:
+    """:func:`_answer` for one id's rows: at most ``limit``, shown with the id."""
+    _answer(db, url, as_json, lambda source: ask(source)(of, limit), lambda rows: show(of, rows))
+
+
 def status(
     channel_id: str,
     step_or_key: Annotated[str, typer.Argument(help="A step number or a key name.")],
@@ -89,12 +119,11 @@ def status(
     as_json: JsonOption = False,
 ) -> None:
     """Did the step finish? Prints the status word first, then the details."""
-    with _source(db, url) as source:
-        answer = source.status(channel_id, step_or_key, parse_as_of(as_of))
-    if as_json:
-        _print_json(answer)
-        return
-    print_status(answer)
+    _answer(
+        db, url, as_json,
+        lambda source: source.status(channel_id, step_or_key, parse_as_of(as_of)),
+        print_status,
+    )  # fmt: skip
 
 
 def print_status(answer: StepStatus) -> None:
@@ -108,11 +137,11 @@ def print_status(answer: StepStatus) -> None:
 def history(operation_id: str, limit: LimitOption = 100, db: DbOption = None,
             url: UrlOption = None, as_json: JsonOption = False) -> None:  # fmt: skip
     """Every state version of one operation."""
-    with _source(db, url) as source:
-        rows = source.history(operation_id, limit)
-    if as_json:
-        _print_json(rows)
-        return
+    _answer_of(db, url, as_json, lambda source: source.history, print_history, operation_id, limit)
+
+
+def print_history(operation_id: str, rows: Sequence[Version]) -> None:
+    """``history`` for people: one table row per state version."""
     columns = ["version", "status", "outcome", "epoch", "worker_id", "valid_from_offset",
                "valid_to_offset", "result"]  # fmt: skip
     _table(rows, columns, f"history of {operation_id}")
@@ -121,12 +150,7 @@ def history(operation_id: str, limit: LimitOption = 100, db: DbOption = None,
 def timeline(channel_id: str, limit: LimitOption = 1000, db: DbOption = None,
              url: UrlOption = None, as_json: JsonOption = False) -> None:  # fmt: skip
     """Every request of a channel and its outcome, in log order."""
-    with _source(db, url) as source:
-        rows = source.timeline(channel_id, limit)
-    if as_json:
-        _print_json(rows)
-        return
-    print_timeline(channel_id, rows)
+    _answer_of(db, url, as_json, lambda source: source.timeline, print_timeline, channel_id, limit)
 
 
 def print_timeline(channel_id: str, rows: Sequence[TimelineEntry]) -> None:
@@ -139,23 +163,22 @@ def print_timeline(channel_id: str, rows: Sequence[TimelineEntry]) -> None:
 def effects(channel_id: str, from_step: int, to_step: int, db: DbOption = None,
             url: UrlOption = None, as_json: JsonOption = False) -> None:  # fmt: skip
     """Which steps in a range were pure and which touched the outside world."""
-    with _source(db, url) as source:
-        answer = source.side_effects(channel_id, from_step, to_step)
-    if as_json:
-        _print_json(answer)
-        return
+    _answer(
+        db, url, as_json,
+        lambda source: source.side_effects(channel_id, from_step, to_step),
+        print_effects,
+    )  # fmt: skip
+
+
+def print_effects(answer: SideEffects) -> None:
+    """``effects`` for people: the three step lists, one a line."""
     typer.echo(f"external: {answer.external}\npure: {answer.pure}\nunclaimed: {answer.unclaimed}")
 
 
 def duplicates(limit: LimitOption = 100, db: DbOption = None, url: UrlOption = None,
                as_json: JsonOption = False) -> None:  # fmt: skip
     """Completions by fenced tokens: side effects that may have fired twice."""
-    with _source(db, url) as source:
-        rows = source.duplicates(limit)
-    if as_json:
-        _print_json(rows)
-        return
-    print_duplicates(rows)
+    _answer(db, url, as_json, lambda source: source.duplicates(limit), print_duplicates)
 
 
 def print_duplicates(rows: Sequence[SuspectedDuplicate]) -> None:

@@ -4,8 +4,10 @@ async with LedgerClient() as client:          # reads ONCELOG_* settings
     claim = await client.claim_execution("run-42", "charge:4471", tool_name="charge",
                                          params={"order_id": "4471"})
 
-Every call is written once, in :class:`~oncelog.producer.calls.RequestBuilder`;
-:func:`awaiting` and :func:`blocking` make it an async or a blocking method.
+Every call is written once, in :class:`~oncelog.producer.calls.RequestBuilder`, and
+listed once, in :class:`ClientCalls`: a :class:`ClientCall` is an async method on a
+``LedgerClient`` (:func:`awaiting`) and a blocking one on a ``SyncLedgerClient``
+(:func:`blocking`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Mapping
-from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, Self, TypeVar, Unpack
+from types import MethodType, TracebackType
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, Unpack, overload
 
 from oncelog.producer.base import ClientBase
 from oncelog.producer.calls import PendingCall, RequestBuilder
@@ -24,6 +26,7 @@ from oncelog.producer.tool_model import (
     AsyncToolFn,
     SyncReconcile,
     SyncToolFn,
+    ToolJob,
     ToolOptions,
     ToolRun,
     ToolSpec,
@@ -50,7 +53,60 @@ def awaiting(
     return method
 
 
-class LedgerClient(ClientBase):
+def blocking(
+    build: Callable[Concatenate[RequestBuilder, P], PendingCall[T]],
+) -> Callable[Concatenate[SyncLedgerClient, P], T]:
+    """A blocking client method from a request builder: send, wait, interpret."""
+
+    @functools.wraps(build)
+    def method(self: SyncLedgerClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        pending = build(self.requests, *args, **kwargs)
+        return pending.interpret(self.transport.call(pending.request))
+
+    return method
+
+
+class ClientCall(Generic[P, T]):
+    """One ledger call, bound the way the client reading it calls: awaited on a
+    :class:`LedgerClient`, blocking on a :class:`SyncLedgerClient`.
+
+    ``__get__`` is overloaded on the client's type, so a type checker sees each
+    client's exact signature although the call is declared once.
+    """
+
+    def __init__(self, build: Callable[Concatenate[RequestBuilder, P], PendingCall[T]]) -> None:
+        # Both methods are made once, here, not on every attribute access.
+        self._awaiting = awaiting(build)
+        self._blocking = blocking(build)
+        self.__doc__ = build.__doc__  # help() shows the builder's doc
+
+    @overload
+    def __get__(self, client: None, owner: type[Any]) -> Self: ...
+    @overload
+    def __get__(self, client: LedgerClient, owner: type[Any]) -> Callable[P, Awaitable[T]]: ...
+    @overload
+    def __get__(self, client: SyncLedgerClient, owner: type[Any]) -> Callable[P, T]: ...
+    def __get__(self, client: ClientCalls | None, owner: type[Any]) -> Any:
+        if client is None:
+            return self
+        if isinstance(client, LedgerClient):
+            return MethodType(self._awaiting, client)
+        return MethodType(self._blocking, client)
+
+
+class ClientCalls(ClientBase):
+    """The calls both clients make, listed once (see :class:`ClientCall`)."""
+
+    claim_execution = ClientCall(RequestBuilder.claim_execution)
+    complete_execution = ClientCall(RequestBuilder.complete_execution)
+    fail_execution = ClientCall(RequestBuilder.fail_execution)
+    heartbeat_execution = ClientCall(RequestBuilder.heartbeat_execution)
+    release_execution = ClientCall(RequestBuilder.release_execution)
+    get_execution = ClientCall(RequestBuilder.get_execution)
+    cancel_execution = ClientCall(RequestBuilder.cancel_execution)
+
+
+class LedgerClient(ClientCalls):
     """Claim, heartbeat, complete, fail, release and cancel executions, asynchronously.
 
     Every decision is read back from the log. Waits are bounded by ``timeouts``
@@ -68,14 +124,6 @@ class LedgerClient(ClientBase):
     ) -> None:  # fmt: skip
         await asyncio.to_thread(self.close)
 
-    claim_execution = awaiting(RequestBuilder.claim_execution)
-    complete_execution = awaiting(RequestBuilder.complete_execution)
-    fail_execution = awaiting(RequestBuilder.fail_execution)
-    heartbeat_execution = awaiting(RequestBuilder.heartbeat_execution)
-    release_execution = awaiting(RequestBuilder.release_execution)
-    get_execution = awaiting(RequestBuilder.get_execution)
-    cancel_execution = awaiting(RequestBuilder.cancel_execution)
-
     async def run_tool(
         self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
         tool_name: str, params: Mapping[str, Any], fn: AsyncToolFn,
@@ -84,24 +132,11 @@ class LedgerClient(ClientBase):
         """Claim, run ``fn`` under a heartbeat, then complete or fail: see
         :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
         target = ToolTarget(channel_id, key_name, step)
-        spec = ToolSpec(tool_name, **options)
-        return await run_spec(self, spec, target, params, fn, reconcile=reconcile)
+        job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
+        return await run_spec(self, job)
 
 
-def blocking(
-    build: Callable[Concatenate[RequestBuilder, P], PendingCall[T]],
-) -> Callable[Concatenate[SyncLedgerClient, P], T]:
-    """A blocking client method from a request builder: send, wait, interpret."""
-
-    @functools.wraps(build)
-    def method(self: SyncLedgerClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        pending = build(self.requests, *args, **kwargs)
-        return pending.interpret(self.transport.call(pending.request))
-
-    return method
-
-
-class SyncLedgerClient(ClientBase):
+class SyncLedgerClient(ClientCalls):
     """Claim, heartbeat, complete, fail, release and cancel executions, blocking.
 
     Every decision is read back from the log. Waits are bounded by ``timeouts``
@@ -118,14 +153,6 @@ class SyncLedgerClient(ClientBase):
     ) -> None:  # fmt: skip
         self.close()
 
-    claim_execution = blocking(RequestBuilder.claim_execution)
-    complete_execution = blocking(RequestBuilder.complete_execution)
-    fail_execution = blocking(RequestBuilder.fail_execution)
-    heartbeat_execution = blocking(RequestBuilder.heartbeat_execution)
-    release_execution = blocking(RequestBuilder.release_execution)
-    get_execution = blocking(RequestBuilder.get_execution)
-    cancel_execution = blocking(RequestBuilder.cancel_execution)
-
     def run_tool(
         self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
         tool_name: str, params: Mapping[str, Any], fn: SyncToolFn,
@@ -134,5 +161,5 @@ class SyncLedgerClient(ClientBase):
         """Claim, run a blocking ``fn`` under a heartbeat thread, then complete or fail:
         see :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
         target = ToolTarget(channel_id, key_name, step)
-        spec = ToolSpec(tool_name, **options)
-        return run_spec_sync(self, spec, target, params, fn, reconcile=reconcile)
+        job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
+        return run_spec_sync(self, job)

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, Unpack
 
 from oncelog.producer import tool_plan
@@ -50,6 +50,7 @@ from oncelog.producer.tool_model import (
     SyncReconcile,
     SyncToolFn,
     ToolContext,
+    ToolJob,
     ToolOptions,
     ToolOutcome,
     ToolRun,
@@ -80,16 +81,9 @@ SyncLedgerCalls = LedgerCalls[Claim, Execution, Heartbeat]
 AsyncLedgerCalls = LedgerCalls[Awaitable[Claim], Awaitable[Execution], Awaitable[Heartbeat]]
 
 
-async def run_spec(
-    client: AsyncLedgerCalls,
-    spec: ToolSpec,
-    target: ToolTarget,
-    params: Mapping[str, Any],
-    fn: AsyncToolFn,
-    *,
-    reconcile: AsyncReconcile | None = None,
-) -> ToolRun:
-    """Run ``fn`` at most once per idempotency key through the ledger (see the module doc)."""
+async def run_spec(client: AsyncLedgerCalls, job: ToolJob[AsyncToolFn, AsyncReconcile]) -> ToolRun:
+    """Run ``job.fn`` at most once per idempotency key through the ledger (see the module doc)."""
+    fn, reconcile = job.fn, job.reconcile
 
     async def work(ctx: ToolContext) -> tuple[Any, bool]:
         if reconcile is not None and ctx.previous is not None:
@@ -98,7 +92,8 @@ async def run_spec(
                 return known, True
         return await fn(ctx), False
 
-    return await _drive_async(tool_plan.plan_run(spec, target, params, client.clock), client, work)
+    plan = tool_plan.plan_run(job.spec, job.target, job.params, client.clock)
+    return await _drive_async(plan, client, work)
 
 
 async def _drive_async(
@@ -168,10 +163,8 @@ class LedgerTool(BoundTool[AsyncLedgerCalls, Callable[..., Awaitable[Any]], Asyn
     ) -> ToolRun:  # fmt: skip
         """Run through the ledger and return the whole :class:`ToolRun`."""
         target = ToolTarget(channel_id, key_name, step)
-        fn = self.bind(params)
-        return await run_spec(
-            self.client(), self.spec, target, params, fn, reconcile=self.reconcile
-        )
+        job = ToolJob(self.spec, target, params, self.bind(params), self.reconcile)
+        return await run_spec(self.client(), job)
 
 
 def ledger_tool(
@@ -205,16 +198,9 @@ def ledger_tool(
 Work = Callable[[ToolContext], tuple[Any, bool]]
 
 
-def run_spec_sync(
-    client: SyncLedgerCalls,
-    spec: ToolSpec,
-    target: ToolTarget,
-    params: Mapping[str, Any],
-    fn: SyncToolFn,
-    *,
-    reconcile: SyncReconcile | None = None,
-) -> ToolRun:
-    """Blocking :func:`~oncelog.producer.executor.run_spec` for a sync ``fn``."""
+def run_spec_sync(client: SyncLedgerCalls, job: ToolJob[SyncToolFn, SyncReconcile]) -> ToolRun:
+    """Blocking :func:`~oncelog.producer.executor.run_spec` for a sync ``job.fn``."""
+    fn, reconcile = job.fn, job.reconcile
 
     def work(ctx: ToolContext) -> tuple[Any, bool]:
         if reconcile is not None and ctx.previous is not None:
@@ -223,7 +209,7 @@ def run_spec_sync(
                 return known, True
         return fn(ctx), False
 
-    plan = tool_plan.plan_run(spec, target, params, client.clock)
+    plan = tool_plan.plan_run(job.spec, job.target, job.params, client.clock)
     return _drive_sync(plan, _Performer(client, work, threading.Event()))
 
 
@@ -288,8 +274,8 @@ class SyncLedgerTool(BoundTool[SyncLedgerCalls, Callable[..., Any], SyncReconcil
     ) -> ToolRun:  # fmt: skip
         """Run through the ledger and return the whole :class:`ToolRun`."""
         target = ToolTarget(channel_id, key_name, step)
-        fn = self.bind(params)
-        return run_spec_sync(self.client(), self.spec, target, params, fn, reconcile=self.reconcile)
+        job = ToolJob(self.spec, target, params, self.bind(params), self.reconcile)
+        return run_spec_sync(self.client(), job)
 
 
 def sync_ledger_tool(

@@ -164,6 +164,22 @@ class ToolTarget:
     step: int | None
 
 
+FnT = TypeVar("FnT")
+ReconcileT = TypeVar("ReconcileT")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolJob(Generic[FnT, ReconcileT]):
+    """One run asked of an executor driver: the spec, the operation, its params, and the
+    tool with its optional reconcile (async or blocking functions, as the driver is)."""
+
+    spec: ToolSpec
+    target: ToolTarget
+    params: Mapping[str, Any]
+    fn: FnT
+    reconcile: ReconcileT | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
     """How the guarded work ended: a result, or the exception it raised."""
@@ -179,8 +195,6 @@ SyncToolFn = Callable[[ToolContext], Any]
 SyncReconcile = Callable[[PreviousAttempt, ToolContext], Any]
 
 ClientT = TypeVar("ClientT")
-FnT = TypeVar("FnT")
-ReconcileT = TypeVar("ReconcileT")
 
 
 class BoundTool(Generic[ClientT, FnT, ReconcileT]):

@@ -116,17 +116,8 @@ def _decide(
         epoch = None if state is None else state.epoch
         head = (request.request_id, request.operation_id, kind, outcome, changed, t, state, epoch)
         return _new(Decision, head + _DECISION_DEFAULTS)
-    if state is None:
-        return Decision(
-            request_id=request.request_id,
-            operation_id=request.operation_id,
-            kind=kind,
-            outcome=outcome,
-            changed=changed,
-            log_time_ms=t,
-            **detail,
-        )
-    detail.setdefault("epoch", state.epoch)
+    if state is not None:  # a detail may name the epoch itself (a fenced holder's)
+        detail.setdefault("epoch", state.epoch)
     return Decision(
         request_id=request.request_id,
         operation_id=request.operation_id,

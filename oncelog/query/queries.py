@@ -16,22 +16,18 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import duckdb
+from pydantic import BaseModel
 
 from oncelog.errors import InvalidArgumentError, StoreError
 from oncelog.identity.ids import operation_id as make_operation_id
 from oncelog.identity.ids import step_key_name
 from oncelog.identity.validation import validate_id
-from oncelog.query.models import (
-    Positions,
-    SideEffects,
-    StepStatus,
-    SuspectedDuplicate,
-    TimelineEntry,
-    Version,
-)
+from oncelog.query import models
+
+M = TypeVar("M", bound=BaseModel)
 
 MAX_STEP_RANGE: Final = 10_000
 """The most steps one :func:`side_effects` call may cover."""
@@ -170,6 +166,20 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> li
         raise StoreError(f"query failed: {exc}") from exc
 
 
+def _rows_of(
+    con: duckdb.DuckDBPyConnection, sql: str, field: str, value: str, limit: int | None
+) -> list[Any]:
+    """The rows of ``sql`` for one id (validated as ``field``), at most ``limit``."""
+    validate_id(field, value)
+    return _rows(con, sql, [value, _check_limit(limit)])
+
+
+def _parsed(model: type[M], rows: Sequence[Any]) -> list[M]:
+    """One ``model`` a row, the row's columns in the model's field order."""
+    names = model.model_fields
+    return [model(**dict(zip(names, row, strict=True))) for row in rows]
+
+
 def _json(data: bytes | None) -> Any:
     # Results are stored as canonical JSON bytes; None while absent or purged.
     return None if data is None else json.loads(data)
@@ -184,7 +194,7 @@ def step_status(
     step: int | None = None,
     key_name: str | None = None,
     as_of: int | datetime | None = None,
-) -> StepStatus:
+) -> models.StepStatus:
     """The status of one step (or key) of a channel, now or as of a position.
 
     ``as_of`` is an offset of the channel's partition of the requests topic (the
@@ -199,7 +209,7 @@ def step_status(
         rows = _rows(con, _CURRENT, [op])
     else:
         rows = _rows(con, position[0], [op, position[1]])
-    base = StepStatus(
+    base = models.StepStatus(
         channel_id=channel_id,
         key_name=key,
         operation_id=op,
@@ -228,31 +238,26 @@ def step_status(
 
 def operation_history(
     con: duckdb.DuckDBPyConnection, operation_id: str, limit: int | None = None
-) -> list[Version]:
+) -> list[models.Version]:
     """Every state version of one operation, oldest first (at most ``limit``)."""
-    validate_id("operation_id", operation_id)
-    cap = _check_limit(limit)
-    rows = _rows(con, _HISTORY, [operation_id, cap])
-    names = [n for n in Version.model_fields if n != "result_redacted"]  # set by the API
+    rows = _rows_of(con, _HISTORY, "operation_id", operation_id, limit)
+    names = [n for n in models.Version.model_fields if n != "result_redacted"]  # set by the API
     return [
-        Version(**{**dict(zip(names, row, strict=True)), "result": _json(row[12])}) for row in rows
+        models.Version(**{**dict(zip(names, row, strict=True)), "result": _json(row[12])})
+        for row in rows
     ]
 
 
 def channel_timeline(
     con: duckdb.DuckDBPyConnection, channel_id: str, limit: int | None = None
-) -> list[TimelineEntry]:
+) -> list[models.TimelineEntry]:
     """Every request of a channel with its outcome, in log order (at most ``limit``)."""
-    validate_id("channel_id", channel_id)
-    cap = _check_limit(limit)
-    rows = _rows(con, _TIMELINE, [channel_id, cap])
-    names = TimelineEntry.model_fields
-    return [TimelineEntry(**dict(zip(names, row, strict=True))) for row in rows]
+    return _parsed(models.TimelineEntry, _rows_of(con, _TIMELINE, "channel_id", channel_id, limit))
 
 
 def side_effects(
     con: duckdb.DuckDBPyConnection, channel_id: str, from_step: int, to_step: int
-) -> SideEffects:
+) -> models.SideEffects:
     """Which steps in ``[from_step, to_step]`` were declared pure or external at claim.
 
     A step counts as external when any of its grants declared
@@ -270,7 +275,7 @@ def side_effects(
     by_effect: dict[bool | None, list[int]] = {True: [], False: [], None: []}
     for op, step in ops.items():
         by_effect[external.get(op)].append(step)
-    return SideEffects(
+    return models.SideEffects(
         channel_id=channel_id,
         from_step=first,
         to_step=last,
@@ -282,15 +287,12 @@ def side_effects(
 
 def suspected_duplicates(
     con: duckdb.DuckDBPyConnection, limit: int | None = None
-) -> list[SuspectedDuplicate]:
+) -> list[models.SuspectedDuplicate]:
     """Completions by stale tokens (``duplicate_effect_suspected``), oldest first."""
-    cap = _check_limit(limit)
-    rows = _rows(con, _DUPLICATES, [cap])
-    names = SuspectedDuplicate.model_fields
-    return [SuspectedDuplicate(**dict(zip(names, row, strict=True))) for row in rows]
+    return _parsed(models.SuspectedDuplicate, _rows(con, _DUPLICATES, [_check_limit(limit)]))
 
 
-def positions(con: duckdb.DuckDBPyConnection) -> Positions:
+def positions(con: duckdb.DuckDBPyConnection) -> models.Positions:
     """How far the projection has folded: each partition's next offset to consume."""
     rows = _rows(con, 'SELECT "partition", next_offset FROM positions ORDER BY 1', [])
-    return Positions(next_offsets=dict(rows))
+    return models.Positions(next_offsets=dict(rows))

@@ -15,15 +15,7 @@ import httpx
 from pydantic import SecretStr
 
 from oncelog.errors import InvalidArgumentError, LedgerError, NotFoundError, UnauthorizedError
-from oncelog.query import queries
-from oncelog.query.models import (
-    Positions,
-    SideEffects,
-    StepStatus,
-    SuspectedDuplicate,
-    TimelineEntry,
-    Version,
-)
+from oncelog.query import models, queries
 
 AsOf = int | datetime | None
 
@@ -31,12 +23,12 @@ AsOf = int | datetime | None
 class QuerySource(Protocol):
     """The read-only questions the CLI asks."""
 
-    def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> StepStatus: ...
-    def history(self, operation_id: str, limit: int) -> list[Version]: ...
-    def timeline(self, channel_id: str, limit: int) -> list[TimelineEntry]: ...
-    def side_effects(self, channel_id: str, from_step: int, to_step: int) -> SideEffects: ...
-    def duplicates(self, limit: int) -> list[SuspectedDuplicate]: ...
-    def positions(self) -> Positions: ...
+    def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> models.StepStatus: ...
+    def history(self, operation_id: str, limit: int) -> list[models.Version]: ...
+    def timeline(self, channel_id: str, limit: int) -> list[models.TimelineEntry]: ...
+    def side_effects(self, channel_id: str, from_step: int, to_step: int) -> models.SideEffects: ...
+    def duplicates(self, limit: int) -> list[models.SuspectedDuplicate]: ...
+    def positions(self) -> models.Positions: ...
 
 
 def _step_or_key(step_or_key: str) -> dict[str, Any]:
@@ -49,27 +41,27 @@ class LocalSource:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self._con = con
 
-    def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> StepStatus:
+    def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> models.StepStatus:
         """See :func:`oncelog.query.queries.step_status`."""
         return queries.step_status(self._con, channel_id, as_of=as_of, **_step_or_key(step_or_key))
 
-    def history(self, operation_id: str, limit: int) -> list[Version]:
+    def history(self, operation_id: str, limit: int) -> list[models.Version]:
         """See :func:`oncelog.query.queries.operation_history`."""
         return queries.operation_history(self._con, operation_id, limit)
 
-    def timeline(self, channel_id: str, limit: int) -> list[TimelineEntry]:
+    def timeline(self, channel_id: str, limit: int) -> list[models.TimelineEntry]:
         """See :func:`oncelog.query.queries.channel_timeline`."""
         return queries.channel_timeline(self._con, channel_id, limit)
 
-    def side_effects(self, channel_id: str, from_step: int, to_step: int) -> SideEffects:
+    def side_effects(self, channel_id: str, from_step: int, to_step: int) -> models.SideEffects:
         """See :func:`oncelog.query.queries.side_effects`."""
         return queries.side_effects(self._con, channel_id, from_step, to_step)
 
-    def duplicates(self, limit: int) -> list[SuspectedDuplicate]:
+    def duplicates(self, limit: int) -> list[models.SuspectedDuplicate]:
         """See :func:`oncelog.query.queries.suspected_duplicates`."""
         return queries.suspected_duplicates(self._con, limit)
 
-    def positions(self) -> Positions:
+    def positions(self) -> models.Positions:
         """See :func:`oncelog.query.queries.positions`."""
         return queries.positions(self._con)
 
@@ -111,35 +103,35 @@ class HttpSource:
             return False
         return True
 
-    def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> StepStatus:
+    def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> models.StepStatus:
         """GET /v1/status/{channel}/{step_or_key}."""
         point = as_of.isoformat() if isinstance(as_of, datetime) else as_of
         path = f"/v1/status/{_q(channel_id)}/{_q(step_or_key)}"
-        return StepStatus.model_validate(self._get(path, as_of=point))
+        return models.StepStatus.model_validate(self._get(path, as_of=point))
 
-    def history(self, operation_id: str, limit: int) -> list[Version]:
+    def history(self, operation_id: str, limit: int) -> list[models.Version]:
         """GET /v1/history/{operation_id}."""
         page = self._get(f"/v1/history/{_q(operation_id)}", limit=limit)
-        return [Version.model_validate(v) for v in page["items"]]
+        return [models.Version.model_validate(v) for v in page["items"]]
 
-    def timeline(self, channel_id: str, limit: int) -> list[TimelineEntry]:
+    def timeline(self, channel_id: str, limit: int) -> list[models.TimelineEntry]:
         """GET /v1/timeline/{channel_id}."""
         page = self._get(f"/v1/timeline/{_q(channel_id)}", limit=limit)
-        return [TimelineEntry.model_validate(v) for v in page["items"]]
+        return [models.TimelineEntry.model_validate(v) for v in page["items"]]
 
-    def side_effects(self, channel_id: str, from_step: int, to_step: int) -> SideEffects:
+    def side_effects(self, channel_id: str, from_step: int, to_step: int) -> models.SideEffects:
         """GET /v1/side-effects/{channel_id}."""
         data = self._get(f"/v1/side-effects/{_q(channel_id)}", from_step=from_step, to_step=to_step)
-        return SideEffects.model_validate(data)
+        return models.SideEffects.model_validate(data)
 
-    def duplicates(self, limit: int) -> list[SuspectedDuplicate]:
+    def duplicates(self, limit: int) -> list[models.SuspectedDuplicate]:
         """GET /v1/duplicates."""
         page = self._get("/v1/duplicates", limit=limit)
-        return [SuspectedDuplicate.model_validate(v) for v in page["items"]]
+        return [models.SuspectedDuplicate.model_validate(v) for v in page["items"]]
 
-    def positions(self) -> Positions:
+    def positions(self) -> models.Positions:
         """GET /v1/positions."""
-        return Positions.model_validate(self._get("/v1/positions"))
+        return models.Positions.model_validate(self._get("/v1/positions"))
 
 
 def _q(part: str) -> str:

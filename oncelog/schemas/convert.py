@@ -9,42 +9,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from oncelog.schemas.models import (
-    Body,
-    Cancel,
-    Claim,
-    Complete,
-    Decision,
-    Effect,
-    ExecutionSnapshot,
-    ExecutionState,
-    Fail,
-    Get,
-    Heartbeat,
-    Kind,
-    Outcome,
-    PreviousAttempt,
-    RecentRequest,
-    Release,
-    Request,
-    Status,
-    Sweep,
-)
+from oncelog.schemas import models
 
 NS: Final = "dev.oncelog."
 
 # Dict lookups are cheaper than calling the enum class on the hot path.
-_EFFECT: Final = {e.value: e for e in Effect}
-_STATUS: Final = {s.value: s for s in Status}
-_OUTCOME: Final = {o.value: o for o in Outcome}
-_KIND: Final = {k.value: k for k in Kind}
+_EFFECT: Final = {e.value: e for e in models.Effect}
+_STATUS: Final = {s.value: s for s in models.Status}
+_OUTCOME: Final = {o.value: o for o in models.Outcome}
+_KIND: Final = {k.value: k for k in models.Kind}
 
 
 # --- request -----------------------------------------------------------------------
 
 
-def _body_to_avro(body: Body) -> tuple[str, dict[str, Any]]:
-    if isinstance(body, Claim):
+def _body_to_avro(body: models.Body) -> tuple[str, dict[str, Any]]:
+    if isinstance(body, models.Claim):
         return NS + "Claim", {
             "tool_name": body.tool_name,
             "params": body.params,
@@ -54,23 +34,23 @@ def _body_to_avro(body: Body) -> tuple[str, dict[str, Any]]:
             "effect": body.effect.value,
             "worker_id": body.worker_id,
         }
-    if isinstance(body, Heartbeat):
+    if isinstance(body, models.Heartbeat):
         return NS + "Heartbeat", {"lease_ms": body.lease_ms}
-    if isinstance(body, Complete):
+    if isinstance(body, models.Complete):
         return NS + "Complete", {"result": body.result}
-    if isinstance(body, Fail):
+    if isinstance(body, models.Fail):
         return NS + "Fail", {"error": body.error, "retryable": body.retryable}
-    if isinstance(body, Cancel):
+    if isinstance(body, models.Cancel):
         return NS + "Cancel", {"reason": body.reason}
-    if isinstance(body, Release):
+    if isinstance(body, models.Release):
         return NS + "Release", {}
-    if isinstance(body, Get):
+    if isinstance(body, models.Get):
         return NS + "Get", {}
     return NS + "Sweep", {}
 
 
-def _claim(d: dict[str, Any]) -> Body:
-    return Claim(
+def _claim(d: dict[str, Any]) -> models.Body:
+    return models.Claim(
         d["tool_name"],
         d["params"],
         d["request_hash"],
@@ -81,19 +61,19 @@ def _claim(d: dict[str, Any]) -> Body:
     )
 
 
-_BODY_FROM: Final[dict[str, Callable[[dict[str, Any]], Body]]] = {
+_BODY_FROM: Final[dict[str, Callable[[dict[str, Any]], models.Body]]] = {
     NS + "Claim": _claim,
-    NS + "Heartbeat": lambda d: Heartbeat(d["lease_ms"]),
-    NS + "Complete": lambda d: Complete(d["result"]),
-    NS + "Fail": lambda d: Fail(d["error"], d["retryable"]),
-    NS + "Release": lambda d: Release(),
-    NS + "Cancel": lambda d: Cancel(d["reason"]),
-    NS + "Sweep": lambda d: Sweep(),
-    NS + "Get": lambda d: Get(),
+    NS + "Heartbeat": lambda d: models.Heartbeat(d["lease_ms"]),
+    NS + "Complete": lambda d: models.Complete(d["result"]),
+    NS + "Fail": lambda d: models.Fail(d["error"], d["retryable"]),
+    NS + "Release": lambda d: models.Release(),
+    NS + "Cancel": lambda d: models.Cancel(d["reason"]),
+    NS + "Sweep": lambda d: models.Sweep(),
+    NS + "Get": lambda d: models.Get(),
 }
 
 
-def request_to_avro(request: Request) -> dict[str, Any]:
+def request_to_avro(request: models.Request) -> dict[str, Any]:
     """The fastavro datum of a request."""
     return {
         "request_id": request.request_id,
@@ -105,10 +85,10 @@ def request_to_avro(request: Request) -> dict[str, Any]:
     }
 
 
-def request_from_avro(d: dict[str, Any]) -> Request:
+def request_from_avro(d: dict[str, Any]) -> models.Request:
     """A request from its fastavro datum."""
     name, body = d["body"]
-    return Request(
+    return models.Request(
         d["request_id"],
         d["operation_id"],
         d["channel_id"],
@@ -121,7 +101,7 @@ def request_from_avro(d: dict[str, Any]) -> Request:
 # --- state -------------------------------------------------------------------------
 
 
-def _previous_to_avro(p: PreviousAttempt | None) -> dict[str, Any] | None:
+def _previous_to_avro(p: models.PreviousAttempt | None) -> dict[str, Any] | None:
     if p is None:
         return None
     return {
@@ -135,10 +115,10 @@ def _previous_to_avro(p: PreviousAttempt | None) -> dict[str, Any] | None:
     }
 
 
-def _previous_from_avro(d: dict[str, Any] | None) -> PreviousAttempt | None:
+def _previous_from_avro(d: dict[str, Any] | None) -> models.PreviousAttempt | None:
     if d is None:
         return None
-    return PreviousAttempt(
+    return models.PreviousAttempt(
         d["epoch"],
         d["token_fp"],
         d["worker_id"],
@@ -149,7 +129,7 @@ def _previous_from_avro(d: dict[str, Any] | None) -> PreviousAttempt | None:
     )
 
 
-def state_to_avro(s: ExecutionState) -> dict[str, Any]:
+def state_to_avro(s: models.ExecutionState) -> dict[str, Any]:
     """The fastavro datum of an execution state."""
     d: dict[str, Any] = {name: getattr(s, name) for name in _PLAIN_STATE_FIELDS}
     d["status"] = s.status.value
@@ -169,16 +149,16 @@ def state_to_avro(s: ExecutionState) -> dict[str, Any]:
     return d
 
 
-def state_from_avro(d: dict[str, Any]) -> ExecutionState:
+def state_from_avro(d: dict[str, Any]) -> models.ExecutionState:
     """An execution state from its fastavro datum."""
     plain = {name: d[name] for name in _PLAIN_STATE_FIELDS}
-    return ExecutionState(
+    return models.ExecutionState(
         **plain,
         status=_STATUS[d["status"]],
         effect=_EFFECT[d["effect"]],
         previous=_previous_from_avro(d["previous"]),
         recent=tuple(
-            RecentRequest(
+            models.RecentRequest(
                 r["request_id"],
                 _OUTCOME[r["outcome"]],
                 r["epoch"],
@@ -193,12 +173,12 @@ def state_from_avro(d: dict[str, Any]) -> ExecutionState:
 
 _PLAIN_STATE_FIELDS: Final = tuple(
     name
-    for name in ExecutionState._fields
+    for name in models.ExecutionState._fields
     if name not in {"status", "effect", "previous", "recent"}
 )
 
 
-def snapshot_to_avro(s: ExecutionSnapshot) -> dict[str, Any]:
+def snapshot_to_avro(s: models.ExecutionSnapshot) -> dict[str, Any]:
     """The fastavro datum of a snapshot."""
     return {
         "state": state_to_avro(s.state),
@@ -210,9 +190,9 @@ def snapshot_to_avro(s: ExecutionSnapshot) -> dict[str, Any]:
     }
 
 
-def snapshot_from_avro(d: dict[str, Any]) -> ExecutionSnapshot:
+def snapshot_from_avro(d: dict[str, Any]) -> models.ExecutionSnapshot:
     """A snapshot from its fastavro datum."""
-    return ExecutionSnapshot(
+    return models.ExecutionSnapshot(
         state=state_from_avro(d["state"]),
         source_partition=d["source_partition"],
         source_offset=d["source_offset"],
@@ -225,7 +205,7 @@ def snapshot_from_avro(d: dict[str, Any]) -> ExecutionSnapshot:
 # --- decision ----------------------------------------------------------------------
 
 _PLAIN_DECISION_FIELDS: Final = tuple(
-    name for name in Decision._fields if name not in {"kind", "outcome", "state", "previous"}
+    name for name in models.Decision._fields if name not in {"kind", "outcome", "state", "previous"}
 )
 _DERIVED_DECISION_FIELDS: Final = (
     "version",
@@ -235,7 +215,7 @@ _DERIVED_DECISION_FIELDS: Final = (
 )
 
 
-def decision_to_avro(x: Decision) -> dict[str, Any]:
+def decision_to_avro(x: models.Decision) -> dict[str, Any]:
     """The fastavro datum of a decision."""
     d: dict[str, Any] = {name: getattr(x, name) for name in _PLAIN_DECISION_FIELDS}
     d["kind"] = x.kind.value
@@ -247,10 +227,10 @@ def decision_to_avro(x: Decision) -> dict[str, Any]:
     return d
 
 
-def decision_from_avro(d: dict[str, Any]) -> Decision:
+def decision_from_avro(d: dict[str, Any]) -> models.Decision:
     """A decision from its fastavro datum."""
     plain = {name: d[name] for name in _PLAIN_DECISION_FIELDS}
-    return Decision(
+    return models.Decision(
         **plain,
         kind=_KIND[d["kind"]],
         outcome=_OUTCOME[d["outcome"]],

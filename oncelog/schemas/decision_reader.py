@@ -17,20 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final, TypeVar
 
-from oncelog.schemas.models import (
-    Decision,
-    Effect,
-    ExecutionState,
-    Kind,
-    Outcome,
-    PreviousAttempt,
-    RecentRequest,
-    Status,
-)
+from oncelog.schemas import models
 from oncelog.schemas.request_reader import (
     HEADER_LEN,
     UnsureError,
     read_long,
+    read_optional,
     read_optional_text,
     read_raw,
     read_text,
@@ -39,10 +31,10 @@ from oncelog.schemas.request_reader import (
 T = TypeVar("T")
 Reader = Callable[[bytes, int], tuple[T, int]]
 
-_KINDS: Final = tuple(Kind)
-_OUTCOMES: Final = tuple(Outcome)
-_STATUSES: Final = tuple(Status)
-_EFFECTS: Final = tuple(Effect)
+_KINDS: Final = tuple(models.Kind)
+_OUTCOMES: Final = tuple(models.Outcome)
+_STATUSES: Final = tuple(models.Status)
+_EFFECTS: Final = tuple(models.Effect)
 _INT_MIN: Final = -(1 << 31)
 _INT_MAX: Final = (1 << 31) - 1
 
@@ -61,31 +53,19 @@ def _bool(data: bytes, pos: int) -> tuple[bool, int]:
     return b == 1, pos + 1
 
 
-def _optional(
-    read: Callable[[bytes, int], tuple[T, int]], data: bytes, pos: int
-) -> tuple[T | None, int]:
-    """``["null", X]`` at ``pos``, X read by ``read``."""
-    branch = data[pos]
-    if branch == 0:
-        return None, pos + 1
-    if branch != 2:
-        raise UnsureError
-    return read(data, pos + 1)
-
-
 def _optional_long(data: bytes, pos: int) -> tuple[int | None, int]:
-    return _optional(read_long, data, pos)
+    return read_optional(read_long, data, pos)
 
 
 def _optional_raw(data: bytes, pos: int) -> tuple[bytes | None, int]:
-    return _optional(read_raw, data, pos)
+    return read_optional(read_raw, data, pos)
 
 
-def _previous(data: bytes, pos: int) -> tuple[PreviousAttempt | None, int]:
-    return _optional(_attempt, data, pos)
+def _previous(data: bytes, pos: int) -> tuple[models.PreviousAttempt | None, int]:
+    return read_optional(_attempt, data, pos)
 
 
-def _attempt(data: bytes, pos: int) -> tuple[PreviousAttempt, int]:
+def _attempt(data: bytes, pos: int) -> tuple[models.PreviousAttempt, int]:
     epoch, pos = read_long(data, pos)
     token_fp, pos = read_text(data, pos)
     worker_id, pos = read_text(data, pos)
@@ -94,10 +74,10 @@ def _attempt(data: bytes, pos: int) -> tuple[PreviousAttempt, int]:
     status, pos = _enum(_STATUSES, data, pos)
     error, pos = read_optional_text(data, pos)
     fields = (epoch, token_fp, worker_id, claimed_at_ms, last_heartbeat_ms, status, error)
-    return PreviousAttempt._make(fields), pos
+    return models.PreviousAttempt._make(fields), pos
 
 
-def _recent_item(data: bytes, pos: int) -> tuple[RecentRequest, int]:
+def _recent_item(data: bytes, pos: int) -> tuple[models.RecentRequest, int]:
     request_id, pos = read_text(data, pos)
     outcome, pos = _enum(_OUTCOMES, data, pos)
     epoch, pos = read_long(data, pos)
@@ -105,11 +85,11 @@ def _recent_item(data: bytes, pos: int) -> tuple[RecentRequest, int]:
     payload_fp, pos = read_text(data, pos)
     log_time_ms, pos = read_long(data, pos)
     fields = (request_id, outcome, epoch, token_fp, payload_fp, log_time_ms)
-    return RecentRequest._make(fields), pos
+    return models.RecentRequest._make(fields), pos
 
 
-def _recent(data: bytes, pos: int) -> tuple[tuple[RecentRequest, ...], int]:
-    items: list[RecentRequest] = []
+def _recent(data: bytes, pos: int) -> tuple[tuple[models.RecentRequest, ...], int]:
+    items: list[models.RecentRequest] = []
     while True:
         count, pos = read_long(data, pos)
         if count == 0:
@@ -121,20 +101,20 @@ def _recent(data: bytes, pos: int) -> tuple[tuple[RecentRequest, ...], int]:
             items.append(item)
 
 
-def _state(data: bytes, pos: int) -> tuple[ExecutionState, int]:
+def _state(data: bytes, pos: int) -> tuple[models.ExecutionState, int]:
     values: list[object] = []
     add = values.append
     for read in _STATE_FIELDS:
         value, pos = read(data, pos)
         add(value)
-    return ExecutionState._make(values), pos
+    return models.ExecutionState._make(values), pos
 
 
-def _status(data: bytes, pos: int) -> tuple[Status, int]:
+def _status(data: bytes, pos: int) -> tuple[models.Status, int]:
     return _enum(_STATUSES, data, pos)
 
 
-def _effect(data: bytes, pos: int) -> tuple[Effect, int]:
+def _effect(data: bytes, pos: int) -> tuple[models.Effect, int]:
     return _enum(_EFFECTS, data, pos)
 
 
@@ -151,11 +131,11 @@ _STATE_FIELDS: Final = (
 )  # fmt: skip
 
 
-def _read(data: bytes) -> Decision:
+def _read(data: bytes) -> models.Decision:
     request_id, pos = read_text(data, HEADER_LEN)
     operation_id, pos = read_text(data, pos)
     kind, pos = _enum(_KINDS, data, pos)
-    state, pos = _optional(_state, data, pos)
+    state, pos = read_optional(_state, data, pos)
     outcome, pos = _enum(_OUTCOMES, data, pos)
     changed, pos = _bool(data, pos)
     retried, pos = _bool(data, pos)
@@ -182,10 +162,10 @@ def _read(data: bytes) -> Decision:
         stored_hash, request_hash, result, error, suspected, previous, source_partition,
         source_offset,
     )  # fmt: skip
-    return Decision._make(fields)
+    return models.Decision._make(fields)
 
 
-def read_decision(data: bytes) -> Decision | None:
+def read_decision(data: bytes) -> models.Decision | None:
     """The decision in ``data`` (header included, not checked), or ``None`` if unsure.
 
     The caller has matched the magic and the fingerprint of the current schema.

@@ -16,7 +16,8 @@ here: they carry another fingerprint.
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import Final, TypeVar
 
 from oncelog.schemas.models import (
     Body,
@@ -67,6 +68,9 @@ _RELEASE: Final = Release()
 _CANCEL: Final = Cancel()
 _SWEEP: Final = Sweep()
 _GET: Final = Get()
+
+
+T = TypeVar("T")
 
 
 class _UnsureError(Exception):
@@ -131,14 +135,21 @@ def _text(data: bytes, pos: int) -> tuple[str, int]:
     return data[pos:end].decode(), end
 
 
-def _optional_text(data: bytes, pos: int) -> tuple[str | None, int]:
-    """``["null", "string"]`` at ``pos``."""
+def _optional(
+    read: Callable[[bytes, int], tuple[T, int]], data: bytes, pos: int
+) -> tuple[T | None, int]:
+    """``["null", X]`` at ``pos``, X read by ``read``."""
     branch = data[pos]
     if branch == 0:
         return None, pos + 1
     if branch != 2:
         raise _UnsureError
-    return _text(data, pos + 1)
+    return read(data, pos + 1)
+
+
+def _optional_text(data: bytes, pos: int) -> tuple[str | None, int]:
+    """``["null", "string"]`` at ``pos``."""
+    return _optional(_text, data, pos)
 
 
 def _claim(data: bytes, pos: int) -> tuple[Body, int]:
@@ -236,4 +247,5 @@ UnsureError = _UnsureError
 read_long = _long
 read_raw = _raw
 read_text = _text
+read_optional = _optional
 read_optional_text = _optional_text
