@@ -16,8 +16,10 @@ venv: $(STAMP)
 jars: venv  ## fetch the broker's jars from Maven Central once (cached afterwards)
 	$(PY) -m oncelog broker fetch
 
+# Two workers (pytest-xdist), each with its own session broker: the Kafka tests mostly wait
+# on the log, so a second worker overlaps those waits with the CPU-bound property tests.
 test: jars  ## the whole suite against a real broker
-	ONCELOG_THOROUGH=1 $(PY) -m pytest -q --durations=10
+	ONCELOG_THOROUGH=1 $(PY) -m pytest -q -n 2 --durations=10
 
 # lint-imports checks the layer and fold-purity contracts of pyproject.toml. No cache: it
 # keys on mtimes to the second, and a file restored within the second passes on stale imports.
