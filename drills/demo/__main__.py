@@ -27,7 +27,7 @@ from drills.demo.report import DemoReport, FleetFacts, VerifyFacts, render
 from drills.sample import downstream
 from drills.sample.workflow import STEPS
 from oncelog.broker.local import broker_for_run
-from oncelog.kafka.reader import high_watermarks, plain_consumer
+from oncelog.kafka.reader import topic_ends
 from oncelog.net import free_port
 from oncelog.projector import process
 from oncelog.projector.rebuild import verify
@@ -95,11 +95,8 @@ def _wait_caught_up(settings: Settings, source: HttpSource) -> None:
     before the query API shows all of it.
     """
     assert settings.bootstrap_servers is not None
-    consumer = plain_consumer(settings.kafka_config(settings.bootstrap_servers))
-    try:
-        targets = high_watermarks(consumer, settings.requests_topic, range(settings.partitions))
-    finally:
-        consumer.close()
+    kafka = settings.kafka_config(settings.bootstrap_servers)
+    targets = topic_ends(kafka, settings.requests_topic)
     wait_until_folded(source, targets, timeout_s=_CATCH_UP_TIMEOUT_S)
 
 

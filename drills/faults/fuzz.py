@@ -16,7 +16,7 @@ from confluent_kafka import Producer
 
 from drills.faults.hostile import KINDS, Hostile, hostile
 from oncelog.errors import CodecError, InvalidRequestError, LedgerError
-from oncelog.kafka.reader import high_watermarks, plain_consumer, read_to_end
+from oncelog.kafka.reader import read_to_end, topic_ends
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
 from oncelog.projector.validate import check_request
@@ -120,9 +120,7 @@ def _fold_until_caught_up(
 ) -> str | None:
     assert settings.bootstrap_servers is not None
     kafka = settings.kafka_config(settings.bootstrap_servers)
-    consumer = plain_consumer(kafka)
-    ends = high_watermarks(consumer, settings.requests_topic, range(settings.partitions))
-    consumer.close()
+    ends = topic_ends(kafka, settings.requests_topic)
     projector = Projector(settings, settings.bootstrap_servers, store)
     projector.start()
     errors: list[BaseException] = []

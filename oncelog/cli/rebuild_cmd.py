@@ -13,9 +13,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.errors import ConfigError, StoreError
-from oncelog.kafka.reader import high_watermarks, plain_consumer
+from oncelog.kafka.reader import topic_ends
 from oncelog.projector.rebuild import (
-    count_partitions,
     rebuild_from_executions,
     rebuild_from_requests,
     verify,
@@ -62,11 +61,7 @@ def rebuild(
 
 
 def _log_size(kafka: dict[str, object], topic: str) -> int:
-    consumer = plain_consumer(kafka)
-    try:
-        return sum(high_watermarks(consumer, topic, range(count_partitions(kafka, topic))).values())
-    finally:
-        consumer.close()
+    return sum(topic_ends(kafka, topic).values())
 
 
 def verify_cmd(db: DbOption = None) -> None:

@@ -78,6 +78,18 @@ def high_watermarks(
     return {p: watermarks(consumer, TopicPartition(topic, p))[1] for p in partitions}
 
 
+def topic_ends(config: Mapping[str, Any], topic: str) -> dict[int, int]:
+    """The high watermark of every partition of ``topic``, read now by a throwaway consumer.
+
+    What a reader that must "catch up" waits for: each position >= its end.
+    """
+    consumer = plain_consumer(config)
+    try:
+        return high_watermarks(consumer, topic, range(partition_count(consumer, topic)))
+    finally:
+        consumer.close()
+
+
 def watermarks(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
     """(low, high) of one partition, retrying while a new topic elects its leader.
 
