@@ -22,8 +22,9 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from bench.common import bench_broker, created_here
 from bench.peers import cpu
-from oncelog.broker.local import LocalBroker, broker_for_run
+from oncelog.broker.local import LocalBroker
 from oncelog.settings import Settings
 from oncelog.topics import REQUESTS_CONFIG, TopicSpec, admin_client, create_topics
 
@@ -58,7 +59,7 @@ def broker_us_per_record(
     kafka = settings.kafka_config(settings.bootstrap_servers)
     topic = f"bench-broker-{uuid.uuid4().hex[:8]}"
     spec = TopicSpec(topic, PARTITIONS, REQUESTS_CONFIG)
-    create_topics(admin_client(settings, settings.bootstrap_servers), [spec])
+    created_here(create_topics(admin_client(settings, settings.bootstrap_servers), [spec]))
     before, began = cpu.process_ticks(broker_pid), time.monotonic()
     _produce(kafka, topic, records, batch)
     _consume(kafka, topic, records)
@@ -80,7 +81,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 4, 16, 64, 256])
     args = parser.parse_args()
     load = os.getloadavg()[0]
-    with broker_for_run(Settings()) as broker:
+    with bench_broker() as broker:
         status = LocalBroker(Settings()).status()
         assert status is not None, "no local broker"
         assert status.bootstrap == broker.bootstrap, "not our broker: its JVM is not ours to read"

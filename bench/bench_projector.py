@@ -17,10 +17,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.common import bench_settings, serving
+from bench.common import bench_broker, bench_settings, serving
 from bench.peers import cpu, workload
 from bench.peers.oncelog_peer import OncelogPeer
-from oncelog.broker.local import broker_for_run
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
 from oncelog.settings import Settings
@@ -53,7 +52,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--workers", type=int, default=64)
     args = parser.parse_args()
-    with broker_for_run(Settings()) as broker, tempfile.TemporaryDirectory() as tmp:
+    with bench_broker() as broker, tempfile.TemporaryDirectory() as tmp:
         settings = bench_settings(broker.bootstrap, Path(tmp), "projector")
         with serving(settings) as serve:
             result = asyncio.run(_measure(settings, serve.pid, args.workers, args.seconds))

@@ -24,12 +24,11 @@ import tempfile
 from pathlib import Path
 
 from bench.bench_ledger import raw_round_trip, rebuild_rate
-from bench.common import bench_settings, serving
+from bench.common import bench_broker, bench_settings, serving
 from bench.peers import cpu, dbos_peer, postgres, summary, workload
 from bench.peers.oncelog_peer import OncelogPeer
 from bench.peers.workload import PeerResult, Workload
 from bench.synthetic import produce_requests
-from oncelog.broker.local import broker_for_run
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
 from oncelog.settings import Settings
@@ -144,7 +143,7 @@ def main() -> None:
     load = QUICK if args.quick else Workload(window_seconds=args.seconds, mix_seconds=args.seconds)
     tmp = Path(tempfile.mkdtemp(prefix="oncelog-bench-peers-"))
     try:
-        with broker_for_run(Settings()) as broker:  # stopped afterwards only if started here
+        with bench_broker() as broker:  # stopped afterwards only if started here
             _measure(args, load, broker.bootstrap, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
