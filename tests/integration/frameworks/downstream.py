@@ -18,11 +18,21 @@ class Payments:
 
     charges: list[dict[str, Any]] = field(default_factory=list)
 
-    def charge(self, order_id: str, amount_cents: int) -> dict[str, Any]:
-        """Apply one charge, with the ledger's idempotency key and epoch as sent downstream."""
-        ctx = current_call()
+    def charge(
+        self, order_id: str, amount_cents: int, identity: tuple[str, int] | None = None
+    ) -> dict[str, Any]:
+        """Apply one charge, with the ledger's idempotency key and epoch as sent downstream
+        (``identity``, else the current ledger call's)."""
+        if identity is None:
+            ctx = current_call()
+            identity = ctx.idempotency_key, ctx.epoch
+        key, epoch = identity
         self.charges.append(
-            {"order_id": order_id, "amount_cents": amount_cents,
-             "idempotency_key": ctx.idempotency_key, "epoch": ctx.epoch}
-        )  # fmt: skip
+            {
+                "order_id": order_id,
+                "amount_cents": amount_cents,
+                "idempotency_key": key,
+                "epoch": epoch,
+            }
+        )
         return {"charge_id": f"ch_{len(self.charges)}", "order_id": order_id}
