@@ -51,7 +51,7 @@ def ledger_tool(tool: BaseTool, run: LedgerRun) -> StructuredTool:
     )
 
 
-def ledger_tools(tools: Iterable[BaseTool], run: LedgerRun) -> list[StructuredTool]:
+def ledger_tools(tools: Iterable[BaseTool], run: LedgerRun) -> list[BaseTool]:
     """:func:`ledger_tool` of each tool."""
     return [ledger_tool(tool, run) for tool in tools]
 

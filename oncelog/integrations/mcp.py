@@ -9,16 +9,16 @@ The agent names the call (the server cannot tell a rerun from a new run), so the
 wraps ``call_tool`` of an MCP ``Client`` or ``ClientSession``: each call is claimed, the
 recorded ``CallToolResult`` is replayed on rerun, and a rerun with other arguments raises
 :class:`~oncelog.errors.ConflictError` (inside ``async with Client(...)``, MCP's task group
-reports it in an ``ExceptionGroup``: catch it with ``except* ConflictError``). The call's ``_meta`` carries the idempotency key and
-epoch to the server (:data:`IDEMPOTENCY_KEY_META`, :data:`EPOCH_META`), where
-:func:`ledger_identity` reads them for the services the tool calls. A result with
+reports it in an ``ExceptionGroup``: catch it with ``except* ConflictError``). The call's
+``_meta`` carries the idempotency key and epoch to the server (:data:`IDEMPOTENCY_KEY_META`,
+:data:`EPOCH_META`), where :func:`ledger_identity` reads them for the services the tool calls. A result with
 ``isError`` is recorded like any other: the server answered, and a rerun sees the same answer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 from oncelog.integrations.extras import requires_extra
 from oncelog.integrations.run import LedgerRun, current_call
@@ -57,10 +57,9 @@ class LedgerMcpTools:
 
         async def call() -> Any:
             ctx = current_call()
-            meta: RequestParamsMeta = {
-                IDEMPOTENCY_KEY_META: ctx.idempotency_key,
-                EPOCH_META: ctx.epoch,
-            }
+            # An open map (extra_items=Any), which mypy does not model yet.
+            identity = {IDEMPOTENCY_KEY_META: ctx.idempotency_key, EPOCH_META: ctx.epoch}
+            meta = cast(RequestParamsMeta, identity)
             result = await self.session.call_tool(name, args, meta=meta)
             return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 

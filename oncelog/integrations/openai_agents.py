@@ -26,7 +26,7 @@ from oncelog.integrations.extras import requires_extra
 from oncelog.integrations.run import LedgerRun
 
 with requires_extra("openai_agents"):
-    from agents import FunctionTool
+    from agents import FunctionTool, Tool
     from agents.tool_context import ToolContext as AgentsToolContext
 
 __all__ = ["ledger_tool", "ledger_tools"]
@@ -44,7 +44,7 @@ def ledger_tool(tool: FunctionTool, run: LedgerRun) -> FunctionTool:
     return dataclasses.replace(tool, on_invoke_tool=on_invoke_tool)
 
 
-def ledger_tools(tools: Iterable[FunctionTool], run: LedgerRun) -> list[FunctionTool]:
+def ledger_tools(tools: Iterable[FunctionTool], run: LedgerRun) -> list[Tool]:
     """:func:`ledger_tool` of each tool."""
     return [ledger_tool(tool, run) for tool in tools]
 

@@ -38,8 +38,9 @@ class ScriptedModel(Model):
         self, system_instructions: str | None, input: str | list[TResponseInputItem],
         *args: Any, **kwargs: Any,
     ) -> ModelResponse:  # fmt: skip
+        items: list[Any] = list(input)
         outputs = [
-            i for i in input if isinstance(i, dict) and i.get("type") == "function_call_output"
+            i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"
         ]
         if not outputs:
             args_json = json.dumps({"order_id": self.order_id, "amount_cents": 4200})

@@ -99,9 +99,12 @@ async def test_a_model_retry_is_a_retryable_failure_and_the_retry_the_next_call(
     first = ledger.execution(operation_id("run-1", "charge#1"))
     second = ledger.execution(operation_id("run-1", "charge#2"))
     state = ledger.state(operation_id("run-1", "charge#1"))
-    assert first is not None and first.status == "failed"
-    assert state is not None and state.retryable, first.error
-    assert second is not None and second.result == "ok"
+    assert first is not None
+    assert first.status == "failed"
+    assert state is not None
+    assert state.retryable, first.error
+    assert second is not None
+    assert second.result == "ok"
 
 
 async def test_the_test_model_calls_every_tool_through_the_ledger() -> None:
@@ -109,5 +112,6 @@ async def test_the_test_model_calls_every_tool_through_the_ledger() -> None:
     run = LedgerRun(ledger.client(), "run-7")
     await _agent(run, payments, TestModel()).run("charge something")
     execution = ledger.execution(operation_id("run-7", "charge#1"))
-    assert execution is not None and execution.status == "completed"
+    assert execution is not None
+    assert execution.status == "completed"
     assert payments.charges[0]["idempotency_key"] == execution.idempotency_key
