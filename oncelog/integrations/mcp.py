@@ -11,8 +11,9 @@ recorded ``CallToolResult`` is replayed on rerun, and a rerun with other argumen
 :class:`~oncelog.errors.ConflictError` (inside ``async with Client(...)``, MCP's task group
 reports it in an ``ExceptionGroup``: catch it with ``except* ConflictError``). The call's
 ``_meta`` carries the idempotency key and epoch to the server (:data:`IDEMPOTENCY_KEY_META`,
-:data:`EPOCH_META`), where :func:`ledger_identity` reads them for the services the tool calls. A result with
-``isError`` is recorded like any other: the server answered, and a rerun sees the same answer.
+:data:`EPOCH_META`), where :func:`ledger_identity` reads them for the services the tool
+calls. A result with ``isError`` is recorded like any other: the server answered, and a
+rerun sees the same answer.
 """
 
 from __future__ import annotations
