@@ -8,6 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oncelog.errors import ConflictError, InvalidArgumentError, LedgerError
 from oncelog.identity.ids import operation_id
@@ -16,6 +18,7 @@ from oncelog.integrations.extras import MissingExtraError
 from oncelog.producer.executor import ToolContext
 from oncelog.schemas.models import PreviousAttempt
 from oncelog.testing import InMemoryLedger
+from tests.budget import examples
 
 
 class ProcessDied(BaseException):
@@ -168,3 +171,33 @@ def test_a_missing_framework_names_the_extra_to_install(
     assert f"pip install 'oncelog[{adapter}]'" in str(info.value)
     assert isinstance(info.value, LedgerError)
     assert info.value.code == "missing_extra"
+
+
+calls = st.lists(
+    st.tuples(st.sampled_from(["charge", "email", "search"]), st.integers(0, 3)), max_size=8
+)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(calls, st.data())
+def test_a_rerun_replays_every_call_or_stops_at_the_first_that_differs(
+    run_calls: list[tuple[str, int]], data: st.DataObject
+) -> None:
+    ledger, effects = InMemoryLedger(), list[Any]()
+    first = LedgerRun(ledger.sync_client(), "run-1")
+    for tool, arg in run_calls:
+        first.call(tool, {"arg": arg}, _applying(effects, (tool, arg)))
+    # The rerun: the same calls, or the same with one argument changed.
+    changed = data.draw(st.none() | st.integers(0, max(0, len(run_calls) - 1)))
+    rerun_calls = list(run_calls)
+    if changed is not None and rerun_calls:
+        tool, arg = rerun_calls[changed]
+        rerun_calls[changed] = (tool, arg + 10)
+    rerun = LedgerRun(ledger.sync_client(), "run-1")
+    for index, (tool, arg) in enumerate(rerun_calls):
+        if index == changed:
+            with pytest.raises(ConflictError):
+                rerun.call(tool, {"arg": arg}, _applying(effects, (tool, arg)))
+            break
+        assert rerun.call(tool, {"arg": arg}, _applying(effects, (tool, arg))) == [tool, arg]
+    assert effects == run_calls  # the rerun added no effect
