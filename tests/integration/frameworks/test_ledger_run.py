@@ -165,7 +165,11 @@ def test_a_missing_framework_names_the_extra_to_install(
 ) -> None:
     module = f"oncelog.integrations.{adapter}"
     monkeypatch.delitem(sys.modules, module, raising=False)
-    monkeypatch.setitem(sys.modules, framework, None)  # None: "import fails" to the importer
+    # None in sys.modules makes an import fail; every loaded submodule too, or a
+    # `from framework.sub import x` would still find the loaded `framework.sub`.
+    for name in [n for n in sys.modules if n == framework or n.startswith(f"{framework}.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, framework, None)
     with pytest.raises(MissingExtraError) as info:
         importlib.import_module(module)
     assert f"pip install 'oncelog[{adapter}]'" in str(info.value)
