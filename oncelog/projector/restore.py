@@ -119,10 +119,11 @@ def needs_restore(own: Position | None, handoff: Position | None, records: int) 
     Refolding the gap from it is correct (folding is deterministic: it republishes
     identical decisions and snapshots) and keeps this shard's history whole, but
     costs one fold and one republished decision per request of the gap; a restore
-    costs one read of the partition. The cheaper is chosen.
+    costs one read of the partition, and no publishing. The cheaper is chosen; at
+    equal counts the restore is.
     """
     if own is None:
         return True
     if handoff is None or handoff.next_offset <= own.next_offset:
         return False
-    return handoff.next_offset - own.next_offset > records
+    return handoff.next_offset - own.next_offset >= records

@@ -154,12 +154,18 @@ class Projector:
         """Where each newly assigned partition resumes: its own position, or a restore."""
         handoffs = self._handoffs(consumer, partitions)  # read before the executions topic
         positions = self._store.positions()
-        sizes = partition_sizes(self._kafka, self._settings.executions_topic, partitions)
+        # Sizes only matter where another member got further than this file.
+        passed = [
+            p for p in partitions
+            if p in positions and p in handoffs
+            and handoffs[p].next_offset > positions[p].next_offset
+        ]  # fmt: skip
+        sizes = partition_sizes(self._kafka, self._settings.executions_topic, passed)
         starts: dict[int, Position] = {}
         restored: list[int] = []
         for p in partitions:
             own, handoff = positions.get(p), handoffs.get(p)
-            if needs_restore(own, handoff, sizes[p]):
+            if needs_restore(own, handoff, sizes.get(p, 0)):
                 own = restore_partition(self._settings, self._kafka, self._store, p, handoff)
                 restored.append(p)
             assert own is not None

@@ -29,7 +29,7 @@ from tests.integration.projector_group import (
     owner_of,
     published,
     run_steps,
-    start_member,
+    start_members,
     wait_folded,
     wait_owned_by,
 )
@@ -110,7 +110,7 @@ def test_three_projectors_survive_a_kill_and_a_zombie(settings: Settings, tmp_pa
     assert settings.bootstrap_servers is not None
     create_topics(admin_client(settings, settings.bootstrap_servers), ledger_topics(settings))
     names = ["p0", "p1", "p2"]
-    members = {name: start_member(settings, name, tmp_path) for name in names}
+    members = start_members(settings, names, tmp_path)
     try:
         owners = wait_owned_by(settings, *names)
         for t in _load(settings, STEPS_BEFORE):

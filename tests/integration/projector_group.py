@@ -72,11 +72,25 @@ def member_settings(settings: Settings, name: str, workdir: Path) -> Settings:
 
 def start_member(settings: Settings, name: str, workdir: Path) -> Member:
     """Start member ``name`` and wait (bounded) until its query API answers."""
-    own = member_settings(settings, name, workdir)
-    log = workdir / f"{name}.log"
-    proc = process.start_serve(own, log)
-    process.wait_http(proc, f"http://127.0.0.1:{own.http_port}/healthz", log)
-    return Member(own, proc, log)
+    return start_members(settings, [name], workdir)[name]
+
+
+def start_members(settings: Settings, names: list[str], workdir: Path) -> dict[str, Member]:
+    """Start every member at once, then wait (bounded) until each query API answers."""
+    members: dict[str, Member] = {}
+    for name in names:
+        own = member_settings(settings, name, workdir)
+        log = workdir / f"{name}.log"
+        members[name] = Member(own, process.start_serve(own, log), log)
+    try:
+        for member in members.values():
+            url = f"http://127.0.0.1:{member.settings.http_port}/healthz"
+            process.wait_http(member.proc, url, member.log)
+    except BaseException:
+        for member in members.values():
+            process.stop(member.proc)
+        raise
+    return members
 
 
 def group_owners(settings: Settings) -> dict[int, str]:

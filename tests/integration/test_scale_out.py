@@ -49,7 +49,9 @@ def test_a_member_leaves_and_the_other_restores_its_partitions(
     settings: Settings, tmp_path: Path
 ) -> None:
     settings = _topics(settings, partitions=4)
-    a, b = group.start_member(settings, "a", tmp_path), group.start_member(settings, "b", tmp_path)
+    a = group.start_member(settings, "a", tmp_path)
+    group.wait_owned_by(settings, "a")
+    b = group.start_member(settings, "b", tmp_path)  # after a: b never had a's partitions
     members = {"a": a, "b": b}
     try:
         owners = group.wait_owned_by(settings, "a", "b")
@@ -75,6 +77,8 @@ def test_a_member_leaves_and_the_other_restores_its_partitions(
     finally:
         for member in members.values():
             process.stop(member.proc)
+    decisions = group.published(settings, settings.decisions_topic, group.by_request)
+    assert {len(v) for v in decisions.values()} == {1}  # restored: nothing refolded, republished
     _verify_shard(settings, a, tmp_path / "scratch-a.duckdb")
     _verify_shard(settings, b, tmp_path / "scratch-b.duckdb")
 

@@ -35,6 +35,8 @@ def test_a_gap_longer_than_a_restore_is_restored() -> None:
     # Another member folded 400 requests since; reading the partition costs 120 records.
     own = Position(next_offset=100, clock_ms=5)
     assert needs_restore(own, Position(500, 9), records=120)
+    # A position that never got past an empty partition: refold all, or read as many.
+    assert needs_restore(Position(0, None), Position(40, 9), records=40)
 
 
 @given(
@@ -46,7 +48,7 @@ def test_a_stale_position_is_restored_exactly_when_the_gap_costs_more(
     own: int | None, handoff: int | None, records: int
 ) -> None:
     gap = 0 if own is None or handoff is None else handoff - own
-    expected = own is None or gap > records
+    expected = own is None or (handoff is not None and gap > 0 and gap >= records)
     mine = None if own is None else Position(own, 1)
     theirs = None if handoff is None else Position(handoff, 1)
     assert needs_restore(mine, theirs, records) == expected
