@@ -86,6 +86,7 @@ class Projector:
         self._sweeps = SweepScheduler(settings.requests_topic, sweep_interval_s)
         self._before_commit = before_commit
         self._on_rebalance = on_rebalance
+        self._released = False  # a partition was revoked or lost since the last poll
         # A flush before each commit: a committed position always means "published".
         self._committer = Committer(
             store, on_batch,
@@ -196,6 +197,8 @@ class Projector:
 
     def _handoffs(self, consumer: Consumer, partitions: list[int]) -> dict[int, Position]:
         """The positions the partitions' last owners committed to the group (see _hand_off)."""
+        if not partitions:
+            return {}
         topic = self._settings.requests_topic
         try:
             committed = consumer.committed([TopicPartition(topic, p) for p in partitions], 10)
@@ -237,6 +240,7 @@ class Projector:
 
     def _release(self, partitions: list[int]) -> None:
         """Forget every partition of ``partitions`` in memory: states, ids, clocks, sweeps."""
+        self._released = True
         self._states.drop_partitions(partitions)
         self._sweeps.drop_partitions(partitions)
         for p in partitions:
@@ -254,9 +258,10 @@ class Projector:
         """Consume, fold, publish and commit one batch; return the records handled."""
         assert self._consumer is not None, "start() first"
         messages = consume_available(self._consumer, self._batch_size, self._poll_timeout_s)
-        if messages and any(m.partition() not in self._clocks for m in messages):
-            # Fetched before a revoke that ran inside this very poll: the partition's
-            # next owner folds them, from the position committed at the revoke.
+        if self._released:
+            # Records fetched before a revoke (or loss) that ran inside this very poll:
+            # the partition's next owner folds them, from the position committed then.
+            self._released = False
             messages = [m for m in messages if m.partition() in self._clocks]
         if messages:
             self._process(messages)
