@@ -74,7 +74,11 @@ def run_serve(
         signal.signal(sig, lambda *_: stop.set())
     with Store(settings.db_path) as store:
         projector = Projector(
-            settings, resolve_bootstrap(settings), store, before_commit=before_commit
+            settings,
+            resolve_bootstrap(settings),
+            store,
+            before_commit=before_commit,
+            on_rebalance=lambda line: typer.echo(line, err=True),
         )
         projector.start()
         port = settings.http_port if http_port is None else http_port
