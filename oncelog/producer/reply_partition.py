@@ -20,15 +20,14 @@ import random
 from collections.abc import Mapping
 from typing import Final
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer
 
 from oncelog.errors import ConfigError
-from oncelog.kafka.failures import kafka_failure
+from oncelog.kafka.reader import offsets_at
 
 PICK_WINDOW_S: Final = 30.0
 """How far back a starting client looks at each reply partition's traffic."""
 
-_LIST_OFFSETS_TIMEOUT_S: Final = 10.0
 _LATEST: Final = -1  # ListOffsets' "latest" timestamp: the high watermark
 
 
@@ -42,19 +41,10 @@ def recent_decisions(
     consumer: Consumer, topic: str, partitions: int, since_ms: int
 ) -> dict[int, int]:
     """How many decisions each partition of ``topic`` got since ``since_ms`` (broker time)."""
-    since = _offsets(consumer, topic, partitions, since_ms)
-    ends = _offsets(consumer, topic, partitions, _LATEST)
+    since = offsets_at(consumer, topic, partitions, since_ms)
+    ends = offsets_at(consumer, topic, partitions, _LATEST)
     # No record at or after since_ms: the offset is -1 and nothing was recent.
     return {p: max(0, ends[p] - since[p]) if since[p] >= 0 else 0 for p in range(partitions)}
-
-
-def _offsets(consumer: Consumer, topic: str, partitions: int, at_ms: int) -> dict[int, int]:
-    asked = [TopicPartition(topic, p, at_ms) for p in range(partitions)]
-    try:
-        found = consumer.offsets_for_times(asked, timeout=_LIST_OFFSETS_TIMEOUT_S)
-    except KafkaException as exc:
-        raise kafka_failure(f"listing offsets of {topic}", topic, exc) from exc
-    return {tp.partition: tp.offset for tp in found}
 
 
 def choose(
