@@ -20,9 +20,7 @@ import gc
 import json
 import os
 import pstats
-import shutil
 import statistics
-import tempfile
 import threading
 import time
 import uuid
@@ -33,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_ledger import raw_round_trip
-from bench.common import bench_broker, bench_settings, pct, serving
+from bench.common import bench_settings, on_broker, pct, serving
 from bench.peers import workload
 from bench.peers.oncelog_peer import OncelogPeer
 from oncelog.producer.client import LedgerClient
@@ -197,15 +195,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile the event loop's window")
     parser.add_argument("--sync", action="store_true", help="also the blocking client")
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="oncelog-bench-client-"))
-    load = os.getloadavg()[0]
-    try:
-        with bench_broker() as broker:  # stopped afterwards only if started here
-            figures = measure(args, broker.bootstrap, tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    figures["load_avg_1m"] = [round(load, 2), round(os.getloadavg()[0], 2)]
-    print(json.dumps(figures))
+    print(json.dumps(on_broker("client", lambda bootstrap, tmp: measure(args, bootstrap, tmp))))
 
 
 if __name__ == "__main__":

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import subprocess
+import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from oncelog.broker.local import RunBroker, broker_for_run
 from oncelog.projector import process
@@ -64,3 +68,17 @@ def serving(settings: Settings) -> Iterator[subprocess.Popen[bytes]]:
         yield serve
     finally:
         process.stop(serve)
+
+
+def on_broker(name: str, measure: Callable[[str, Path], dict[str, Any]]) -> dict[str, Any]:
+    """``measure(bootstrap, scratch_dir)`` on the configured broker, else the local one
+    (stopped afterwards only if started here), plus the load average before and after."""
+    tmp = Path(tempfile.mkdtemp(prefix=f"oncelog-bench-{name}-"))
+    load = os.getloadavg()[0]
+    try:
+        with bench_broker() as broker:
+            figures = measure(broker.bootstrap, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    figures["load_avg_1m"] = [round(load, 2), round(os.getloadavg()[0], 2)]
+    return figures

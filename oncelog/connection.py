@@ -34,6 +34,7 @@ class ClientOptions(TypedDict, total=False):
 
     worker_id: str | None
     timeouts: Timeouts | None
+    reply_partition: int | None
 
 
 def connect(settings: Settings | None = None, **options: Unpack[ClientOptions]) -> LedgerClient:

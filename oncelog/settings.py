@@ -28,6 +28,20 @@ class Settings(BaseSettings):
     )
     topic_prefix: str = "oncelog"
     partitions: int = Field(default=6, ge=1, le=1024)
+    reply_partitions: int = Field(
+        default=32,
+        ge=1,
+        le=1024,
+        description="Partitions of the decisions topic (may differ from ONCELOG_PARTITIONS). "
+        "Each client reads one; 32 lets up to 32 busy clients each read only their own "
+        "answers, at little cost to a broker.",
+    )
+    reply_partition: int | None = Field(
+        default=None,
+        ge=0,
+        description="Pin this client's reply partition. Unset: at start the client picks, "
+        "at random, one of the partitions that had the fewest decisions lately.",
+    )
     db_path: Path = Path("oncelog.duckdb")
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8765, ge=0, le=65535)

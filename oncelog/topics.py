@@ -58,24 +58,34 @@ DEADLETTER_CONFIG: Mapping[str, str] = {
 
 @dataclass(frozen=True)
 class TopicSpec:
-    """One topic oncelog needs, with the configs it must carry."""
+    """One topic oncelog needs, with the configs it must carry.
+
+    ``sharded`` topics are partitioned like the requests topic and must have its
+    partition count; the decisions topic is partitioned by where clients listen.
+    """
 
     name: str
     partitions: int
     config: Mapping[str, str]
+    sharded: bool = True
 
 
-def ledger_topics(settings: Settings, partitions: int | None = None) -> list[TopicSpec]:
+def ledger_topics(
+    settings: Settings, partitions: int | None = None, reply_partitions: int | None = None
+) -> list[TopicSpec]:
     """The requests/executions pair and the decisions and dead-letter topics.
 
-    All have the same partition count: a request, its snapshot, its decision and
-    its dead letter share one partition number.
+    The requests, executions and dead-letter topics have the same partition count:
+    a request, its snapshot and its dead letter share one partition number. The
+    decisions topic has its own (``ONCELOG_REPLY_PARTITIONS``): a decision goes to the
+    reply partition its request names.
     """
     count = partitions or settings.partitions
+    replies = reply_partitions or settings.reply_partitions
     return [
         TopicSpec(settings.requests_topic, count, REQUESTS_CONFIG),
         TopicSpec(settings.executions_topic, count, EXECUTIONS_CONFIG),
-        TopicSpec(settings.decisions_topic, count, DECISIONS_CONFIG),
+        TopicSpec(settings.decisions_topic, replies, DECISIONS_CONFIG, sharded=False),
         TopicSpec(settings.deadletter_topic, count, DEADLETTER_CONFIG),
     ]
 
@@ -135,7 +145,8 @@ def describe_configs(admin: AdminClient, topic: str) -> dict[str, str]:
 
 
 def check_topics(admin: AdminClient, specs: list[TopicSpec]) -> dict[str, int]:
-    """Refuse topics that are missing, misconfigured, or differ in partition count.
+    """Refuse topics that are missing, misconfigured, or whose sharded topics differ in
+    partition count (the decisions topic may have any count).
 
     Returns the partition count of each topic.
     """
@@ -148,8 +159,9 @@ def check_topics(admin: AdminClient, specs: list[TopicSpec]) -> dict[str, int]:
             continue
         counts[spec.name] = len(metadata[spec.name].partitions)
         problems += _config_problems(spec, describe_configs(admin, spec.name))
-    if len(set(counts.values())) > 1:
-        problems.append(f"partition counts differ, they must be equal: {counts}")
+    sharded = {s.name: counts[s.name] for s in specs if s.sharded and s.name in counts}
+    if len(set(sharded.values())) > 1:
+        problems.append(f"partition counts differ, they must be equal: {sharded}")
     if problems:
         raise TopicConfigError("; ".join(problems))
     return counts

@@ -30,6 +30,8 @@ def test_compose_topics_match_oncelog_topics_create() -> None:
         partitions, configs = created[spec.name]
         assert partitions == spec.partitions
         assert configs == dict(spec.config)
+    # The decisions topic has its own count, the reply partitions (ONCELOG_REPLY_PARTITIONS).
+    assert created["oncelog.decisions"][0] == Settings(bootstrap_servers=None).reply_partitions
 
 
 def test_compose_kafka_is_single_node_kraft_with_pinned_image() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from oncelog.errors import LedgerError
 from oncelog.identity import ids
 from oncelog.identity.partitioner import partition_for
-from oncelog.kafka.reader import read_to_end
+from oncelog.kafka.reader import read_to_end, topic_ends
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector import process
@@ -109,16 +109,17 @@ class LogCheck:
 
 def records_by_source(
     settings: Settings, topic: str, decode: Any
-) -> dict[tuple[int, int], set[bytes]]:
-    """Every distinct encoding published for each source (partition, offset) on ``topic``."""
+) -> dict[tuple[int, int], set[tuple[int, bytes]]]:
+    """Every distinct (partition, encoding) published for each source (partition, offset)
+    on ``topic``: a republished record must be byte-identical AND on the same partition."""
     assert settings.bootstrap_servers is not None
     kafka = settings.kafka_config(settings.bootstrap_servers)
-    seen: dict[tuple[int, int], set[bytes]] = defaultdict(set)
-    for p in range(settings.partitions):
+    seen: dict[tuple[int, int], set[tuple[int, bytes]]] = defaultdict(set)
+    for p in topic_ends(kafka, topic):  # the decisions topic has its own partition count
         for msg in read_to_end(kafka, topic, p, timeout_s=600):
             value = msg.value() or b""
             record = decode(value)
-            seen[(record.source_partition, record.source_offset)].add(value)
+            seen[(record.source_partition, record.source_offset)].add((p, value))
     return seen
 
 

@@ -33,12 +33,20 @@ Partitions = Annotated[
 ]
 
 
+ReplyPartitions = Annotated[
+    int | None,
+    typer.Option(
+        min=1, help="Partition count of the decisions topic (default ONCELOG_REPLY_PARTITIONS)."
+    ),
+]
+
+
 @app.command()
-def create(partitions: Partitions = None) -> None:
+def create(partitions: Partitions = None, reply_partitions: ReplyPartitions = None) -> None:
     """Create the missing topics with the spec's configs, then check them."""
     settings = Settings()
     admin = _admin(settings)
-    specs = ledger_topics(settings, partitions)
+    specs = ledger_topics(settings, partitions, reply_partitions)
     created = create_topics(admin, specs)
     counts = check_topics(admin, specs)
     for spec in specs:
@@ -48,7 +56,11 @@ def create(partitions: Partitions = None) -> None:
 
 @app.command()
 def check() -> None:
-    """Validate an existing pair; exit 2 with the reasons when it is wrong."""
+    """Validate the topics; exit 2 with the reasons when they are wrong.
+
+    The requests, executions and dead-letter topics must agree in partition count;
+    the decisions topic (the reply partitions) may have any count.
+    """
     settings = Settings()
     admin = _admin(settings)
     counts = check_topics(admin, ledger_topics(settings))

@@ -52,3 +52,17 @@ def partition_for(channel_id: str, num_partitions: int) -> int:
     if num_partitions < 1:
         raise InvalidArgumentError(f"num_partitions must be >= 1, got {num_partitions}")
     return to_positive(murmur2(channel_id.encode("utf-8"))) % num_partitions
+
+
+def reply_partition_for(requested: int | None, source_partition: int, reply_partitions: int) -> int:
+    """The partition of ``<prefix>.decisions`` a request's decision is written to.
+
+    The one the request names, when it names one that exists. Otherwise (``None``: an
+    older writer or the projector's own sweep tick; or out of range: a client that
+    counted wrong) the request's own partition modulo the decisions topic's count.
+    A pure function of the request and the topic, so that a refold republishes each
+    decision byte for byte to the same partition, and bad input never stops a partition.
+    """
+    if requested is not None and 0 <= requested < reply_partitions:
+        return requested
+    return source_partition % reply_partitions

@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 import stamina
 from confluent_kafka import (
@@ -26,6 +26,7 @@ from oncelog.errors import KafkaOperationError, LedgerTimeoutError
 from oncelog.kafka.failures import is_authorization, kafka_failure
 
 _METADATA_TIMEOUT_S = 30.0
+T = TypeVar("T")
 # A topic created a moment ago answers these until its leaders are elected.
 _LEADERLESS = frozenset(
     {
@@ -91,7 +92,31 @@ def topic_ends(config: Mapping[str, Any], topic: str) -> dict[int, int]:
 
 
 def watermarks(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
-    """(low, high) of one partition, retrying while a new topic elects its leader.
+    """(low, high) of one partition, retrying while a new topic elects its leader."""
+
+    def ask() -> tuple[int, int]:
+        low, high = consumer.get_watermark_offsets(tp, timeout=_METADATA_TIMEOUT_S, cached=False)
+        return low, high
+
+    what = f"watermarks of {tp.topic}[{tp.partition}] unavailable"
+    return _asking_until_led(consumer, tp.topic, what, ask)
+
+
+def offsets_at(consumer: Consumer, topic: str, partitions: int, at_ms: int) -> dict[int, int]:
+    """Each partition's first offset whose timestamp is at or after ``at_ms`` (-1: none
+    is), or with ``at_ms=-1`` its high watermark; in one ListOffsets request per broker,
+    retried while a new topic elects its leaders."""
+    asked = [TopicPartition(topic, p, at_ms) for p in range(partitions)]
+
+    def ask() -> dict[int, int]:
+        found = consumer.offsets_for_times(asked, timeout=_METADATA_TIMEOUT_S)
+        return {tp.partition: tp.offset for tp in found}
+
+    return _asking_until_led(consumer, topic, f"listing offsets of {topic}", ask)
+
+
+def _asking_until_led(consumer: Consumer, topic: str, what: str, ask: Callable[[], T]) -> T:
+    """``ask()``, retried while ``topic`` has no leader yet; errors named ``what``.
 
     Retried with a jittered exponential backoff (stamina), bounded in total by the
     metadata timeout, instead of asking again at once in a tight loop.
@@ -102,16 +127,12 @@ def watermarks(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
             wait_initial=0.05, wait_max=1.0,
         ):  # fmt: skip
             with attempt:
-                low, high = consumer.get_watermark_offsets(
-                    tp, timeout=_METADATA_TIMEOUT_S, cached=False
-                )
-                return low, high
+                return ask()
     except KafkaException as exc:
         # An unauthorized topic looks like an unknown partition here: ask the metadata
         # (only now: a refresh while retrying could replace a good cached answer).
-        denied = _denial(consumer, tp.topic)
-        what = f"watermarks of {tp.topic}[{tp.partition}] unavailable"
-        raise kafka_failure(what, tp.topic, denied or exc) from exc
+        denied = _denial(consumer, topic)
+        raise kafka_failure(what, topic, denied or exc) from exc
     raise AssertionError("stamina retries until it returns or raises")  # pragma: no cover
 
 

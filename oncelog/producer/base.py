@@ -19,6 +19,8 @@ class ClientBase:
     ``transport`` defaults to Kafka (a :class:`~oncelog.producer.dispatch.Dispatcher`
     made on :meth:`open`, closed on :meth:`close`); a given transport, such as
     :class:`oncelog.testing.InMemoryLedger`, belongs to the caller and is not closed here.
+    ``reply_partition`` pins the partition of the decisions topic the Kafka transport
+    listens on (default ``ONCELOG_REPLY_PARTITION``, else a quiet one chosen at start).
     """
 
     def __init__(
@@ -28,8 +30,10 @@ class ClientBase:
         worker_id: str | None = None,
         timeouts: Timeouts | None = None,
         transport: Transport | None = None,
+        reply_partition: int | None = None,
     ) -> None:
         self.settings = settings or Settings()
+        self._reply_partition = reply_partition
         self.requests = RequestBuilder(worker_id)
         self._timeouts = timeouts or Timeouts()
         self._given = transport
@@ -55,7 +59,10 @@ class ClientBase:
     def open(self) -> None:
         """Connect (blocking): the configured broker and start reading decisions."""
         if self._transport is None:
-            dispatcher = Dispatcher(self.settings, _bootstrap(self.settings), self._timeouts)
+            dispatcher = Dispatcher(
+                self.settings, _bootstrap(self.settings), self._timeouts,
+                reply_partition=self._reply_partition,
+            )  # fmt: skip
             dispatcher.start()
             self._transport = dispatcher
 

@@ -57,13 +57,24 @@ class Timeouts:
 class Dispatcher:
     """The client's Kafka transport: a producer for requests, a listener for decisions."""
 
-    def __init__(self, settings: Settings, bootstrap: str, timeouts: Timeouts) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        bootstrap: str,
+        timeouts: Timeouts,
+        *,
+        reply_partition: int | None = None,
+    ) -> None:
         kafka = settings.kafka_config(bootstrap)
         self._topic = settings.requests_topic
         # No Python callback per delivered request: only a failure reaches _on_failed,
         # which fails the call at once on an ACL denial (a request id is in the record).
         self._producer = FutureProducer(kafka, error_reports_only=True, on_error=self._on_failed)
-        self._listener = DecisionListener(kafka, settings.decisions_topic)
+        pinned = settings.reply_partition if reply_partition is None else reply_partition
+        self._listener = DecisionListener(
+            kafka, settings.decisions_topic, reply_partition=pinned, requests_topic=self._topic
+        )
+        self._partitions = 0  # of the requests topic, read at start
         self.timeouts = timeouts
 
     @property
@@ -72,8 +83,19 @@ class Dispatcher:
         return WALL_CLOCK
 
     def start(self) -> None:
-        """Connect: read the partition count and start listening for decisions."""
+        """Connect: choose the reply partition, listen on it, read the partition count."""
         self._listener.start()
+        self._partitions = self._listener.request_partitions
+
+    @property
+    def reply_partition(self) -> int:
+        """The partition of the decisions topic this client listens on (named in each request)."""
+        return self._listener.reply_partition
+
+    @property
+    def decisions_received(self) -> int:
+        """Decision records read so far: this client's own, and any others' on its partition."""
+        return self._listener.received
 
     def close(self) -> None:
         """Stop listening and flush the producer."""
@@ -81,8 +103,9 @@ class Dispatcher:
         self._producer.close()
 
     def _send(self, request: Request) -> None:
-        partition = partition_for(request.channel_id, self._listener.partitions)
-        value = encode_request(request)
+        partition = partition_for(request.channel_id, self._partitions)
+        # Every request names where this client listens: its decision is written there.
+        value = encode_request(request._replace(reply_partition=self._listener.reply_partition))
         self._producer.send_nowait(self._topic, partition, request.operation_id.encode(), value)
 
     def send_acknowledged(self, request: Request, timeout_s: float) -> None:

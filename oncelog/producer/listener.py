@@ -1,8 +1,10 @@
 """Learn decisions from Kafka: the answer to each request, matched by request id.
 
-Every client reads the decisions topic from the high watermarks it saw at start
-(explicit offsets, not "latest", which would resolve lazily and could skip an
-early answer). A waiter is registered *before* its request is sent.
+A client reads ONE partition of the decisions topic, its reply partition
+(chosen at start, see :mod:`oncelog.producer.reply_partition`), from the high
+watermark it saw at start (an explicit offset, not "latest", which would
+resolve lazily and could skip an early answer). Every request the client sends
+names that partition. A waiter is registered *before* its request is sent.
 
 A waiter is a :class:`concurrent.futures.Future` (the blocking client) or an
 :class:`asyncio.Future` (the async client). Async waiters are settled on their
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, InvalidStateError
@@ -24,6 +27,8 @@ from confluent_kafka import Consumer, Message, TopicPartition
 
 from oncelog.errors import CodecError
 from oncelog.kafka.reader import consume_available, high_watermarks, partition_count, plain_consumer
+from oncelog.producer import reply_partition
+from oncelog.producer.clock import WALL_CLOCK
 from oncelog.schemas.codec import decode_decision
 from oncelog.schemas.models import Decision
 
@@ -34,26 +39,49 @@ Outcome = Decision | Exception
 class DecisionListener:
     """A background consumer of ``<prefix>.decisions`` that resolves waiters."""
 
-    def __init__(self, kafka: Mapping[str, Any], topic: str) -> None:
+    def __init__(
+        self,
+        kafka: Mapping[str, Any],
+        topic: str,
+        *,
+        reply_partition: int | None = None,
+        rng: random.Random | None = None,
+        requests_topic: str | None = None,
+    ) -> None:
         self._kafka = kafka
         self._topic = topic
+        self._requests_topic = requests_topic
+        self._pinned = reply_partition
+        self._rng = rng or random.Random()
         self._waiters: dict[bytes, Waiter] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._consumer: Consumer | None = None
-        self.partitions = 0
+        self.partitions = 0  # of the decisions topic
+        self.request_partitions = 0  # of ``requests_topic``, when given
+        self.reply_partition = -1  # chosen by start()
+        #: Decision records consumed (its own and those of clients on the same partition).
+        self.received = 0
 
     def start(self) -> None:
-        """Assign every partition at its current end and start consuming."""
+        """Choose the reply partition, assign it at its current end and start consuming."""
         consumer = plain_consumer({**self._kafka, "fetch.wait.max.ms": 5})
         try:
             self.partitions = partition_count(consumer, self._topic)
-            ends = high_watermarks(consumer, self._topic, range(self.partitions))
+            chosen = reply_partition.choose(
+                consumer, self._topic, self.partitions, self._pinned, rng=self._rng,
+                now_ms=WALL_CLOCK.now_ms(),
+            )  # fmt: skip
+            end = high_watermarks(consumer, self._topic, [chosen])[chosen]
+            if self._requests_topic is not None:
+                # Asked here: once the thread polls, a metadata call on the consumer waits.
+                self.request_partitions = partition_count(consumer, self._requests_topic)
         except Exception:
             consumer.close()  # e.g. not_authorized on the decisions topic
             raise
-        consumer.assign([TopicPartition(self._topic, p, off) for p, off in ends.items()])
+        consumer.assign([TopicPartition(self._topic, chosen, end)])
+        self.reply_partition = chosen
         self._consumer = consumer
         self._thread = threading.Thread(target=self._loop, name="oncelog-decisions", daemon=True)
         self._thread.start()
@@ -101,6 +129,7 @@ class DecisionListener:
         while not self._stop.is_set():
             batch = consume_available(consumer, 2000, 0.05)
             if batch:
+                self.received += len(batch)  # only this thread writes it
                 deliver(self._answers(batch))
 
     def _answers(self, batch: Sequence[Message]) -> list[tuple[Waiter, Outcome]]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection
 
 from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 
-from oncelog.identity.partitioner import partition_for
+from oncelog.identity.partitioner import partition_for, reply_partition_for
 from oncelog.kafka.producer import FutureProducer
 from oncelog.kafka.reader import consume_available, partition_count
 from oncelog.projector.batch import BatchFolder, Folded
@@ -96,6 +96,7 @@ class Projector:
         self._reader = store.reader()
         self._states = StateCache(max_states)
         self._partitions = 0  # of the requests topic, known after start()
+        self._reply_partitions = 0  # of the decisions topic, known after start()
         # Every operation id the store holds for the assigned partitions: a new operation
         # (most claims) needs no DuckDB lookup at all.
         self._known: set[str] = set()
@@ -105,7 +106,8 @@ class Projector:
     def start(self) -> None:
         """Check the topics, then join the consumer group."""
         admin = admin_client(self._settings, self._kafka["bootstrap.servers"])
-        check_topics(admin, ledger_topics(self._settings))
+        counts = check_topics(admin, ledger_topics(self._settings))
+        self._reply_partitions = counts[self._settings.decisions_topic]
         consumer = Consumer({**self._kafka, **group_config(self._settings)})
         self._partitions = partition_count(consumer, self._settings.requests_topic)
         self._folder = BatchFolder(self._settings.requests_topic, self._partitions, self._clocks)
@@ -301,10 +303,13 @@ class Projector:
         """Queue every decision, snapshot and dead letter of the batch (flushed before commit)."""
         s = self._settings
         send = self._producer.send_nowait
+        replies = self._reply_partitions
         for entry in out.audit:
             decision = entry.decision
             key = decision.request_id.encode()
-            send(s.decisions_topic, entry.partition, key, encode_decision(decision))
+            # Where its client listens (spec §3): a function of the request alone.
+            reply = reply_partition_for(entry.request.reply_partition, entry.partition, replies)
+            send(s.decisions_topic, reply, key, encode_decision(decision))
         for snap in out.snapshots:
             key = snap.state.operation_id.encode()
             send(s.executions_topic, snap.source_partition, key, encode_snapshot(snap))

@@ -82,6 +82,7 @@ def request_to_avro(request: models.Request) -> dict[str, Any]:
         "key_name": request.key_name,
         "claim_token": request.claim_token,
         "body": _body_to_avro(request.body),
+        "reply_partition": request.reply_partition,
     }
 
 
@@ -95,6 +96,7 @@ def request_from_avro(d: dict[str, Any]) -> models.Request:
         d["key_name"],
         d["claim_token"],
         _BODY_FROM[name](body),
+        d["reply_partition"],
     )
 
 

@@ -155,6 +155,9 @@ class Request(NamedTuple):
     key_name: str
     claim_token: str | None
     body: Body
+    #: The partition of ``<prefix>.decisions`` the sender listens on (routing, not state:
+    #: the fold never reads it). ``None`` from older writers and the projector's sweeps.
+    reply_partition: int | None = None
 
     @property
     def kind(self) -> Kind:

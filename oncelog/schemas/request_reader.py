@@ -56,7 +56,8 @@ CANONICAL_FORM: Final = (
     '{"name":"dev.oncelog.Cancel","type":"record","fields":['
     '{"name":"reason","type":["null","string"]}]},'
     '{"name":"dev.oncelog.Sweep","type":"record","fields":[]},'
-    '{"name":"dev.oncelog.Get","type":"record","fields":[]}]}]}'
+    '{"name":"dev.oncelog.Get","type":"record","fields":[]}]},'
+    '{"name":"reply_partition","type":["null","int"]}]}'
 )
 """The parsing canonical form this reader implements; the codec enables it only
 when the current ``request.avsc`` has exactly this form."""
@@ -152,6 +153,19 @@ def _optional_text(data: bytes, pos: int) -> tuple[str | None, int]:
     return _optional(_text, data, pos)
 
 
+def _int(data: bytes, pos: int) -> tuple[int, int]:
+    """Avro ``int`` at ``pos``; a value beyond 32 bits is fastavro's to judge."""
+    n, pos = _long(data, pos)
+    if not -(1 << 31) <= n < 1 << 31:
+        raise _UnsureError
+    return n, pos
+
+
+def _optional_int(data: bytes, pos: int) -> tuple[int | None, int]:
+    """``["null", "int"]`` at ``pos``."""
+    return _optional(_int, data, pos)
+
+
 def _claim(data: bytes, pos: int) -> tuple[Body, int]:
     tool_name, pos = _text(data, pos)
     params, pos = _raw(data, pos)
@@ -222,11 +236,13 @@ def _read(data: bytes) -> Request:
     if branch & 1 or branch >= 2 * len(_BODY_READERS):
         raise _UnsureError
     body, pos = _BODY_READERS[branch >> 1](data, pos + 1)
+    reply_partition, pos = _optional_int(data, pos)
     if pos != len(data):
         raise _UnsureError
     # tuple.__new__ skips the NamedTuple's generated Python __new__ (every field is here)
     return tuple.__new__(
-        Request, (request_id, operation_id, channel_id, key_name, claim_token, body)
+        Request,
+        (request_id, operation_id, channel_id, key_name, claim_token, body, reply_partition),
     )
 
 

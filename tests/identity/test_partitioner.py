@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from oncelog.errors import InvalidArgumentError
-from oncelog.identity.partitioner import murmur2, partition_for, to_positive
+from oncelog.identity.partitioner import murmur2, partition_for, reply_partition_for, to_positive
 
 # From apache/kafka clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java,
 # testMurmur2 (commit f55581dc73953c3509a4702433aeeeddc2970779).
@@ -68,3 +70,27 @@ def test_partition_for_is_to_positive_murmur2_mod_n() -> None:
 def test_partition_for_refuses_bad_partition_counts(bad: object) -> None:
     with pytest.raises(InvalidArgumentError):
         partition_for("run", bad)  # type: ignore[arg-type]
+
+
+@given(
+    requested=st.none() | st.integers(-(2**31), 2**31 - 1),
+    source=st.integers(0, 1023),
+    count=st.integers(1, 1024),
+)
+def test_every_decision_lands_on_an_existing_reply_partition(
+    requested: int | None, source: int, count: int
+) -> None:
+    chosen = reply_partition_for(requested, source, count)
+    assert 0 <= chosen < count
+    if requested is not None and 0 <= requested < count:
+        assert chosen == requested
+    else:
+        assert chosen == source % count
+
+
+def test_reply_partition_rule_at_the_edges() -> None:
+    assert reply_partition_for(31, 5, 32) == 31
+    assert reply_partition_for(32, 5, 32) == 5  # one past the end: the default
+    assert reply_partition_for(-1, 5, 32) == 5
+    assert reply_partition_for(None, 5, 32) == 5
+    assert reply_partition_for(None, 40, 32) == 8  # more requests partitions than reply ones

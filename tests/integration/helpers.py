@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from oncelog.identity.partitioner import partition_for
-from oncelog.kafka.reader import read_to_end
+from oncelog.kafka.reader import read_to_end, topic_ends
 from oncelog.projector.service import Projector
 from oncelog.schemas.codec import decode_decision, decode_snapshot
 from oncelog.schemas.models import Decision, ExecutionSnapshot
@@ -31,11 +31,19 @@ def snapshots_of(settings: Settings, channel_id: str, operation_id: str) -> list
 
 
 def decisions_on(settings: Settings, partition: int) -> list[Decision]:
-    """Every decision published on one partition, in log order."""
+    """Every decision published for the requests of one requests partition, in log order.
+
+    Decisions go to their clients' reply partitions: all of them are read.
+    """
     topic = settings.decisions_topic
-    return [
-        decode_decision(m.value() or b"") for m in read_to_end(kafka(settings), topic, partition)
+    found = [
+        decode_decision(m.value() or b"")
+        for reply, end in topic_ends(kafka(settings), topic).items()
+        if end > 0
+        for m in read_to_end(kafka(settings), topic, reply)
     ]
+    mine = [d for d in found if d.source_partition == partition]
+    return sorted(mine, key=lambda d: d.source_offset)  # stable: a republished copy follows
 
 
 def wait_until_log_time_passes(log_ms: int) -> None:

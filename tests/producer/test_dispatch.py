@@ -21,7 +21,8 @@ def silent() -> Iterator[Dispatcher]:
     dispatcher = Dispatcher(
         Settings(topic_prefix="p", partitions=3), "127.0.0.1:1", Timeouts(TOTAL_S, 0.1)
     )
-    dispatcher._listener.partitions = 3  # what start() would read from the broker
+    dispatcher._partitions = 3  # what start() would read from the broker
+    dispatcher._listener.reply_partition = 0  # and the reply partition it would choose
     yield dispatcher
     dispatcher._producer.close(timeout_s=0)  # nothing will ever be delivered: do not flush
 

@@ -184,7 +184,8 @@ WIRE_FINGERPRINTS = {
     "history/dev.oncelog.ExecutionState.avsc": "bf6e4800c5c613e0",
     "history/execution_snapshot.v1.avsc": "4843f3cbc836bf4f",
     "history/request.v1.avsc": "66f1b13f4e263381",
-    "request.avsc": "2efafbd955cd3245",
+    "history/request.v2.avsc": "2efafbd955cd3245",
+    "request.avsc": "0a2415833d419c4c",
 }
 
 

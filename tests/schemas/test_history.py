@@ -93,6 +93,16 @@ def test_a_request_of_the_v1_schema_decodes() -> None:
     assert decode_request(_old_bytes("request.v1.avsc", request_to_avro(request))) == request
 
 
+def test_a_request_of_the_v2_schema_decodes_without_a_reply_partition() -> None:
+    claim = Claim("tool", b"{}", "0" * 64, 60_000, 1_000, Effect.EXTERNAL, "w")
+    request = Request("r1", "op", "run", "k", "tok", claim)
+    datum = request_to_avro(request)
+    del datum["reply_partition"]  # the v2 writer had no such field
+    decoded = decode_request(_old_bytes("request.v2.avsc", datum))
+    assert decoded == request
+    assert decoded.reply_partition is None
+
+
 def test_a_decision_of_the_v1_schema_decodes() -> None:
     decision = Decision(
         request_id="r1", operation_id="op", kind=Kind.CLAIM, outcome=Outcome.STATE_ABSENT,

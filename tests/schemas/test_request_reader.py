@@ -43,7 +43,9 @@ BODIES: st.SearchStrategy[Body] = st.one_of(
     st.builds(Cancel, st.none() | TEXT),
     st.just(Sweep()),
 )
-REQUESTS = st.builds(Request, TEXT, TEXT, TEXT, TEXT, st.none() | TEXT, BODIES)
+# Reply partitions: mostly small (one byte), sometimes anywhere in the int range.
+REPLY = st.none() | st.integers(0, 63) | st.integers(-(2**31), 2**31 - 1)
+REQUESTS = st.builds(Request, TEXT, TEXT, TEXT, TEXT, st.none() | TEXT, BODIES, REPLY)
 
 
 def _fastavro(data: bytes) -> Request:
@@ -92,7 +94,8 @@ def test_reader_on_corrupt_bytes_steps_aside_or_agrees(data: bytes) -> None:
 
 def test_reader_steps_aside_on_lenient_encodings_fastavro_accepts() -> None:
     data = encode_request(Request("r", "o", "c", "k", "t", Fail("e", True)))
-    odd_boolean = data[:-1] + b"\x02"  # fastavro reads any non-zero byte as true
+    # The boolean, then the null reply partition; fastavro reads any non-zero byte as true.
+    odd_boolean = data[:-2] + b"\x02" + data[-1:]
     assert read_request(odd_boolean) is None
     assert decode_request(odd_boolean) == _fastavro(odd_boolean)
 
@@ -103,6 +106,18 @@ def test_bytearray_input_takes_fastavro_and_yields_bytes() -> None:
     assert decoded == request
     assert isinstance(decoded.body, Complete)
     assert type(decoded.body.result) is bytes
+
+
+def test_reader_steps_aside_on_a_reply_partition_beyond_32_bits() -> None:
+    data = encode_request(Request("r", "o", "c", "k", None, Sweep(), 7))
+    assert data.endswith(b"\x02\x0e")  # branch "int", zig-zag 7
+    too_big = data[:-1] + b"\x80\x80\x80\x80\x10"  # 2**31: no Avro int
+    assert read_request(too_big) is None
+    try:
+        reference = _fastavro(too_big)
+    except CodecError:
+        return
+    assert decode_request(too_big) == reference
 
 
 def test_extreme_longs_and_long_texts_round_trip() -> None:

@@ -26,7 +26,7 @@ from oncelog.errors import StaleClaimError
 from oncelog.identity.ids import operation_id
 from oncelog.identity.partitioner import partition_for
 from oncelog.identity.tokens import token_fingerprint
-from oncelog.kafka.reader import read_to_end
+from oncelog.kafka.reader import read_to_end, topic_ends
 from oncelog.query.http import create_app
 from oncelog.query.server import HttpServer, start_http
 from oncelog.schemas.codec import SCHEMA_DIR
@@ -96,9 +96,13 @@ def _cli_surfaces(url: str, op: str) -> list[bytes]:
 
 def _topic_surfaces(settings: Settings) -> list[bytes]:
     partition = partition_for(CHANNEL, settings.partitions)
-    out: list[bytes] = []
-    for topic in (settings.decisions_topic, settings.executions_topic):
-        out.extend(m.value() or b"" for m in read_to_end(kafka(settings), topic, partition))
+    executions = read_to_end(kafka(settings), settings.executions_topic, partition)
+    out = [m.value() or b"" for m in executions]
+    # Decisions go to their clients' reply partitions: read every one that has any.
+    for reply, end in topic_ends(kafka(settings), settings.decisions_topic).items():
+        if end > 0:
+            decisions = read_to_end(kafka(settings), settings.decisions_topic, reply)
+            out.extend(m.value() or b"" for m in decisions)
     return out
 
 
