@@ -23,6 +23,7 @@ from oncelog.kafka.reader import consume_available, partition_count
 from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.committer import Committer
 from oncelog.projector.fold import PartitionClock
+from oncelog.projector.membership import member_client_id
 from oncelog.projector.restore import restore_partition
 from oncelog.projector.states import DEFAULT_MAX_STATES, StateCache
 from oncelog.projector.store import Batch, Store
@@ -87,6 +88,7 @@ class Projector:
                 # Static membership: a restarted projector replaces its dead self at
                 # once instead of waiting out the session timeout of the old member.
                 "group.instance.id": self._settings.projector_id,
+                "client.id": member_client_id(self._settings),  # carries the query URL
                 "session.timeout.ms": 10000,
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
