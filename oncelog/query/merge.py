@@ -8,9 +8,10 @@ over the files of several members. Folding is deterministic, so two members
 holding the same row hold identical rows: the merge keeps one per identity and
 orders them as the single-instance query does.
 
-Paging stays exact: a member that truncated its page holds more rows after its
-last one, so the merged page ends at the earliest such last row (never showing
-a gap) and says ``truncated``.
+Paging stays exact: every member answers with its first ``limit`` rows, so any
+row among the first ``limit`` of all the members' rows together is in its
+holder's page; the merged page is the first ``limit`` of what came back, and it
+is ``truncated`` when a member's page was or when more than ``limit`` came back.
 """
 
 from __future__ import annotations
@@ -37,10 +38,6 @@ def merge_pages(
         for item in page.items:
             rows.setdefault(identity(item), item)
     ordered = sorted(rows.values(), key=order)
-    ends = [order(p.items[-1]) for p in pages if p.truncated and p.items]
-    if ends:
-        last = min(ends)
-        ordered = [row for row in ordered if order(row) <= last]
     truncated = any(p.truncated for p in pages) or len(ordered) > limit
     return Page[T](items=ordered[:limit], limit=limit, truncated=truncated)
 
@@ -68,7 +65,11 @@ def merge_history(pages: Sequence[Page[Version]]) -> Page[Version]:
     merged = merge_pages(pages, lambda v: v.version, lambda v: v.version)
     reported = [v for p in pages for v in p.items]
     starts = {v.version: v.valid_from_offset for v in reported}
-    ends = {v.version: v.valid_to_offset for v in reported if v.valid_to_offset is not None}
+    # A member's own end is where ITS next version starts: the nearest one is right.
+    ends: dict[int, int] = {}
+    for v in reported:
+        if v.valid_to_offset is not None:
+            ends[v.version] = min(v.valid_to_offset, ends.get(v.version, v.valid_to_offset))
     items = [
         v.model_copy(update={"valid_to_offset": starts.get(v.version + 1, ends.get(v.version))})
         for v in merged.items

@@ -100,11 +100,50 @@ def member_infos(description: ConsumerGroupDescription, topic: str) -> list[Memb
     ]
 
 
-class GroupOwners:
-    """The projector group's current :class:`OwnerView`, cached for ``ttl_s``.
+class ViewCache:
+    """An :class:`OwnerView` cached for ``ttl_s``; ``fetch`` gets a fresh one from the last.
 
     Thread-safe. ``clock`` is injectable so that tests of the cache need no sleeps.
+    When ``fetch`` raises :class:`NoOwnerError` (the coordinator moves or loads) the
+    last view stays, if there is one.
     """
+
+    def __init__(
+        self,
+        fetch: Callable[[OwnerView | None], OwnerView],
+        ttl_s: float = DEFAULT_TTL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._fetch_view = fetch
+        self._ttl_s = ttl_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._view: OwnerView | None = None
+        self._fetched_at = float("-inf")
+
+    def view(self) -> OwnerView:
+        """The cached view, fetched again once it is older than the TTL."""
+        return self._fetch(self._ttl_s)
+
+    def refreshed(self) -> OwnerView:
+        """A fresh view (after a miss or a failed forward); at most one fetch per 0.1 s."""
+        return self._fetch(min(_MIN_REFRESH_S, self._ttl_s))
+
+    def _fetch(self, max_age_s: float) -> OwnerView:
+        with self._lock:
+            if self._view is not None and self._clock() - self._fetched_at < max_age_s:
+                return self._view
+            try:
+                self._view = self._fetch_view(self._view)
+            except NoOwnerError:
+                if self._view is None:
+                    raise
+            self._fetched_at = self._clock()
+            return self._view
+
+
+class GroupOwners(ViewCache):
+    """The projector group's current :class:`OwnerView`, from its coordinator, cached."""
 
     def __init__(
         self,
@@ -114,39 +153,14 @@ class GroupOwners:
         ttl_s: float = DEFAULT_TTL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        super().__init__(self._describe, ttl_s, clock)
         self._admin = admin_client(settings, bootstrap)
         self._group = f"{settings.topic_prefix}.projector"
         self._topic = settings.requests_topic
         self._timeout_s = settings.http_forward_timeout_s
-        self._ttl_s = ttl_s
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._view: OwnerView | None = None
-        self._fetched_at = float("-inf")
         self._partitions = 0
 
-    def view(self) -> OwnerView:
-        """The cached view, fetched again once it is older than the TTL."""
-        return self._fetch(self._ttl_s)
-
-    def refreshed(self) -> OwnerView:
-        """A fresh view (after a miss or a failed forward); at most one call per 0.1 s."""
-        return self._fetch(_MIN_REFRESH_S)
-
-    def _fetch(self, max_age_s: float) -> OwnerView:
-        with self._lock:
-            if self._view is not None and self._clock() - self._fetched_at < max_age_s:
-                return self._view
-            try:
-                self._view = self._describe()
-            except NoOwnerError:
-                if self._view is None:
-                    raise
-                # The coordinator moves or loads: the last view is the best there is.
-            self._fetched_at = self._clock()
-            return self._view
-
-    def _describe(self) -> OwnerView:
+    def _describe(self, previous: OwnerView | None) -> OwnerView:
         timeout = self._timeout_s
         future = self._admin.describe_consumer_groups([self._group], request_timeout=timeout)
         try:
@@ -159,7 +173,7 @@ class GroupOwners:
             ) from exc
         stable = description.state == ConsumerGroupState.STABLE
         infos = member_infos(description, self._topic)
-        return build_view(infos, self._partitions, stable, self._view)
+        return build_view(infos, self._partitions, stable, previous)
 
     def _partition_count(self) -> int:
         # Fixed for the topic's life: the partitioner would move channels otherwise.
