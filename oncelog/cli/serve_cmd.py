@@ -80,9 +80,7 @@ def run_serve(
         # actual port, when asked for 0) that the other members forward queries to.
         port = settings.http_port if http_port is None else http_port
         api = _start_api(store, settings, port, bootstrap) if http else None
-        if api is not None:
-            url = advertised_url(settings, api.port)
-            settings = settings.model_copy(update={"http_advertised_url": url})
+        settings = _advertising(settings, api)
         projector = Projector(settings, bootstrap, store, before_commit=before_commit)
         try:
             projector.start()
@@ -98,6 +96,13 @@ def run_serve(
             if api is not None:
                 api.stop()
             projector.close()
+
+
+def _advertising(settings: Settings, api: HttpServer | None) -> Settings:
+    """The settings with the URL the group forwards queries to (none without an API)."""
+    if api is None:
+        return settings
+    return settings.model_copy(update={"http_advertised_url": advertised_url(settings, api.port)})
 
 
 def _start_api(store: Store, settings: Settings, port: int, bootstrap: str) -> HttpServer:

@@ -153,14 +153,23 @@ class GroupOwners(ViewCache):
         ttl_s: float = DEFAULT_TTL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(self._describe, ttl_s, clock)
+        # A separate object: a bound method of self here would make a reference cycle, and
+        # the admin client would then live until a garbage collection, maybe past its broker.
+        super().__init__(GroupDescriber(settings, bootstrap).describe, ttl_s, clock)
+
+
+class GroupDescriber:
+    """One ``describe_consumer_groups`` call on the projector group, as an :class:`OwnerView`."""
+
+    def __init__(self, settings: Settings, bootstrap: str) -> None:
         self._admin = admin_client(settings, bootstrap)
         self._group = f"{settings.topic_prefix}.projector"
         self._topic = settings.requests_topic
         self._timeout_s = settings.http_forward_timeout_s
         self._partitions = 0
 
-    def _describe(self, previous: OwnerView | None) -> OwnerView:
+    def describe(self, previous: OwnerView | None) -> OwnerView:
+        """The coordinator's view; ``previous`` stays while the group rebalances."""
         timeout = self._timeout_s
         future = self._admin.describe_consumer_groups([self._group], request_timeout=timeout)
         try:

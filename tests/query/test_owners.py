@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from oncelog.errors import NoOwnerError
 from oncelog.projector.membership import CLIENT_ID, advertised_url, member_client_id
 from oncelog.query.owners import Member, MemberInfo, OwnerView, ViewCache, build_view
+from oncelog.query.server import advertised_url as url_of_instance
 from oncelog.settings import Settings
 
 A = MemberInfo("p-a", "oncelog-projector@http://10.0.0.1:8765", (0, 2))
@@ -20,6 +23,20 @@ def test_the_query_url_rides_in_the_client_id_and_comes_back() -> None:
     assert advertised_url(member_client_id(settings)) == "http://h.example:9000"
     assert member_client_id(Settings()) == CLIENT_ID
     assert advertised_url(CLIENT_ID) is None
+
+
+@pytest.mark.parametrize(
+    ("host", "url"),
+    [
+        ("127.0.0.1", "http://127.0.0.1:4321"),
+        ("::1", "http://[::1]:4321"),
+        ("0.0.0.0", f"http://{socket.gethostname()}:4321"),
+    ],
+)
+def test_an_instance_advertises_its_host_and_bound_port(host: str, url: str) -> None:
+    assert url_of_instance(Settings(http_host=host), 4321) == url
+    explicit = Settings(http_host=host, http_advertised_url="https://q.example")
+    assert url_of_instance(explicit, 4321) == "https://q.example"
 
 
 @pytest.mark.parametrize(
