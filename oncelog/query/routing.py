@@ -160,7 +160,7 @@ class QueryRouter:
     def _unavailable(self, partition: int, down: _MemberDownError) -> OwnerUnavailableError:
         return OwnerUnavailableError(
             f"partition {partition} is owned by {down.member.projector_id} "
-            f"({down.member.url}), which did not answer within {self._timeout_s} s: {down}"
+            f"({down.member.url}), which gave no answer (timeout {self._timeout_s} s): {down}"
         )
 
     async def _ask(self, member: Member, request: Request, call_next: CallNext) -> _Answer:
