@@ -33,10 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_ledger import raw_round_trip
-from bench.common import bench_settings, pct, serving
+from bench.common import bench_broker, bench_settings, pct, serving
 from bench.peers import workload
 from bench.peers.oncelog_peer import OncelogPeer
-from oncelog.broker.local import broker_for_run
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.sync_client import SyncLedgerClient
@@ -201,7 +200,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="oncelog-bench-client-"))
     load = os.getloadavg()[0]
     try:
-        with broker_for_run(Settings()) as broker:  # stopped afterwards only if started here
+        with bench_broker() as broker:  # stopped afterwards only if started here
             figures = measure(args, broker.bootstrap, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

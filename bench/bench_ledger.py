@@ -28,11 +28,10 @@ from typing import Any
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bench import bench_query
-from bench.common import PARTITIONS, bench_settings, pct, serving
+from bench.common import PARTITIONS, bench_broker, bench_settings, pct, serving
 from bench.peers import workload
 from bench.peers.oncelog_peer import OncelogPeer
 from bench.synthetic import produce_requests
-from oncelog.broker.local import broker_for_run
 from oncelog.kafka.reader import high_watermarks
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
@@ -145,7 +144,7 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=10_000_000)
     parser.add_argument("--cycles-seconds", type=float, default=20.0)
     args = parser.parse_args()
-    with broker_for_run(Settings()) as broker:  # stopped afterwards only if started here
+    with bench_broker() as broker:  # stopped afterwards only if started here
         _measure(args, broker.bootstrap)
 
 

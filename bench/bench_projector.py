@@ -15,17 +15,17 @@ import json
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any
 
-from bench.common import bench_settings, serving
+from bench.common import bench_broker, bench_settings, serving
 from bench.peers import cpu, workload
 from bench.peers.oncelog_peer import OncelogPeer
-from oncelog.broker.local import broker_for_run
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
 from oncelog.settings import Settings
 
 
-async def _measure(settings: Settings, pid: int, workers: int, seconds: float) -> dict[str, float]:
+async def _measure(settings: Settings, pid: int, workers: int, seconds: float) -> dict[str, Any]:
     async with LedgerClient(settings, timeouts=Timeouts(120, 20)) as client:
         peer = OncelogPeer(client)
         run = uuid.uuid4().hex[:6]
@@ -34,14 +34,15 @@ async def _measure(settings: Settings, pid: int, workers: int, seconds: float) -
             return lambda w, i: workload.cycle(peer, f"{run}-{phase}-{w}", f"k-{i}", i)
 
         await workload.window(workers, 2.0, fresh("warm"))
-        before = cpu.process_ticks(pid)
+        readers = cpu.oncelog_readers(pid, settings.bootstrap_servers or "")
+        before = cpu.sample(readers)
         done, rate = await workload.timed_window(workers, seconds, fresh("fresh"))
-        ticks = cpu.process_ticks(pid) - before
-    requests = 2 * done
+        per_cycle = cpu.us_per(before, cpu.sample(readers), done)
     return {
         "cycles": done,
         "cycles_per_s": round(rate, 1),
-        "projector_cpu_us_per_request": round(ticks * 1e6 / cpu.CLOCK_TICKS / requests, 1),
+        "projector_cpu_us_per_request": round(per_cycle["projector"] / 2, 1),
+        "cpu_us_per_cycle": {name: round(us) for name, us in per_cycle.items()},
     }
 
 
@@ -51,7 +52,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--workers", type=int, default=64)
     args = parser.parse_args()
-    with broker_for_run(Settings()) as broker, tempfile.TemporaryDirectory() as tmp:
+    with bench_broker() as broker, tempfile.TemporaryDirectory() as tmp:
         settings = bench_settings(broker.bootstrap, Path(tmp), "projector")
         with serving(settings) as serve:
             result = asyncio.run(_measure(settings, serve.pid, args.workers, args.seconds))

@@ -56,6 +56,12 @@ class Settings(BaseSettings):
         default="projector-0",
         description="Static group membership id: a restarted projector takes its place at once.",
     )
+    group_session_timeout_ms: int = Field(
+        default=10000,
+        ge=1,
+        description="How long the projectors' group waits for a silent member before its "
+        "partitions go to the others (the broker bounds it: group.min.session.timeout.ms).",
+    )
 
     cache_dir: Path = Field(default_factory=_default_cache_dir)
     data_dir: Path = Field(default_factory=_default_data_dir)

@@ -24,12 +24,11 @@ import tempfile
 from pathlib import Path
 
 from bench.bench_ledger import raw_round_trip, rebuild_rate
-from bench.common import bench_settings, serving
+from bench.common import bench_broker, bench_settings, serving
 from bench.peers import cpu, dbos_peer, postgres, summary, workload
 from bench.peers.oncelog_peer import OncelogPeer
 from bench.peers.workload import PeerResult, Workload
 from bench.synthetic import produce_requests
-from oncelog.broker.local import LocalBroker, broker_for_run
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
 from oncelog.settings import Settings
@@ -38,19 +37,6 @@ ASYNCPG_HINT = "pip install -c constraints.txt -e '.[bench]'   (or: make bench-p
 QUICK = Workload(warmup_cycles=50, warmup_seconds=1.0, sequential=200,
                  window_seconds=3.0, mix_seconds=3.0)  # fmt: skip
 Results = dict[str, PeerResult | None]
-
-
-def _own_ticks() -> int:
-    return cpu.process_ticks(os.getpid())
-
-
-def _oncelog_readers(serve_pid: int, bootstrap: str) -> cpu.Readers:
-    """The client (this process), the projector child and, when it is ours, the broker JVM."""
-    readers = {"client": _own_ticks, "projector": lambda: cpu.process_ticks(serve_pid)}
-    broker = LocalBroker(Settings()).status()
-    if broker is not None and broker.bootstrap == bootstrap:
-        readers["broker"] = lambda: cpu.process_ticks(broker.pid)
-    return readers
 
 
 async def _oncelog(settings: Settings, load: Workload, readers: cpu.Readers) -> PeerResult:
@@ -62,7 +48,7 @@ def run_oncelog(settings: Settings, load: Workload) -> PeerResult:
     """oncelog against ``oncelog serve`` in a process of its own."""
     assert settings.bootstrap_servers is not None
     with serving(settings) as serve:
-        readers = _oncelog_readers(serve.pid, settings.bootstrap_servers)
+        readers = cpu.oncelog_readers(serve.pid, settings.bootstrap_servers)
         return asyncio.run(_oncelog(settings, load, readers))
 
 
@@ -112,7 +98,7 @@ def run_postgres_peers(load: Workload) -> Results:
         return none
     try:
         with postgres.throwaway() as pg:
-            readers = {"client": _own_ticks, "postgres": lambda: cpu.tree_ticks(pg.pid)}
+            readers = {"client": cpu.own_ticks, "postgres": lambda: cpu.tree_ticks(pg.pid)}
             results: Results = {}
             for name, sync in (("pg", True), ("pg_off", False)):
                 results[name] = asyncio.run(_table(pg.dsn(), name, sync, load, readers))
@@ -157,7 +143,7 @@ def main() -> None:
     load = QUICK if args.quick else Workload(window_seconds=args.seconds, mix_seconds=args.seconds)
     tmp = Path(tempfile.mkdtemp(prefix="oncelog-bench-peers-"))
     try:
-        with broker_for_run(Settings()) as broker:  # stopped afterwards only if started here
+        with bench_broker() as broker:  # stopped afterwards only if started here
             _measure(args, load, broker.bootstrap, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -13,6 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from oncelog.broker.local import LocalBroker
+from oncelog.settings import Settings
+
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -76,3 +79,20 @@ def us_per(before: Mapping[str, int], after: Mapping[str, int], count: int) -> d
     return {
         name: (after[name] - before[name]) * 1e6 / CLOCK_TICKS / max(count, 1) for name in before
     }
+
+
+def own_ticks() -> int:
+    """utime + stime of this process (the bench's client)."""
+    return process_ticks(os.getpid())
+
+
+def oncelog_readers(serve_pid: int, bootstrap: str) -> Readers:
+    """The client (this process), the projector child and, when it is ours, the broker JVM."""
+    readers = {
+        "client": own_ticks,
+        "projector": lambda: process_ticks(serve_pid),
+    }
+    broker = LocalBroker(Settings()).status()
+    if broker is not None and broker.bootstrap == bootstrap:
+        readers["broker"] = lambda: process_ticks(broker.pid)
+    return readers

@@ -104,6 +104,9 @@ def server_properties(
             "share.coordinator.state.topic.replication.factor=1",
             "share.coordinator.state.topic.min.isr=1",
             "group.initial.rebalance.delay.ms=0",
+            # Tests pause and kill projectors; a short session (ONCELOG_GROUP_SESSION_TIMEOUT_MS)
+            # lets the group move their partitions within a second or two.
+            "group.min.session.timeout.ms=500",
             # Let compaction react within a second on small test segments.
             "log.cleaner.backoff.ms=200",
             "auto.create.topics.enable=false",

@@ -23,6 +23,13 @@ from oncelog.projector.store import Store
 from oncelog.settings import Settings
 
 DbOption = Annotated[Path | None, typer.Option("--db", help="DuckDB file (ONCELOG_DB_PATH).")]
+PartitionOption = Annotated[
+    list[int] | None,
+    typer.Option(
+        "--partition",
+        help="Rebuild only this partition (repeat for a shard of several); default: all.",
+    ),
+]
 
 
 class Source(StrEnum):
@@ -40,32 +47,40 @@ def _settings(db: Path | None) -> Settings:
 def rebuild(
     source: Annotated[Source, typer.Option("--from", help="requests (refold) or executions")],
     db: DbOption = None,
+    partition: PartitionOption = None,
 ) -> None:
-    """Build a DuckDB projection from the requests log or from the compacted snapshots."""
+    """Build a DuckDB projection from the requests log or from the compacted snapshots.
+
+    With ``--partition``, only those partitions: the shard of one projector of several.
+    """
     settings = _settings(db)
     if settings.db_path.exists():
         raise ConfigError(f"{settings.db_path} exists; rebuild writes a new file (remove it first)")
     kafka = settings.kafka_config(resolve_bootstrap(settings))
     with Store(settings.db_path) as store:
         if source is Source.executions:
-            n = rebuild_from_executions(settings, kafka, store)
+            n = rebuild_from_executions(settings, kafka, store, partition)
             typer.echo(f"restored {n} executions into {settings.db_path}")
             return
-        total = _log_size(kafka, settings.requests_topic)
+        total = _log_size(kafka, settings.requests_topic, partition)
         with Progress(TextColumn("refolding"), BarColumn(), MofNCompleteColumn()) as bar:
             task = bar.add_task("refold", total=total)
             n = rebuild_from_requests(
-                settings, kafka, store, lambda _p, done: bar.advance(task, done)
+                settings, kafka, store, lambda _p, done: bar.advance(task, done), partition
             )
     typer.echo(f"refolded {n} requests into {settings.db_path}")
 
 
-def _log_size(kafka: dict[str, object], topic: str) -> int:
-    return sum(topic_ends(kafka, topic).values())
+def _log_size(kafka: dict[str, object], topic: str, partitions: list[int] | None) -> int:
+    ends = topic_ends(kafka, topic)
+    return sum(end for p, end in ends.items() if partitions is None or p in partitions)
 
 
 def verify_cmd(db: DbOption = None) -> None:
-    """Refold the whole log into a scratch DuckDB; compare with snapshots and the live file."""
+    """Refold the log into a scratch DuckDB; compare with snapshots and the live file.
+
+    A live file compares only its own partitions (one projector's shard).
+    """
     settings = _settings(db)
     kafka = settings.kafka_config(resolve_bootstrap(settings))
     console = Console()

@@ -81,7 +81,13 @@ def run_serve(
         port = settings.http_port if http_port is None else http_port
         api = _start_api(store, settings, port, bootstrap) if http else None
         settings = _advertising(settings, api)
-        projector = Projector(settings, bootstrap, store, before_commit=before_commit)
+        projector = Projector(
+            settings,
+            bootstrap,
+            store,
+            before_commit=before_commit,
+            on_rebalance=lambda line: typer.echo(line, err=True),
+        )
         try:
             projector.start()
         except BaseException:

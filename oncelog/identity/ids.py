@@ -16,9 +16,18 @@ from oncelog.errors import InvalidArgumentError
 from oncelog.identity.canonical_json import canonical_json, json_string, sha256_hex
 from oncelog.identity.validation import validate_dedup_fields, validate_id, validate_int
 
-# Derived once as uuid5(NAMESPACE_URL, "urn:oncelog:identity:v1") and frozen as a
+IDENTITY_VERSION: Final = 2
+"""The identity rule in force: v2 hashes RFC 8785 (JCS) canonical JSON.
+
+v1 (oncelog 0.1 before JCS) hashed Python-flavoured JSON (``1.0``, ``1e-07``, exact big
+integers) in the namespace of ``urn:oncelog:identity:v1``. Each version has its own
+namespace, so an id of one rule never equals an id of another: ids minted under v1 are
+not recognised by v2 (a clean break, see the README's "Identity" section).
+"""
+
+# Derived once as uuid5(NAMESPACE_URL, "urn:oncelog:identity:v2") and frozen as a
 # literal: changing it would change every operation id ever minted.
-ONCELOG_NAMESPACE: Final = uuid.UUID("141dc2b1-e365-50cb-878e-1b5196f8fe46")
+ONCELOG_NAMESPACE: Final = uuid.UUID("d86ed2a2-8ca6-5274-b410-ad593ab0bb67")
 
 
 def step_key_name(step: int) -> str:

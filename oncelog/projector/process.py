@@ -32,6 +32,8 @@ def serve_env(settings: Settings) -> dict[str, str]:
         "ONCELOG_PARTITIONS": str(settings.partitions),
         "ONCELOG_DB_PATH": str(settings.db_path),
         "ONCELOG_HTTP_PORT": str(settings.http_port),
+        "ONCELOG_PROJECTOR_ID": settings.projector_id,
+        "ONCELOG_GROUP_SESSION_TIMEOUT_MS": str(settings.group_session_timeout_ms),
     }
     env.pop("ONCELOG_HTTP_TOKEN", None)
     if settings.http_token is not None:

@@ -8,13 +8,13 @@ difference means the log, the snapshots and the projection disagree.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oncelog.errors import StoreError
+from oncelog.errors import ConfigError, StoreError
 from oncelog.kafka.reader import partition_count, plain_consumer
 from oncelog.projector.bulk_rebuild import ChunkWriter, refold_partition
 from oncelog.projector.restore import latest_snapshots, position_after
@@ -36,21 +36,26 @@ def count_partitions(kafka: Mapping[str, Any], topic: str) -> int:
 
 
 def rebuild_from_requests(
-    settings: Settings, kafka: Mapping[str, Any], store: Store, progress: Progress | None = None
+    settings: Settings,
+    kafka: Mapping[str, Any],
+    store: Store,
+    progress: Progress | None = None,
+    partitions: Sequence[int] | None = None,
 ) -> int:
-    """Refold every partition of the requests topic from offset 0 into an empty ``store``."""
+    """Refold ``partitions`` (default: all) of the requests topic from offset 0 into an
+    empty ``store``: a shard's partitions rebuild that shard."""
     if store.positions():
         # The bulk writer inserts without upserts: it relies on an empty projection.
         raise StoreError(f"{store.path} already holds a projection; rebuild needs an empty one")
     topic = settings.requests_topic
-    partitions = count_partitions(kafka, topic)
+    count = count_partitions(kafka, topic)
+    chosen = _chosen(partitions, count)
     con = store.cursor()
     writer = ChunkWriter(con)
     try:
         with _without_cyclic_gc():
             return sum(
-                refold_partition(kafka, topic, p, partitions, writer, progress=progress)
-                for p in range(partitions)
+                refold_partition(kafka, topic, p, count, writer, progress=progress) for p in chosen
             )
     finally:
         writer.close()
@@ -74,10 +79,26 @@ def _without_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def rebuild_from_executions(settings: Settings, kafka: Mapping[str, Any], store: Store) -> int:
-    """Restore every partition's current state from the compacted snapshots."""
+def _chosen(partitions: Sequence[int] | None, count: int) -> list[int]:
+    """``partitions`` (all ``count`` when None), checked against the topic."""
+    if partitions is None:
+        return list(range(count))
+    wrong = sorted(p for p in partitions if not 0 <= p < count)
+    if wrong:
+        raise ConfigError(f"partitions {wrong} do not exist (the topic has {count})")
+    return sorted(set(partitions))
+
+
+def rebuild_from_executions(
+    settings: Settings,
+    kafka: Mapping[str, Any],
+    store: Store,
+    partitions: Sequence[int] | None = None,
+) -> int:
+    """Restore ``partitions``' (default: all) current states from the compacted snapshots."""
     restored = 0
-    for p in range(count_partitions(kafka, settings.executions_topic)):
+    count = count_partitions(kafka, settings.executions_topic)
+    for p in _chosen(partitions, count):
         snapshots = latest_snapshots(kafka, settings.executions_topic, p)
         ordered = sorted(snapshots.values(), key=lambda s: s.source_offset)
         store.restore_partition(p, ordered, position_after(snapshots))
@@ -137,15 +158,21 @@ def compare(
 def verify(
     settings: Settings, kafka: Mapping[str, Any], scratch: Path, live: Store | None
 ) -> Report:
-    """Refold the requests log into ``scratch`` and compare with the snapshots and ``live``."""
+    """Refold the requests log into ``scratch`` and compare with the snapshots and ``live``.
+
+    With a ``live`` file, only the partitions it holds are compared: one projector
+    of several (a shard) folds only its partitions, each up to its own position.
+    """
     report = Report()
     snapshots: dict[int, dict[str, Any]] = {}
+    shard = None if live is None else sorted(live.positions())
     # Snapshots first: every snapshot read now derives from a request already in the
     # log, so the refold below (which reads up to a later high watermark) covers it.
-    for p in range(count_partitions(kafka, settings.executions_topic)):
+    count = count_partitions(kafka, settings.executions_topic)
+    for p in _chosen(shard, count):
         snapshots[p] = latest_snapshots(kafka, settings.executions_topic, p)
     with Store(scratch) as store:
-        report.refolded = rebuild_from_requests(settings, kafka, store)
+        report.refolded = rebuild_from_requests(settings, kafka, store, partitions=shard)
         frontiers = {p: position_after(snaps).next_offset for p, snaps in snapshots.items()}
         published = {op: s.state for snaps in snapshots.values() for op, s in snaps.items()}
         report.compared_snapshots = len(published)

@@ -12,10 +12,11 @@ state and so only republishes identical records.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Collection
 
-from confluent_kafka import Consumer, Message, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 
 from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.producer import FutureProducer
@@ -24,9 +25,9 @@ from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.committer import Committer
 from oncelog.projector.fold import PartitionClock
 from oncelog.projector.membership import member_client_id
-from oncelog.projector.restore import restore_partition
+from oncelog.projector.restore import needs_restore, partition_sizes, restore_partition
 from oncelog.projector.states import DEFAULT_MAX_STATES, StateCache
-from oncelog.projector.store import Batch, Store
+from oncelog.projector.store import Batch, Position, Store
 from oncelog.projector.sweeps import SweepScheduler
 from oncelog.schemas.codec import encode_decision, encode_snapshot
 from oncelog.schemas.models import ExecutionState
@@ -34,6 +35,27 @@ from oncelog.settings import Settings
 from oncelog.topics import admin_client, check_topics, ledger_topics
 
 _FLUSH_TIMEOUT_S = 60.0
+
+
+def group_config(settings: Settings) -> dict[str, object]:
+    """The projectors' consumer group: one member per ``projector_id``, cooperative."""
+    session_ms = settings.group_session_timeout_ms
+    return {
+        "group.id": f"{settings.topic_prefix}.projector",
+        # Static membership: a restarted projector replaces its dead self at once
+        # instead of waiting out the session timeout of the old member.
+        "group.instance.id": settings.projector_id,
+        "client.id": member_client_id(settings),  # carries the query URL (query.owners)
+        # Cooperative: a rebalance moves only the partitions that change owner; the
+        # others keep folding (an eager one would stop and restart every member).
+        "partition.assignment.strategy": "cooperative-sticky",
+        "session.timeout.ms": session_ms,
+        "heartbeat.interval.ms": max(100, min(3000, session_ms // 3)),
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+        "fetch.wait.max.ms": 10,
+        "log_level": 3,
+    }
 
 
 class Projector:
@@ -51,7 +73,9 @@ class Projector:
         on_batch: Callable[[Batch], None] | None = None,
         before_commit: Callable[[], None] | None = None,
         max_states: int = DEFAULT_MAX_STATES,
+        on_rebalance: Callable[[str], None] | None = None,
     ) -> None:
+        """``on_rebalance`` hears one line per change of assignment (``serve`` prints it)."""
         self._settings = settings
         self._kafka = settings.kafka_config(bootstrap)
         self._store = store
@@ -63,9 +87,12 @@ class Projector:
         self._folder: BatchFolder | None = None
         self._sweeps = SweepScheduler(settings.requests_topic, sweep_interval_s)
         self._before_commit = before_commit
+        self._on_rebalance = on_rebalance
+        self._released = False  # a partition was revoked or lost since the last poll
         # A flush before each commit: a committed position always means "published".
         self._committer = Committer(
-            store, on_batch, before_commit=lambda: self._producer.flush(_FLUSH_TIMEOUT_S),
+            store, on_batch,
+            before_commit=lambda: self._producer.flush(_FLUSH_TIMEOUT_S),
             committed={p: pos.next_offset for p, pos in store.positions().items()},
         )  # fmt: skip
         self._reader = store.reader()
@@ -81,25 +108,14 @@ class Projector:
         """Check the topics, then join the consumer group."""
         admin = admin_client(self._settings, self._kafka["bootstrap.servers"])
         check_topics(admin, ledger_topics(self._settings))
-        consumer = Consumer(
-            {
-                **self._kafka,
-                "group.id": f"{self._settings.topic_prefix}.projector",
-                # Static membership: a restarted projector replaces its dead self at
-                # once instead of waiting out the session timeout of the old member.
-                "group.instance.id": self._settings.projector_id,
-                "client.id": member_client_id(self._settings),  # carries the query URL
-                "session.timeout.ms": 10000,
-                "enable.auto.commit": False,
-                "auto.offset.reset": "earliest",
-                "fetch.wait.max.ms": 10,
-                "log_level": 3,
-            }
-        )
+        consumer = Consumer({**self._kafka, **group_config(self._settings)})
         self._partitions = partition_count(consumer, self._settings.requests_topic)
         self._folder = BatchFolder(self._settings.requests_topic, self._partitions, self._clocks)
         consumer.subscribe(
-            [self._settings.requests_topic], on_assign=self._on_assign, on_revoke=self._on_revoke
+            [self._settings.requests_topic],
+            on_assign=self._on_assign,
+            on_revoke=self._on_revoke,
+            on_lost=self._on_lost,
         )
         self._consumer = consumer
 
@@ -111,7 +127,11 @@ class Projector:
             self.run_once()
 
     def close(self) -> None:
-        """Commit what is folded, leave the group and flush what is queued."""
+        """Commit what is folded, close the consumer and flush what is queued.
+
+        A static member sends no LeaveGroup on close: its partitions wait the session
+        timeout for it (a restart within it takes them back without a rebalance).
+        """
         self._committer.close()
         if self._consumer is not None:
             self._consumer.close()
@@ -123,25 +143,111 @@ class Projector:
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # Positions and restores read and write the store: nothing may be in flight.
         self._committer.drain()
-        positions = self._store.positions()
+        added = [tp.partition for tp in partitions]
+        starts = self._starts(consumer, added)
         for tp in partitions:
-            position = positions.get(tp.partition)
-            if position is None:
-                position = restore_partition(self._settings, self._kafka, self._store, tp.partition)
+            position = starts[tp.partition]
             self._clocks[tp.partition] = PartitionClock(position.clock_ms)
             tp.offset = position.next_offset
-        self._known |= self._store.operation_ids([tp.partition for tp in partitions])
-        consumer.assign(partitions)
+        self._known |= self._store.operation_ids(added)
+        consumer.incremental_assign(partitions)
+        self._report("assigned", added)
+
+    def _starts(self, consumer: Consumer, partitions: list[int]) -> dict[int, Position]:
+        """Where each newly assigned partition resumes: its own position, or a restore."""
+        handoffs = self._handoffs(consumer, partitions)  # read before the executions topic
+        positions = self._store.positions()
+        # Sizes only matter where another member got further than this file.
+        passed = [
+            p for p in partitions
+            if p in positions and p in handoffs
+            and handoffs[p].next_offset > positions[p].next_offset
+        ]  # fmt: skip
+        sizes = partition_sizes(self._kafka, self._settings.executions_topic, passed)
+        starts: dict[int, Position] = {}
+        restored: list[int] = []
+        for p in partitions:
+            own, handoff = positions.get(p), handoffs.get(p)
+            if needs_restore(own, handoff, sizes.get(p, 0)):
+                own = restore_partition(self._settings, self._kafka, self._store, p, handoff)
+                restored.append(p)
+            assert own is not None
+            starts[p] = own
+        if restored:
+            self._report("restored from the executions topic", restored)
+        return starts
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        # Committed first, so that whoever folds these partitions next resumes from here.
+        # Committed first, so that this file's position covers what was published, and
+        # handed off to the group, so that the next owner knows how far it got.
         self._committer.drain()
         revoked = [tp.partition for tp in partitions]
-        self._states.drop_partitions(revoked)
-        for p in revoked:
+        self._hand_off(consumer, revoked)
+        self._release(revoked)
+        consumer.incremental_unassign(partitions)
+        self._report("revoked", [tp.partition for tp in partitions])
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        # The session expired (a paused process, a long stall): the group already gave
+        # these partitions to others. Nothing is committed to the group on their behalf
+        # (no handoff, unlike a revoke); the batches folded before are committed to this
+        # instance's own file only, as positions of what it published.
+        self._committer.drain()
+        self._release([tp.partition for tp in partitions])
+        consumer.incremental_unassign(partitions)
+        self._report("lost (session expired)", [tp.partition for tp in partitions])
+
+    def _handoffs(self, consumer: Consumer, partitions: list[int]) -> dict[int, Position]:
+        """The positions the partitions' last owners committed to the group (see _hand_off)."""
+        if not partitions:
+            return {}
+        topic = self._settings.requests_topic
+        try:
+            committed = consumer.committed([TopicPartition(topic, p) for p in partitions], 10)
+        except KafkaException:
+            return {}  # a hint only: without it, a stale own position is refolded
+        handoffs: dict[int, Position] = {}
+        for tp in committed:
+            clock = tp.metadata or ""
+            if tp.error is None and tp.offset >= 0 and clock.isdigit():
+                handoffs[tp.partition] = Position(tp.offset, int(clock))
+        return handoffs
+
+    def _hand_off(self, consumer: Consumer, partitions: list[int]) -> None:
+        """Commit the revoked partitions' DuckDB positions to the group: offset, clock as metadata.
+
+        The group's offsets tell the member that gets a partition next how far it was
+        folded and published (:func:`needs_restore`); the fetch start always comes
+        from DuckDB or a restore, never from them. Committed only here, inside the
+        revoke callback: a commit outside it can meet a rebalance in progress, which
+        librdkafka answers by giving up the whole assignment and joining again
+        (confluentinc/librdkafka#4059). A killed member hands nothing off; its next
+        owner then refolds from further back, identically. A lost partition is never
+        committed: its session expired, it belongs to another member already.
+        """
+        positions = self._store.positions()
+        topic = self._settings.requests_topic
+        offsets = [
+            TopicPartition(topic, p, pos.next_offset, str(pos.clock_ms))
+            for p in partitions
+            if (pos := positions.get(p)) is not None and pos.clock_ms is not None
+        ]
+        if offsets:
+            with contextlib.suppress(KafkaException):  # a hint only, as for a killed member
+                consumer.commit(offsets=offsets, asynchronous=False)
+
+    def _report(self, what: str, partitions: list[int]) -> None:
+        if self._on_rebalance is not None and partitions:
+            self._on_rebalance(f"{self._settings.projector_id}: {what}: {sorted(partitions)}")
+
+    def _release(self, partitions: list[int]) -> None:
+        """Forget every partition of ``partitions`` in memory: states, ids, clocks, sweeps."""
+        self._released = True
+        self._states.drop_partitions(partitions)
+        self._sweeps.drop_partitions(partitions)
+        for p in partitions:
             self._clocks.pop(p, None)
         self._known = self._store.operation_ids(sorted(self._clocks))
-        consumer.unassign()
 
     def wait_committed(self, partition: int, offset: int, timeout_s: float) -> bool:
         """Block until the request at ``offset`` of ``partition`` is committed to DuckDB
@@ -154,6 +260,11 @@ class Projector:
         """Consume, fold, publish and commit one batch; return the records handled."""
         assert self._consumer is not None, "start() first"
         messages = consume_available(self._consumer, self._batch_size, self._poll_timeout_s)
+        if self._released:
+            # Records fetched before a revoke (or loss) that ran inside this very poll:
+            # the partition's next owner folds them, from the position committed then.
+            self._released = False
+            messages = [m for m in messages if m.partition() in self._clocks]
         if messages:
             self._process(messages)
         self._sweeps.maybe_send(self._reader, self._producer, sorted(self._clocks))

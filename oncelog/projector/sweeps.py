@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from oncelog.kafka.producer import FutureProducer
 from oncelog.projector.store import AuditEntry, StoreReader
@@ -25,7 +25,8 @@ class SweepScheduler:
         self._topic = topic
         self._interval_s = interval_s
         self._next = 0.0
-        self._pending: set[str] = set()
+        # operation id -> its partition: a revoked partition's pending sweeps are forgotten
+        self._pending: dict[str, int] = {}
 
     def maybe_send(
         self, store: StoreReader, producer: FutureProducer, partitions: Sequence[int]
@@ -42,7 +43,7 @@ class SweepScheduler:
                 continue
             request = Request(str(uuid.uuid4()), op, channel, key, None, Sweep())
             producer.send_nowait(self._topic, partition, op.encode(), encode_request(request))
-            self._pending.add(op)
+            self._pending[op] = partition
             sent += 1
         return sent
 
@@ -50,4 +51,13 @@ class SweepScheduler:
         """Forget the sweeps that were judged, so an early one can be sent again."""
         for entry in audit:
             if entry.request.kind is Kind.SWEEP:
-                self._pending.discard(entry.request.operation_id)
+                self._pending.pop(entry.request.operation_id, None)
+
+    def drop_partitions(self, partitions: Collection[int]) -> None:
+        """Forget the pending sweeps of revoked partitions.
+
+        Another member judges them now; were the partition to come back (restored,
+        past those sweeps), a sweep still marked pending would never be sent again.
+        """
+        gone = set(partitions)
+        self._pending = {op: p for op, p in self._pending.items() if p not in gone}

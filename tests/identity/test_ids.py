@@ -70,7 +70,7 @@ def test_request_hash_refuses_a_bare_string_as_dedup_fields() -> None:
 def test_ids_are_uuid5_in_the_oncelog_namespace() -> None:
     op = uuid.UUID(operation_id("run-42", "step-1"))
     assert op.version == 5
-    assert uuid.uuid5(uuid.NAMESPACE_URL, "urn:oncelog:identity:v1") == ONCELOG_NAMESPACE
+    assert uuid.uuid5(uuid.NAMESPACE_URL, "urn:oncelog:identity:v2") == ONCELOG_NAMESPACE
     assert uuid.UUID(idempotency_key(str(op), "ab" * 32)).version == 5
 
 

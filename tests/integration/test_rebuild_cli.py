@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pytest
 from typer.testing import CliRunner
 
@@ -49,3 +50,52 @@ def test_rebuild_both_ways_and_verify(
             assert rebuilt.current_states() == original.current_states()
     again = runner.invoke(app, ["rebuild", "--from", "requests", "--db", str(live)])
     assert again.exit_code != 0  # it never overwrites a projection
+
+
+def test_rebuild_and_verify_one_shard(
+    topics: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``rebuild --partition`` builds a shard; ``verify`` compares only what a file holds."""
+    assert topics.bootstrap_servers is not None
+    live = tmp_path / "live.duckdb"
+    store = Store(live)
+    running = start_projector(topics, store)
+    with SyncLedgerClient(topics, timeouts=FAST) as client:
+        for i in range(12):
+            claim = client.claim_execution(f"run-{i}", step=0, tool_name="t", params={})
+            client.complete_execution(claim.execution, claim.claim_token, i)
+    running.halt()
+    shard = {p for p in store.positions() if store.current_states(p)}
+    store.close()
+    assert len(shard) > 1
+    for name, value in (
+        ("ONCELOG_BOOTSTRAP_SERVERS", topics.bootstrap_servers),
+        ("ONCELOG_TOPIC_PREFIX", topics.topic_prefix),
+        ("ONCELOG_PARTITIONS", str(topics.partitions)),
+    ):
+        monkeypatch.setenv(name, value)
+    runner = CliRunner()
+    one = min(shard)
+    target = tmp_path / "shard.duckdb"
+    for source in ("requests", "executions"):
+        target.unlink(missing_ok=True)
+        args = ["rebuild", "--from", source, "--db", str(target), "--partition", str(one)]
+        built = runner.invoke(app, args)
+        assert built.exit_code == 0, built.output
+        with Store(target, read_only=True) as rebuilt, Store(live, read_only=True) as whole:
+            assert set(rebuilt.positions()) == {one}
+            assert rebuilt.current_states() == whole.current_states(one)
+    verified = runner.invoke(app, ["verify", "--db", str(target)])
+    assert verified.exit_code == 0, verified.output
+    with Store(target, read_only=True) as rebuilt:
+        assert f"live: {len(rebuilt.current_states())} compared" in verified.output
+    with duckdb.connect(str(target)) as con:  # one operation of the shard goes missing
+        con.execute("DELETE FROM executions WHERE operation_id IN (SELECT min(operation_id) "
+                    "FROM executions)")  # fmt: skip
+    tampered = runner.invoke(app, ["verify", "--db", str(target)])
+    assert tampered.exit_code == 1
+    assert "live: operation" in tampered.output
+    assert "missing" in tampered.output
+    wrong = runner.invoke(app, ["rebuild", "--from", "requests", "--db", str(tmp_path / "x.duckdb"),
+                                "--partition", str(topics.partitions)])  # fmt: skip
+    assert wrong.exit_code != 0

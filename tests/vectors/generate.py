@@ -2,7 +2,9 @@
 
     python tests/vectors/generate.py > tests/vectors/identity.json
 
-A change to this file's output is a change to every identity ever minted.
+A change to this file's output is a change to every identity ever minted. The rule is
+identity v2: RFC 8785 (JCS) canonical JSON, ids in the v2 namespace (oncelog/identity/ids.py);
+``tests/crosslang/identity.mjs`` re-derives every vector in Node.
 """
 
 from __future__ import annotations
@@ -62,7 +64,28 @@ CASES: list[dict[str, Any]] = [
         "channel_id": "run-9",
         "key_name": "big-ints",
         "tool_name": "t",
-        "params": {"i": [0, -1, 2**53 + 1, -(2**63), 2**64, 10**40]},
+        "params": {"i": [0, -1, 2**53 - 1, -(2**53 - 1), 10**15]},
+        "dedup_fields": None,
+    },
+    {
+        "channel_id": "run-9",
+        "key_name": "one-as-float",
+        "tool_name": "t",
+        "params": {"n": 1.0, "m": [1e21, 1e-6, 1e-7, -0.0, 0.000123, 1e15]},
+        "dedup_fields": None,
+    },
+    {
+        "channel_id": "run-9",
+        "key_name": "one-as-int",
+        "tool_name": "t",
+        "params": {"n": 1, "m": [1e21, 1e-6, 1e-7, 0, 0.000123, 1000000000000000]},
+        "dedup_fields": None,
+    },
+    {
+        "channel_id": "run-9",
+        "key_name": "controls",
+        "tool_name": "t",
+        "params": {"s": "\x00\x01\x08\x0c\x1f\x7f\u2028/", "\r\n": "\u20ac$\u0080"},
         "dedup_fields": None,
     },
     {
