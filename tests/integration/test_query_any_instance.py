@@ -57,6 +57,18 @@ def _owner(view: OwnerView, channel: str) -> str:
     return owner.projector_id
 
 
+def _two_per_partition(prefix: str, partitions: int) -> list[str]:
+    """Channel names, two on each partition of the requests topic."""
+    names = (f"{prefix}-{n}" for n in range(10_000))
+    chosen: dict[int, list[str]] = {p: [] for p in range(partitions)}
+    while any(len(c) < 2 for c in chosen.values()):
+        name = next(names)
+        on = chosen[partition_for(name, partitions)]
+        if len(on) < 2:
+            on.append(name)
+    return sorted(name for pair in chosen.values() for name in pair)
+
+
 def _complete_steps(settings: Settings, channels: list[str]) -> None:
     """Step 1 of every channel completed (result: the channel), step 2 claimed on even ones."""
     with SyncLedgerClient(settings, timeouts=Timeouts(60, 5)) as client:
@@ -91,8 +103,8 @@ def test_every_channel_answers_through_every_instance(fleet: Fleet, tmp_path: Pa
     view = fleet.wait_stable({"p0", "p1", "p2"})
     urls = [i.url for i in fleet.instances]
     assert all(u.startswith("http://127.0.0.1:") and not u.endswith(":0") for u in urls), urls
-    channels = [f"ch-{n}" for n in range(12)]
-    assert len({view.owner_of(partition_for(c, 6)) for c in channels}) == 3  # all three own some
+    channels = _two_per_partition("ch", 6)  # so that every member owns some of them
+    assert len({view.owner_of(partition_for(c, 6)) for c in channels}) == 3
     _complete_steps(settings, channels)
     by_owner = {_owner(view, f"dup-{n}"): f"dup-{n}" for n in range(30)}
     dup_channels = sorted(by_owner.values())[:2]  # on partitions of two different members
@@ -129,7 +141,7 @@ def test_the_cli_works_unchanged_through_any_instance(
     fleet.start("p0", tmp_path, free_port())
     fleet.start("p1", tmp_path, free_port())
     view = fleet.wait_stable({"p0", "p1"})
-    channels = [f"cli-{n}" for n in range(8)]
+    channels = _two_per_partition("cli", 6)
     _complete_steps(fleet.settings, channels)
     fleet.wait_folded(fleet.instances[0].url)
     monkeypatch.setenv("ONCELOG_HTTP_TOKEN", TOKEN)
@@ -165,7 +177,7 @@ def test_a_stopped_or_killed_owner_is_named_in_a_503(fleet: Fleet, tmp_path: Pat
     p0 = fleet.start("p0", tmp_path, free_port(), **timeout)
     p1 = fleet.start("p1", tmp_path, free_port(), **timeout)
     view = fleet.wait_stable({"p0", "p1"})
-    channels = [f"stop-{n}" for n in range(8)]
+    channels = _two_per_partition("stop", 6)
     _complete_steps(fleet.settings, channels)
     fleet.wait_folded(p0.url)
     theirs = [c for c in channels if _owner(view, c) == "p1"]
