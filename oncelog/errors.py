@@ -190,6 +190,26 @@ class InvalidStateError(LedgerError):
         self.state = state
 
 
+# --- queries through any instance -------------------------------------------
+
+
+class OwnerUnavailableError(LedgerError):
+    """The group member that owns a partition (or one asked in a gather) did not answer.
+
+    The message names the member: its projector id and its query URL.
+    """
+
+    code = "owner_unavailable"
+    http_status = 503
+
+
+class NoOwnerError(LedgerError):
+    """No member of the projector group owns the partition asked about (yet)."""
+
+    code = "no_owner"
+    http_status = 503
+
+
 # --- the DuckDB projection ---------------------------------------------------
 
 

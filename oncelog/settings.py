@@ -54,6 +54,17 @@ class Settings(BaseSettings):
         default=False,
         description="Leave result bodies out of HTTP answers (result_hash stays).",
     )
+    http_advertised_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://[^/?#]+$",
+        description="The query URL other instances of the group forward to. Unset: "
+        "http://<ONCELOG_HTTP_HOST or, for a wildcard, the host name>:<bound port>.",
+    )
+    http_forward_timeout_s: float = Field(
+        default=3.0,
+        gt=0,
+        description="How long an instance waits for the member it forwards a query to.",
+    )
     receipt_key: SecretStr | None = None
     projector_id: str = Field(
         default="projector-0",

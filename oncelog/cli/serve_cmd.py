@@ -13,7 +13,9 @@ import typer
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
-from oncelog.query.server import HttpServer, require_safe_bind, start_http
+from oncelog.query.owners import GroupOwners
+from oncelog.query.routing import QueryRouter
+from oncelog.query.server import HttpServer, advertised_url, require_safe_bind, start_http
 from oncelog.settings import Settings
 
 DbOption = Annotated[Path | None, typer.Option("--db", help="DuckDB file (ONCELOG_DB_PATH).")]
@@ -72,18 +74,27 @@ def run_serve(
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    bootstrap = resolve_bootstrap(settings)
     with Store(settings.db_path) as store:
+        # The API binds first: the projector joins its group with the URL (and the
+        # actual port, when asked for 0) that the other members forward queries to.
+        port = settings.http_port if http_port is None else http_port
+        api = _start_api(store, settings, port, bootstrap) if http else None
+        settings = _advertising(settings, api)
         projector = Projector(
             settings,
-            resolve_bootstrap(settings),
+            bootstrap,
             store,
             before_commit=before_commit,
             on_rebalance=lambda line: typer.echo(line, err=True),
         )
-        projector.start()
-        port = settings.http_port if http_port is None else http_port
-        api = _start_api(store, settings, port) if http else None
-        where = "" if api is None else f", query API on http://{settings.http_host}:{api.port}"
+        try:
+            projector.start()
+        except BaseException:
+            if api is not None:
+                api.stop()
+            raise
+        where = "" if api is None else f", query API on {settings.http_advertised_url}"
         typer.echo(f"serving {settings.requests_topic} into {settings.db_path}{where}", err=True)
         try:
             projector.run(stop)
@@ -93,11 +104,27 @@ def run_serve(
             projector.close()
 
 
-def _start_api(store: Store, settings: Settings, port: int) -> HttpServer:
+def _advertising(settings: Settings, api: HttpServer | None) -> Settings:
+    """The settings with the URL the group forwards queries to (none without an API)."""
+    if api is None:
+        return settings
+    return settings.model_copy(update={"http_advertised_url": advertised_url(settings, api.port)})
+
+
+def _start_api(store: Store, settings: Settings, port: int, bootstrap: str) -> HttpServer:
+    """The API, answering for every channel of the group (see oncelog.query.routing)."""
+    router = QueryRouter(
+        GroupOwners(settings, bootstrap),
+        settings.projector_id,
+        token=settings.http_token,
+        timeout_s=settings.http_forward_timeout_s,
+        redact_results=settings.http_redact_results,
+    )
     return start_http(
         store,
         settings.http_host,
         port,
         token=settings.http_token,
         redact_results=settings.http_redact_results,
+        router=router,
     )

@@ -24,6 +24,7 @@ from oncelog.kafka.reader import consume_available, partition_count
 from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.committer import Committer
 from oncelog.projector.fold import PartitionClock
+from oncelog.projector.membership import member_client_id
 from oncelog.projector.restore import needs_restore, partition_sizes, restore_partition
 from oncelog.projector.states import DEFAULT_MAX_STATES, StateCache
 from oncelog.projector.store import Batch, Position, Store
@@ -44,6 +45,7 @@ def group_config(settings: Settings) -> dict[str, object]:
         # Static membership: a restarted projector replaces its dead self at once
         # instead of waiting out the session timeout of the old member.
         "group.instance.id": settings.projector_id,
+        "client.id": member_client_id(settings),  # carries the query URL (query.owners)
         # Cooperative: a rebalance moves only the partitions that change owner; the
         # others keep folding (an eager one would stop and restart every member).
         "partition.assignment.strategy": "cooperative-sticky",

@@ -11,12 +11,18 @@ but ``OPEN_PATHS`` unless ``Authorization: Bearer <token>`` matches (compared in
 constant time). With ``redact_results`` every answer's ``result`` is null and
 ``result_redacted`` is true; ``result_hash`` stays, so auditors can compare.
 Parameters are never part of an answer, so there is nothing more to redact.
+
+With a ``router`` (``oncelog serve`` in a group), a middleware answers for any
+channel: it forwards to the partition's owner or gathers from every member
+(:mod:`oncelog.query.routing`). It runs after the token check, so only a
+caller holding the token is ever forwarded.
 """
 
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
 from typing import Annotated, TypeVar
 
 import duckdb
@@ -37,6 +43,7 @@ from oncelog.query.models import (
     TimelineEntry,
     Version,
 )
+from oncelog.query.routing import QueryRouter
 
 T = TypeVar("T")
 R = TypeVar("R", StepStatus, Version)
@@ -118,6 +125,17 @@ def _install_guards(app: FastAPI) -> None:
         return _error(exc.status_code, code, str(exc.detail))
 
 
+def _install_routing(app: FastAPI, router: QueryRouter) -> None:
+    @app.middleware("http")
+    async def route(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        try:
+            return await router.dispatch(request, call_next)
+        except LedgerError as exc:  # raised outside the routes: their handlers do not see it
+            return _error(exc.http_status, exc.code, exc.message)
+
+
 def _cursor(request: Request) -> Iterator[duckdb.DuckDBPyConnection]:
     """A cursor of its own for one HTTP request, closed afterwards."""
     con: duckdb.DuckDBPyConnection = request.app.state.cursor_factory()
@@ -137,18 +155,30 @@ def create_app(
     max_rows: int = 1000,
     token: SecretStr | None = None,
     redact_results: bool = False,
+    router: QueryRouter | None = None,
 ) -> FastAPI:
     """The read-only API; ``cursor_factory`` gives a fresh cursor (``Store.cursor``) per request.
 
     ``token``: the bearer token every closed path requires (None: no check; then bind
     loopback only, see :func:`oncelog.query.server.require_safe_bind`).
     ``redact_results``: answer with ``result`` null and ``result_redacted`` true.
+    ``router``: answer for every channel of the group, not only this store's partitions.
     """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if router is not None:
+            await router.aclose()
+
     app = FastAPI(
         title="oncelog ledger (read-only)",
         description="Did step N finish? At any position of the log. GET only.",
         version="1",
+        lifespan=lifespan,
     )
+    if router is not None:
+        _install_routing(app, router)  # added first, so it runs after the guards
     _install_guards(app)
     if token is not None:
         _install_auth(app, token)  # added last, so it runs first

@@ -7,6 +7,7 @@ Without a bearer token it binds loopback only: any other host is refused with
 from __future__ import annotations
 
 import ipaddress
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from pydantic import SecretStr
 from oncelog.errors import InsecureBindError, LedgerError
 from oncelog.projector.store import Store
 from oncelog.query.http import create_app
+from oncelog.query.routing import QueryRouter
+from oncelog.settings import Settings
 
 
 @dataclass
@@ -68,6 +71,7 @@ def start_http(
     max_rows: int = 1000,
     token: SecretStr | None = None,
     redact_results: bool = False,
+    router: QueryRouter | None = None,
 ) -> HttpServer:
     """Start the API on ``host:port`` and return once it accepts connections.
 
@@ -75,7 +79,9 @@ def start_http(
     ``host`` without a ``token``. See :func:`oncelog.query.http.create_app`.
     """
     require_safe_bind(host, token)
-    app = create_app(store.cursor, max_rows=max_rows, token=token, redact_results=redact_results)
+    app = create_app(
+        store.cursor, max_rows=max_rows, token=token, redact_results=redact_results, router=router
+    )
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     # Off the main thread uvicorn leaves signals alone: the projector owns them.
     server = uvicorn.Server(config)
@@ -87,3 +93,20 @@ def start_http(
             raise LedgerError(f"the HTTP API could not start on {host}:{port}")
         time.sleep(0.01)  # uvicorn exposes no event to wait on; bounded above
     return HttpServer(server, thread)
+
+
+_WILDCARDS = frozenset({"", "0.0.0.0", "::", "[::]"})
+
+
+def advertised_url(settings: Settings, port: int) -> str:
+    """The query URL this instance gives its group: ``ONCELOG_HTTP_ADVERTISED_URL``, else
+    ``http://<host>:<port>`` with the bound ``port`` (the machine's name for a wildcard host).
+    """
+    if settings.http_advertised_url is not None:
+        return settings.http_advertised_url
+    host = settings.http_host
+    if host in _WILDCARDS:
+        host = socket.gethostname()
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # an IPv6 literal
+    return f"http://{host}:{port}"

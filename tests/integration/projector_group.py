@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from oncelog.identity.partitioner import partition_for
@@ -114,7 +115,10 @@ def wait_for_owners(
     deadline = time.monotonic() + WAIT_S
     owners: dict[int, str] = {}
     while time.monotonic() < deadline:
-        owners = group_owners(settings)
+        try:
+            owners = group_owners(settings)
+        except KafkaException:  # NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS: not yet
+            owners = {}
         if accept(owners):
             return owners
         time.sleep(0.1)  # polling the group's state, bounded by the deadline

@@ -38,6 +38,7 @@ from oncelog.producer.protocol import Route, build_get
 from oncelog.producer.results import Execution
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector.store import Store
+from oncelog.query.owners import GroupOwners
 from oncelog.schemas.codec import encode_request
 from oncelog.schemas.models import Decision, Status
 from oncelog.settings import Settings
@@ -108,6 +109,19 @@ def _run_once(worker: Settings, channel: str) -> Execution:
         done = client.complete_execution(claim.execution, claim.claim_token, {"ok": True})
         assert done.status == "completed"
         return done
+
+
+@pytest.mark.kafka
+def test_the_projectors_grants_are_enough_to_see_who_owns_what(
+    roles: Roles, projector: RunningProjector
+) -> None:
+    # Queries through any instance describe the group: READ on it implies DESCRIBE.
+    assert roles.projector.bootstrap_servers is not None
+    owners = GroupOwners(roles.projector, roles.projector.bootstrap_servers, ttl_s=0)
+    _run_once(roles.worker, "run-acl-owners")  # folded: the projector has its partitions
+    view = owners.refreshed()
+    assert [m.projector_id for m in view.members] == [roles.projector.projector_id]
+    assert sorted(view.owners) == [0, 1, 2]
 
 
 @pytest.mark.kafka

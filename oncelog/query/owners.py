@@ -1,0 +1,192 @@
+"""Who owns each partition of the requests topic, and where its query API listens.
+
+The answer comes from the group coordinator (``describe_consumer_groups`` on
+``<prefix>.projector``): each member's static id (``group.instance.id``), its
+``client.id`` (which carries its query URL, see
+:mod:`oncelog.projector.membership`) and its assignment. A member whose session
+expired is no longer listed; a member that just joined is listed once the group
+is stable again. While the group rebalances the coordinator lists no
+assignment, so the last stable view is kept: partitions that do not move keep
+answering, and a member that died is named in a 503 when a forward to it fails.
+
+:class:`GroupOwners` caches the view for ``ttl_s`` (one describe call, ~10 ms, per
+TTL rather than per query) and refreshes it on a miss or a failed forward.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from confluent_kafka import ConsumerGroupState, KafkaException
+from confluent_kafka.admin import ConsumerGroupDescription
+
+from oncelog.errors import NoOwnerError
+from oncelog.projector.membership import advertised_url
+from oncelog.settings import Settings
+from oncelog.topics import admin_client
+
+DEFAULT_TTL_S: Final = 1.0
+_MIN_REFRESH_S: Final = 0.1  # a burst of misses costs one describe call, not one each
+
+
+@dataclass(frozen=True)
+class Member:
+    """One projector of the group: its static id and its query URL (None: no API)."""
+
+    projector_id: str
+    url: str | None
+
+    def describe(self) -> str:
+        """``projector-1 at http://host:port``, for error messages."""
+        where = self.url or "no query API (started with --no-http?)"
+        return f"{self.projector_id} at {where}"
+
+
+@dataclass(frozen=True)
+class MemberInfo:
+    """What the coordinator says of one member (the raw input of :func:`build_view`)."""
+
+    projector_id: str
+    client_id: str
+    partitions: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class OwnerView:
+    """The owner of each partition of the requests topic, as of one describe call."""
+
+    partitions: int
+    owners: Mapping[int, Member] = field(default_factory=dict)
+    members: tuple[Member, ...] = ()
+    stable: bool = True
+
+    def owner_of(self, partition: int) -> Member | None:
+        """The member that folds ``partition``, None when nobody does (yet)."""
+        return self.owners.get(partition)
+
+
+def build_view(
+    infos: Iterable[MemberInfo], partitions: int, stable: bool, previous: OwnerView | None
+) -> OwnerView:
+    """The view from one describe call; while the group is not stable, ``previous`` stays.
+
+    Members are listed in projector-id order. Should two members claim one partition
+    (the coordinator never assigns it twice), the first in that order owns it.
+    """
+    if not stable and previous is not None:
+        return previous
+    ordered = sorted(infos, key=lambda m: m.projector_id)
+    members = tuple(Member(m.projector_id, advertised_url(m.client_id)) for m in ordered)
+    owners: dict[int, Member] = {}
+    for info, member in zip(ordered, members, strict=True):
+        for p in info.partitions:
+            owners.setdefault(p, member)
+    return OwnerView(partitions, owners, members, stable)
+
+
+def member_infos(description: ConsumerGroupDescription, topic: str) -> list[MemberInfo]:
+    """The coordinator's members, with their partitions of ``topic``."""
+    return [
+        MemberInfo(
+            m.group_instance_id or m.member_id,
+            m.client_id,
+            tuple(tp.partition for tp in m.assignment.topic_partitions if tp.topic == topic),
+        )
+        for m in description.members
+    ]
+
+
+class ViewCache:
+    """An :class:`OwnerView` cached for ``ttl_s``; ``fetch`` gets a fresh one from the last.
+
+    Thread-safe. ``clock`` is injectable so that tests of the cache need no sleeps.
+    When ``fetch`` raises :class:`NoOwnerError` (the coordinator moves or loads) the
+    last view stays, if there is one.
+    """
+
+    def __init__(
+        self,
+        fetch: Callable[[OwnerView | None], OwnerView],
+        ttl_s: float = DEFAULT_TTL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._fetch_view = fetch
+        self._ttl_s = ttl_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._view: OwnerView | None = None
+        self._fetched_at = float("-inf")
+
+    def view(self) -> OwnerView:
+        """The cached view, fetched again once it is older than the TTL."""
+        return self._fetch(self._ttl_s)
+
+    def refreshed(self) -> OwnerView:
+        """A fresh view (after a miss or a failed forward); at most one fetch per 0.1 s."""
+        return self._fetch(min(_MIN_REFRESH_S, self._ttl_s))
+
+    def _fetch(self, max_age_s: float) -> OwnerView:
+        with self._lock:
+            if self._view is not None and self._clock() - self._fetched_at < max_age_s:
+                return self._view
+            try:
+                self._view = self._fetch_view(self._view)
+            except NoOwnerError:
+                if self._view is None:
+                    raise
+            self._fetched_at = self._clock()
+            return self._view
+
+
+class GroupOwners(ViewCache):
+    """The projector group's current :class:`OwnerView`, from its coordinator, cached."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        bootstrap: str,
+        *,
+        ttl_s: float = DEFAULT_TTL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        # A separate object: a bound method of self here would make a reference cycle, and
+        # the admin client would then live until a garbage collection, maybe past its broker.
+        super().__init__(GroupDescriber(settings, bootstrap).describe, ttl_s, clock)
+
+
+class GroupDescriber:
+    """One ``describe_consumer_groups`` call on the projector group, as an :class:`OwnerView`."""
+
+    def __init__(self, settings: Settings, bootstrap: str) -> None:
+        self._admin = admin_client(settings, bootstrap)
+        self._group = f"{settings.topic_prefix}.projector"
+        self._topic = settings.requests_topic
+        self._timeout_s = settings.http_forward_timeout_s
+        self._partitions = 0
+
+    def describe(self, previous: OwnerView | None) -> OwnerView:
+        """The coordinator's view; ``previous`` stays while the group rebalances."""
+        timeout = self._timeout_s
+        future = self._admin.describe_consumer_groups([self._group], request_timeout=timeout)
+        try:
+            if not self._partitions:
+                self._partitions = self._partition_count()
+            description = future[self._group].result(timeout=self._timeout_s)
+        except (KafkaException, TimeoutError) as exc:
+            raise NoOwnerError(
+                f"cannot describe consumer group {self._group} (owners of {self._topic}): {exc}"
+            ) from exc
+        stable = description.state == ConsumerGroupState.STABLE
+        infos = member_infos(description, self._topic)
+        return build_view(infos, self._partitions, stable, previous)
+
+    def _partition_count(self) -> int:
+        # Fixed for the topic's life: the partitioner would move channels otherwise.
+        meta = self._admin.list_topics(self._topic, timeout=self._timeout_s).topics.get(self._topic)
+        if meta is None or meta.error is not None or not meta.partitions:
+            raise NoOwnerError(f"topic {self._topic} has no partitions (`oncelog topics create`)")
+        return len(meta.partitions)
