@@ -77,12 +77,7 @@ def _assert_completed(member: Member, channel: str, steps: range) -> None:
 
 
 def _check_status_through_every_instance(members: dict[str, Member], steps: range) -> None:
-    """The same answers through every live instance, which forwards to the owner.
-
-    Query forwarding arrives with the ``route`` branch: after that merge, remove the
-    ``return`` below so that every live instance is asked about every channel.
-    """
-    return  # forwarding arrives with the `route` branch: remove this line after the merge
+    """The same answers through every live instance, which forwards to the owner."""
     for member in members.values():
         for chans in _channels().values():
             for channel in chans:
