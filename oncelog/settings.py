@@ -42,6 +42,12 @@ class Settings(BaseSettings):
         description="Pin this client's reply partition. Unset: at start the client picks, "
         "at random, one of the partitions that had the fewest decisions lately.",
     )
+    replication_factor: int | None = Field(
+        default=None,
+        ge=1,
+        description="Replicas of each topic `oncelog topics create` makes. Unset: 3 (with "
+        "min.insync.replicas=2) on a cluster of three brokers or more, else 1.",
+    )
     db_path: Path = Path("oncelog.duckdb")
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8765, ge=0, le=65535)

@@ -95,13 +95,35 @@ def admin_client(settings: Settings, bootstrap: str) -> AdminClient:
     return AdminClient({**settings.kafka_config(bootstrap), "log_level": 3})
 
 
-def create_topics(admin: AdminClient, specs: list[TopicSpec]) -> list[str]:
-    """Create the topics that are missing; return the names it created."""
-    existing = set(admin.list_topics(timeout=_ADMIN_TIMEOUT_S).topics)
+def replication_for(brokers: int, wanted: int | None = None) -> tuple[int, dict[str, str]]:
+    """The replication factor and the extra topic configs for a cluster of ``brokers``.
+
+    Three replicas with ``min.insync.replicas=2`` when the cluster has three brokers or
+    more (one broker may then be lost without losing an acknowledged record: producers
+    use ``acks=all``), one on a smaller cluster. ``wanted`` overrides the factor.
+    """
+    factor = wanted if wanted is not None else (3 if brokers >= 3 else 1)
+    return factor, ({"min.insync.replicas": str(factor - 1)} if factor >= 3 else {})
+
+
+def create_topics(
+    admin: AdminClient, specs: list[TopicSpec], replication: int | None = None
+) -> list[str]:
+    """Create the topics that are missing; return the names it created.
+
+    ``replication`` is the factor (see :func:`replication_for`; unset: from the broker count).
+    """
+    metadata = admin.list_topics(timeout=_ADMIN_TIMEOUT_S)
+    factor, extra = replication_for(len(metadata.brokers), replication)
     new = [
-        NewTopic(s.name, num_partitions=s.partitions, replication_factor=1, config=dict(s.config))
+        NewTopic(
+            s.name,
+            num_partitions=s.partitions,
+            replication_factor=factor,
+            config={**s.config, **extra},
+        )
         for s in specs
-        if s.name not in existing
+        if s.name not in metadata.topics
     ]
     if not new:
         return []

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, Producer, TopicPartition
 
-from oncelog.errors import TopicConfigError
+from oncelog.errors import KafkaOperationError, TopicConfigError
 from oncelog.settings import Settings
 from oncelog.topics import (
     EXECUTIONS_CONFIG,
@@ -134,3 +134,18 @@ def test_compaction_drops_an_older_value_and_keeps_the_newest(
         producer.flush(10)
         values = [v for k, v in _read_all(bootstrap, topic) if k == b"op-1"]
     assert values == [b"new"], f"compaction did not happen within 60s after {n} rounds"
+
+
+def test_one_broker_gets_single_replica_topics_and_a_larger_factor_is_a_typed_error(
+    bootstrap: str,
+) -> None:
+    admin = admin_client(Settings(bootstrap_servers=bootstrap), bootstrap)
+    prefix = f"t-{uuid.uuid4().hex[:8]}"
+    settings = Settings(bootstrap_servers=bootstrap, topic_prefix=prefix, partitions=1)
+    specs = ledger_topics(settings, reply_partitions=1)
+    create_topics(admin, specs[:1])
+    meta = admin.list_topics(specs[0].name, timeout=30).topics[specs[0].name]
+    assert [len(p.replicas) for p in meta.partitions.values()] == [1]
+    with pytest.raises(KafkaOperationError) as info:
+        create_topics(admin, specs[1:2], replication=3)
+    assert specs[1].name in str(info.value)

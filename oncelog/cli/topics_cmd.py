@@ -47,7 +47,7 @@ def create(partitions: Partitions = None, reply_partitions: ReplyPartitions = No
     settings = Settings()
     admin = _admin(settings)
     specs = ledger_topics(settings, partitions, reply_partitions)
-    created = create_topics(admin, specs)
+    created = create_topics(admin, specs, settings.replication_factor)
     counts = check_topics(admin, specs)
     for spec in specs:
         verb = "created" if spec.name in created else "exists "
