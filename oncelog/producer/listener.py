@@ -66,7 +66,10 @@ class DecisionListener:
 
     def start(self) -> None:
         """Choose the reply partition, assign it at its current end and start consuming."""
-        consumer = plain_consumer({**self._kafka, "fetch.wait.max.ms": 5})
+        # A long poll: the broker answers as soon as a decision lands, so a long wait costs
+        # no latency, while a short one made every idle client fetch 200 times a second
+        # (15 idle clients cost the broker 0.6-1.4 cores at 5 ms, 0.07-0.09 at 500 ms).
+        consumer = plain_consumer({**self._kafka, "fetch.wait.max.ms": 500})
         try:
             self.partitions = partition_count(consumer, self._topic)
             chosen = reply_partition.choose(

@@ -53,7 +53,9 @@ def group_config(settings: Settings) -> dict[str, object]:
         "heartbeat.interval.ms": max(100, min(3000, session_ms // 3)),
         "enable.auto.commit": False,
         "auto.offset.reset": "earliest",
-        "fetch.wait.max.ms": 10,
+        # A long poll: answered as soon as a request lands, and an idle projector does not
+        # fetch 100 times a second.
+        "fetch.wait.max.ms": 500,
         "log_level": 3,
     }
 
