@@ -25,6 +25,7 @@ from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector import process
 from oncelog.projector.rebuild import count_partitions
 from oncelog.query.catch_up import wait_until_folded
+from oncelog.query.owners import member_infos
 from oncelog.query.source import HttpSource
 from oncelog.schemas.codec import decode_decision, decode_snapshot
 from oncelog.settings import Settings
@@ -100,12 +101,8 @@ def group_owners(settings: Settings) -> dict[int, str]:
     admin = AdminClient(settings.kafka_config(settings.bootstrap_servers))
     group = f"{settings.topic_prefix}.projector"
     description = admin.describe_consumer_groups([group])[group].result(timeout=30)
-    owners: dict[int, str] = {}
-    for member in description.members:
-        for tp in member.assignment.topic_partitions:
-            if tp.topic == settings.requests_topic:
-                owners[tp.partition] = member.group_instance_id
-    return owners
+    infos = member_infos(description, settings.requests_topic)
+    return {p: info.projector_id for info in infos for p in info.partitions}
 
 
 def wait_for_owners(

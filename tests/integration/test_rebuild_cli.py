@@ -17,6 +17,14 @@ from tests.integration.conftest import FAST, start_projector
 pytestmark = pytest.mark.kafka
 
 
+def _point_cli_at(topics: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI reads its settings from the environment: point it at these topics."""
+    assert topics.bootstrap_servers is not None
+    monkeypatch.setenv("ONCELOG_BOOTSTRAP_SERVERS", topics.bootstrap_servers)
+    monkeypatch.setenv("ONCELOG_TOPIC_PREFIX", topics.topic_prefix)
+    monkeypatch.setenv("ONCELOG_PARTITIONS", str(topics.partitions))
+
+
 def test_rebuild_both_ways_and_verify(
     topics: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -31,12 +39,7 @@ def test_rebuild_both_ways_and_verify(
                 client.complete_execution(claim.execution, claim.claim_token, i)
     running.halt()
     store.close()
-    for name, value in (
-        ("ONCELOG_BOOTSTRAP_SERVERS", topics.bootstrap_servers),
-        ("ONCELOG_TOPIC_PREFIX", topics.topic_prefix),
-        ("ONCELOG_PARTITIONS", str(topics.partitions)),
-    ):
-        monkeypatch.setenv(name, value)
+    _point_cli_at(topics, monkeypatch)
     runner = CliRunner()
     verified = runner.invoke(app, ["verify", "--db", str(live)])
     assert verified.exit_code == 0, verified.output
@@ -68,12 +71,7 @@ def test_rebuild_and_verify_one_shard(
     shard = {p for p in store.positions() if store.current_states(p)}
     store.close()
     assert len(shard) > 1
-    for name, value in (
-        ("ONCELOG_BOOTSTRAP_SERVERS", topics.bootstrap_servers),
-        ("ONCELOG_TOPIC_PREFIX", topics.topic_prefix),
-        ("ONCELOG_PARTITIONS", str(topics.partitions)),
-    ):
-        monkeypatch.setenv(name, value)
+    _point_cli_at(topics, monkeypatch)
     runner = CliRunner()
     one = min(shard)
     target = tmp_path / "shard.duckdb"
