@@ -18,8 +18,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
 
 from oncelog.identity.partitioner import partition_for
-from oncelog.producer.calls import RequestBuilder
 from oncelog.net import free_port
+from oncelog.producer.calls import RequestBuilder
 from oncelog.projector import process
 from oncelog.projector.store import Store
 from oncelog.query.catch_up import wait_until_folded
@@ -74,7 +74,9 @@ def _get(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, frozenset(labels.items())), 0.0)
 
 
-def test_lag_offsets_and_decision_counters_move_under_load(topics: Settings, tmp_path: Path) -> None:
+def test_lag_offsets_and_decision_counters_move_under_load(
+    topics: Settings, tmp_path: Path
+) -> None:
     p = _produce_claims(topics, CHANNEL, CLAIMS, garbage=True)
     total = CLAIMS + 1  # the offsets of the partition: the claims, then the poison record
     store = Store(tmp_path / "metrics.duckdb")

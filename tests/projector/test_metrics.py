@@ -98,7 +98,8 @@ def test_cached_states_are_read_at_scrape_time_and_every_name_is_oncelog() -> No
 
 def test_two_projectors_in_one_process_keep_separate_registries() -> None:
     first, second = CollectorRegistry(), CollectorRegistry()
-    ProjectorMetrics(first, TOPIC).batch_folded(0.001, [_entry(0, Kind.GET, Outcome.CLAIMED)], [], {})
+    get = _entry(0, Kind.GET, Outcome.CLAIMED)
+    ProjectorMetrics(first, TOPIC).batch_folded(0.001, [get], [], {})
     ProjectorMetrics(second, TOPIC)  # would raise "Duplicated timeseries" in a shared one
     assert _value(first, "oncelog_decisions_total", kind="get", outcome="claimed") == 1
     assert _value(second, "oncelog_decisions_total", kind="get", outcome="claimed") is None
