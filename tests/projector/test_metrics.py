@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -10,6 +13,7 @@ from oncelog.projector.store import AuditEntry, DeadLetter
 from oncelog.schemas.models import Decision, Kind, Outcome, Request, Sweep
 
 TOPIC = "t.requests"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _entry(offset: int, kind: Kind, outcome: Outcome, *, duplicate: bool = False) -> AuditEntry:
@@ -103,3 +107,11 @@ def test_two_projectors_in_one_process_keep_separate_registries() -> None:
     ProjectorMetrics(second, TOPIC)  # would raise "Duplicated timeseries" in a shared one
     assert _value(first, "oncelog_decisions_total", kind="get", outcome="claimed") == 1
     assert _value(second, "oncelog_decisions_total", kind="get", outcome="claimed") is None
+
+
+def test_the_readme_table_documents_every_metric_and_no_other() -> None:
+    registry = CollectorRegistry()
+    ProjectorMetrics(registry, TOPIC)
+    exposed = {f.name + ("_total" if f.type == "counter" else "") for f in registry.collect()}
+    documented = set(re.findall(r"^\| `(oncelog_\w+)` \|", README.read_text(), flags=re.M))
+    assert documented == exposed
