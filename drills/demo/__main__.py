@@ -6,7 +6,9 @@ subprocess, runs 20 workflows x 6 steps against a downstream that honours
 idempotency keys, with a crash after an effect, a lost completion response and a
 paused "zombie" worker injected; then asks the ledger for a timeline, ``status`` as
 of two offsets and the suspected duplicates, the downstream for its effect counts,
-and runs ``verify``; stops what it started and prints the :class:`DemoReport`.
+and runs ``verify``; prints the :class:`DemoReport` and the URL of the run's timeline
+page. In a terminal it starts ``serve`` again on the same file and port and keeps it
+(and the broker) up until Enter; without one it stops what it started at once.
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from rich.console import Console
 
@@ -43,14 +48,22 @@ WORKERS = 4
 _CATCH_UP_TIMEOUT_S = 60.0
 
 
-def run_demo(base: Settings) -> DemoReport:
-    """Run the whole demo on ``base``'s broker (or the local one) and report what it found."""
+def run_demo(base: Settings, then: Callable[[DemoReport], None] | None = None) -> DemoReport:
+    """Run the whole demo on ``base``'s broker (or the local one) and report what it found.
+
+    ``then`` gets the report while the broker is still up (``main`` prints it there and
+    may keep the timeline page served).
+    """
     began = time.monotonic()
     with broker_for_run(base) as broker:  # stopped afterwards only if started here
-        report = _run(base, broker.bootstrap)
-    return dataclasses.replace(
-        report, broker_started_here=broker.started_here, seconds=time.monotonic() - began
-    )
+        report = dataclasses.replace(
+            _run(base, broker.bootstrap),
+            broker_started_here=broker.started_here,
+            seconds=time.monotonic() - began,
+        )
+        if then is not None:
+            then(report)
+    return report
 
 
 def _run(base: Settings, bootstrap: str) -> DemoReport:
@@ -79,6 +92,7 @@ def _run(base: Settings, bootstrap: str) -> DemoReport:
         bootstrap=bootstrap, topic_prefix=settings.topic_prefix, db_path=settings.db_path,
         fleet=_fleet_facts(fleet), crash_timeline=timeline, lost_response=lost_response,
         duplicates=duplicates, effects_applied=effects, verify=_verify(settings, tmp),
+        serve_settings=settings,
     )  # fmt: skip
 
 
@@ -135,13 +149,50 @@ def _verify(settings: Settings, tmp: Path) -> VerifyFacts:
     )  # fmt: skip
 
 
+def in_a_terminal(stdin: TextIO, stdout: TextIO) -> bool:
+    """Both ends on a terminal: someone can read the URL and press Enter."""
+    return stdin.isatty() and stdout.isatty()
+
+
+def show_timeline(
+    report: DemoReport,
+    console: Console,
+    *,
+    interactive: bool,
+    wait_for_enter: Callable[[str], object] = input,
+) -> None:
+    """Print the URL of the run's timeline page; ``interactive``: serve it until Enter.
+
+    The demo's ``serve`` was stopped for ``verify`` (DuckDB has one writer process), so
+    it starts again on the same file and port; it resumes from its committed positions.
+    Without a terminal nothing waits, so tests and CI never block here.
+    """
+    url = report.timeline_url
+    if not interactive or report.serve_settings is None:
+        console.print(f"run timeline: {url} (served while the demo runs in a terminal)")
+        return
+    settings = report.serve_settings
+    serve = _start_serve(settings, settings.db_path.parent / "serve.log")
+    try:
+        console.print(f"run timeline: {url}")
+        wait_for_enter("oncelog serve and the broker stay up: press Enter to stop ")
+    except (EOFError, KeyboardInterrupt):
+        pass  # stdin closed or Ctrl-C: stop as after Enter
+    finally:
+        process.stop(serve)
+
+
 def main() -> DemoReport:
     """Run the demo on the environment's settings, print its report, and return it."""
     console = Console(highlight=False, soft_wrap=True)
     console.print(f"running {RUNS} workflows x {len(STEPS)} steps on {WORKERS} workers ...")
-    report = run_demo(Settings())
-    render(report, console)
-    return report
+    interactive = in_a_terminal(sys.stdin, sys.stdout)
+
+    def finish(report: DemoReport) -> None:
+        render(report, console)
+        show_timeline(report, console, interactive=interactive)
+
+    return run_demo(Settings(), then=finish)
 
 
 if __name__ == "__main__":

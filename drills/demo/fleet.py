@@ -21,7 +21,9 @@ from oncelog.settings import Settings
 
 CRASH_AFTER_EFFECT: Final = ("run-07", 2)  # the worker charges, then dies
 LOST_RESPONSE: Final = ("run-03", 4)  # the completion lands, its answer does not
-ZOMBIE: Final = ("run-12", 6)  # a paused worker wakes after its lease was taken
+# In the crashed run too: its restart replays step 1 and reclaims step 2, so run-07's
+# timeline page shows a replay, a reclaim and a fenced straggler at once.
+ZOMBIE: Final = ("run-07", 6)  # a paused worker wakes after its lease was taken
 
 
 @dataclass

@@ -12,6 +12,10 @@ from rich.console import Console
 from drills.demo.fleet import CRASH_AFTER_EFFECT, LOST_RESPONSE
 from oncelog.cli import query_cmd
 from oncelog.query.models import StepStatus, SuspectedDuplicate, TimelineEntry
+from oncelog.settings import Settings
+
+#: The run whose timeline page the demo points to: a replay, a reclaim, a fenced straggler.
+TIMELINE_RUN = CRASH_AFTER_EFFECT[0]
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,13 @@ class DemoReport:
     verify: VerifyFacts
     broker_started_here: bool = False
     seconds: float = 0.0
+    serve_settings: Settings | None = None  # what its `oncelog serve` ran with
+
+    @property
+    def timeline_url(self) -> str:
+        """The timeline page of :data:`TIMELINE_RUN` on the demo's ``oncelog serve``."""
+        port = 0 if self.serve_settings is None else self.serve_settings.http_port
+        return f"http://127.0.0.1:{port}/ui/runs/{TIMELINE_RUN}"
 
     @property
     def effects_by_count(self) -> dict[int, int]:
@@ -96,7 +107,7 @@ def render(report: DemoReport, console: Console) -> None:
                   f"{report.effects_by_count}")  # fmt: skip
     _render_verify(report.verify, console)
     if report.broker_started_here:
-        console.print("stopped the local broker the demo started")
+        console.print("the local broker the demo started stops when the demo ends")
     console.print(f"demo finished in {report.seconds:.0f} s")
 
 

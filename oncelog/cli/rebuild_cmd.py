@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from oncelog.broker.local import resolve_bootstrap
+from oncelog.cli.progress import refold_progress, wanted
 from oncelog.errors import ConfigError, StoreError
 from oncelog.kafka.reader import topic_ends
 from oncelog.projector.rebuild import (
+    Report,
     rebuild_from_executions,
     rebuild_from_requests,
     verify,
@@ -29,6 +31,9 @@ PartitionOption = Annotated[
         "--partition",
         help="Rebuild only this partition (repeat for a shard of several); default: all.",
     ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Machine output: one JSON document, no progress bar.")
 ]
 
 
@@ -48,10 +53,12 @@ def rebuild(
     source: Annotated[Source, typer.Option("--from", help="requests (refold) or executions")],
     db: DbOption = None,
     partition: PartitionOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Build a DuckDB projection from the requests log or from the compacted snapshots.
 
     With ``--partition``, only those partitions: the shard of one projector of several.
+    A refold shows a progress bar on a terminal (records/s, ETA), none when piped.
     """
     settings = _settings(db)
     if settings.db_path.exists():
@@ -60,15 +67,20 @@ def rebuild(
     with Store(settings.db_path) as store:
         if source is Source.executions:
             n = rebuild_from_executions(settings, kafka, store, partition)
-            typer.echo(f"restored {n} executions into {settings.db_path}")
+            _say(as_json, f"restored {n} executions into {settings.db_path}",
+                 restored=n, db_path=str(settings.db_path))  # fmt: skip
             return
-        total = _log_size(kafka, settings.requests_topic, partition)
-        with Progress(TextColumn("refolding"), BarColumn(), MofNCompleteColumn()) as bar:
-            task = bar.add_task("refold", total=total)
-            n = rebuild_from_requests(
-                settings, kafka, store, lambda _p, done: bar.advance(task, done), partition
-            )
-    typer.echo(f"refolded {n} requests into {settings.db_path}")
+        show = wanted(as_json)
+        total = _log_size(kafka, settings.requests_topic, partition) if show else 0
+        with refold_progress("refolding", total, enabled=show) as progress:
+            n = rebuild_from_requests(settings, kafka, store, progress, partition)
+    _say(as_json, f"refolded {n} requests into {settings.db_path}",
+         refolded=n, db_path=str(settings.db_path))  # fmt: skip
+
+
+def _say(as_json: bool, line: str, **facts: Any) -> None:
+    """``line`` for a person, or ``facts`` as one JSON document."""
+    typer.echo(json.dumps(facts, sort_keys=True) if as_json else line)
 
 
 def _log_size(kafka: dict[str, object], topic: str, partitions: list[int] | None) -> int:
@@ -76,21 +88,39 @@ def _log_size(kafka: dict[str, object], topic: str, partitions: list[int] | None
     return sum(end for p, end in ends.items() if partitions is None or p in partitions)
 
 
-def verify_cmd(db: DbOption = None) -> None:
+def verify_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Refold the log into a scratch DuckDB; compare with snapshots and the live file.
 
-    A live file compares only its own partitions (one projector's shard).
+    A live file compares only its own partitions (one projector's shard). The refold
+    shows a progress bar on a terminal, none when piped or with ``--json``.
     """
     settings = _settings(db)
     kafka = settings.kafka_config(resolve_bootstrap(settings))
     console = Console()
-    live = _open_live(settings.db_path, console)
+    live, note = _open_live(settings.db_path)
+    if note is not None and not as_json:
+        console.print(note, highlight=False)
+    show = wanted(as_json)
+    shard = None if live is None else sorted(live.positions())
+    total = _log_size(kafka, settings.requests_topic, shard) if show else 0
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            report = verify(settings, kafka, Path(tmp) / "scratch.duckdb", live)
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            refold_progress("verifying", total, enabled=show) as progress,
+        ):
+            report = verify(settings, kafka, Path(tmp) / "scratch.duckdb", live, progress)
     finally:
         if live is not None:
             live.close()
+    if as_json:
+        _print_report_json(report, note)
+    else:
+        _print_report(report, console)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _print_report(report: Report, console: Console) -> None:
     for line in report.differences:
         console.print(f"[red]DIFF[/red] {line}", highlight=False)
     live_part = "skipped" if report.compared_live is None else f"{report.compared_live} compared"
@@ -99,18 +129,25 @@ def verify_cmd(db: DbOption = None) -> None:
         f"live: {live_part}; differences: {len(report.differences)}"
     )
     console.print(summary, highlight=False)
-    if not report.ok:
-        raise typer.Exit(1)
-    console.print("verify OK")
+    if report.ok:
+        console.print("verify OK")
 
 
-def _open_live(path: Path, console: Console) -> Store | None:
+def _print_report_json(report: Report, live_note: str | None) -> None:
+    facts = {
+        "ok": report.ok, "refolded": report.refolded,
+        "compared_snapshots": report.compared_snapshots, "compared_live": report.compared_live,
+        "live_note": live_note, "differences": report.differences,
+    }  # fmt: skip
+    typer.echo(json.dumps(facts, sort_keys=True))
+
+
+def _open_live(path: Path) -> tuple[Store | None, str | None]:
+    """The live file, read-only, or None and why it is not compared."""
     if not path.exists():
-        console.print(f"live: no DuckDB file at {path}", highlight=False)
-        return None
+        return None, f"live: no DuckDB file at {path}"
     try:
-        return Store(path, read_only=True)
+        return Store(path, read_only=True), None
     except StoreError as exc:
         # A running projector holds the file: DuckDB allows one writer process.
-        console.print(f"live: cannot open {path} ({exc.message})", highlight=False)
-        return None
+        return None, f"live: cannot open {path} ({exc.message})"

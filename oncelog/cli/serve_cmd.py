@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from prometheus_client import CollectorRegistry
 
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.projector.service import Projector
@@ -75,11 +76,13 @@ def run_serve(
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     bootstrap = resolve_bootstrap(settings)
+    # This process's metrics: the projector reports in it, GET /metrics reads it.
+    registry = CollectorRegistry()
     with Store(settings.db_path) as store:
         # The API binds first: the projector joins its group with the URL (and the
         # actual port, when asked for 0) that the other members forward queries to.
         port = settings.http_port if http_port is None else http_port
-        api = _start_api(store, settings, port, bootstrap) if http else None
+        api = _start_api(store, settings, port, bootstrap, registry) if http else None
         settings = _advertising(settings, api)
         projector = Projector(
             settings,
@@ -87,6 +90,7 @@ def run_serve(
             store,
             before_commit=before_commit,
             on_rebalance=lambda line: typer.echo(line, err=True),
+            metrics=registry,
         )
         try:
             projector.start()
@@ -111,7 +115,9 @@ def _advertising(settings: Settings, api: HttpServer | None) -> Settings:
     return settings.model_copy(update={"http_advertised_url": advertised_url(settings, api.port)})
 
 
-def _start_api(store: Store, settings: Settings, port: int, bootstrap: str) -> HttpServer:
+def _start_api(
+    store: Store, settings: Settings, port: int, bootstrap: str, registry: CollectorRegistry
+) -> HttpServer:
     """The API, answering for every channel of the group (see oncelog.query.routing)."""
     router = QueryRouter(
         GroupOwners(settings, bootstrap),
@@ -127,4 +133,5 @@ def _start_api(store: Store, settings: Settings, port: int, bootstrap: str) -> H
         token=settings.http_token,
         redact_results=settings.http_redact_results,
         router=router,
+        metrics=registry,
     )

@@ -58,8 +58,11 @@ class Committer:
         commit_records: int = COMMIT_RECORDS,
         commit_interval_s: float = COMMIT_INTERVAL_S,
         committed: Mapping[int, int] | None = None,
+        on_commit_seconds: Callable[[float], None] | None = None,
     ) -> None:
+        """``on_commit_seconds`` hears how long each DuckDB commit took (the metrics)."""
         self._store = store
+        self._on_commit_seconds = on_commit_seconds
         self._commit_records = commit_records
         self._commit_interval_s = commit_interval_s
         self._oldest = 0.0  # time.monotonic() of the oldest waiting batch
@@ -163,7 +166,10 @@ class Committer:
                 if self._before_commit is not None:
                     self._before_commit()
                 batch = merge(batches)
+                began = time.perf_counter()
                 self._store.commit(batch)
+                if self._on_commit_seconds is not None:
+                    self._on_commit_seconds(time.perf_counter() - began)
                 with self._cond:
                     for p, position in batch.positions.items():
                         known = self._committed.get(p, 0)

@@ -156,12 +156,17 @@ def compare(
 
 
 def verify(
-    settings: Settings, kafka: Mapping[str, Any], scratch: Path, live: Store | None
+    settings: Settings,
+    kafka: Mapping[str, Any],
+    scratch: Path,
+    live: Store | None,
+    progress: Progress | None = None,
 ) -> Report:
     """Refold the requests log into ``scratch`` and compare with the snapshots and ``live``.
 
     With a ``live`` file, only the partitions it holds are compared: one projector
     of several (a shard) folds only its partitions, each up to its own position.
+    ``progress`` hears the refold's records, as for :func:`rebuild_from_requests`.
     """
     report = Report()
     snapshots: dict[int, dict[str, Any]] = {}
@@ -172,7 +177,7 @@ def verify(
     for p in _chosen(shard, count):
         snapshots[p] = latest_snapshots(kafka, settings.executions_topic, p)
     with Store(scratch) as store:
-        report.refolded = rebuild_from_requests(settings, kafka, store, partitions=shard)
+        report.refolded = rebuild_from_requests(settings, kafka, store, progress, shard)
         frontiers = {p: position_after(snaps).next_offset for p, snaps in snapshots.items()}
         published = {op: s.state for snaps in snapshots.values() for op, s in snaps.items()}
         report.compared_snapshots = len(published)

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Collection
 
 from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
+from prometheus_client import CollectorRegistry
 
 from oncelog.identity.partitioner import partition_for, reply_partition_for
 from oncelog.kafka.producer import FutureProducer
@@ -25,6 +27,7 @@ from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.committer import Committer
 from oncelog.projector.fold import PartitionClock
 from oncelog.projector.membership import member_client_id
+from oncelog.projector.metrics import ProjectorMetrics
 from oncelog.projector.restore import needs_restore, partition_sizes, restore_partition
 from oncelog.projector.states import DEFAULT_MAX_STATES, StateCache
 from oncelog.projector.store import Batch, Position, Store
@@ -76,8 +79,13 @@ class Projector:
         before_commit: Callable[[], None] | None = None,
         max_states: int = DEFAULT_MAX_STATES,
         on_rebalance: Callable[[str], None] | None = None,
+        metrics: CollectorRegistry | None = None,
     ) -> None:
-        """``on_rebalance`` hears one line per change of assignment (``serve`` prints it)."""
+        """``on_rebalance`` hears one line per change of assignment (``serve`` prints it).
+
+        ``metrics``: the registry to report in (``serve`` scrapes it at ``/metrics``);
+        None: a registry of this projector's own, which nobody reads.
+        """
         self._settings = settings
         self._kafka = settings.kafka_config(bootstrap)
         self._store = store
@@ -91,14 +99,17 @@ class Projector:
         self._before_commit = before_commit
         self._on_rebalance = on_rebalance
         self._released = False  # a partition was revoked or lost since the last poll
+        self.metrics = ProjectorMetrics(metrics or CollectorRegistry(), settings.requests_topic)
         # A flush before each commit: a committed position always means "published".
         self._committer = Committer(
             store, on_batch,
             before_commit=lambda: self._producer.flush(_FLUSH_TIMEOUT_S),
             committed={p: pos.next_offset for p, pos in store.positions().items()},
+            on_commit_seconds=self.metrics.committed,
         )  # fmt: skip
         self._reader = store.reader()
         self._states = StateCache(max_states)
+        self.metrics.count_cached_states(self._states.__len__)
         self._partitions = 0  # of the requests topic, known after start()
         self._reply_partitions = 0  # of the decisions topic, known after start()
         # Every operation id the store holds for the assigned partitions: a new operation
@@ -153,6 +164,7 @@ class Projector:
             position = starts[tp.partition]
             self._clocks[tp.partition] = PartitionClock(position.clock_ms)
             tp.offset = position.next_offset
+            self.metrics.assigned(tp.partition, position.next_offset)
         self._known |= self._store.operation_ids(added)
         consumer.incremental_assign(partitions)
         self._report("assigned", added)
@@ -247,6 +259,7 @@ class Projector:
     def _release(self, partitions: list[int]) -> None:
         """Forget every partition of ``partitions`` in memory: states, ids, clocks, sweeps."""
         self._released = True
+        self.metrics.released(partitions)
         self._states.drop_partitions(partitions)
         self._sweeps.drop_partitions(partitions)
         for p in partitions:
@@ -270,17 +283,37 @@ class Projector:
             self._released = False
             messages = [m for m in messages if m.partition() in self._clocks]
         if messages:
-            self._process(messages)
+            self._process(messages)  # reports the lag itself, before any fault hook
+        else:
+            self._report_lag()
         self._sweeps.maybe_send(self._reader, self._producer, sorted(self._clocks))
         return len(messages)
 
+    def _report_lag(self) -> None:
+        """Each assigned partition's lag, against the high watermark of its last fetch.
+
+        ``cached=True`` reads what the fetches (made anyway) brought back: no broker
+        round trip. Before a partition's first fetch the watermark is unknown (negative)
+        and its lag is left unreported.
+        """
+        assert self._consumer is not None
+        topic = self._settings.requests_topic
+        for p in self.metrics.assigned_partitions():
+            _, high = self._consumer.get_watermark_offsets(TopicPartition(topic, p), cached=True)
+            self.metrics.watermark(p, high)
+
     def _process(self, messages: list[Message]) -> None:
         assert self._folder is not None
+        began = time.perf_counter()
         out = self._folder.fold(messages, self._load)
+        folded_s = time.perf_counter() - began
         for snapshot in out.snapshots:
             self._states.put(snapshot.source_partition, snapshot.state)
             self._known.add(snapshot.state.operation_id)
         self._publish(out)
+        next_offsets = {p: pos.next_offset for p, pos in out.positions.items()}
+        self.metrics.batch_folded(folded_s, out.audit, out.dead, next_offsets)
+        self._report_lag()
         if self._before_commit is not None:
             self._producer.flush(_FLUSH_TIMEOUT_S)
             self._before_commit()  # fault injection: published, not committed

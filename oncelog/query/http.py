@@ -29,11 +29,13 @@ import duckdb
 from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from oncelog.errors import InvalidArgumentError, LedgerError, UnauthorizedError
 from oncelog.query import queries
+from oncelog.query.metrics_endpoint import install_metrics
 from oncelog.query.models import (
     Page,
     Positions,
@@ -156,6 +158,7 @@ def create_app(
     token: SecretStr | None = None,
     redact_results: bool = False,
     router: QueryRouter | None = None,
+    metrics: CollectorRegistry | None = None,
 ) -> FastAPI:
     """The read-only API; ``cursor_factory`` gives a fresh cursor (``Store.cursor``) per request.
 
@@ -163,6 +166,7 @@ def create_app(
     loopback only, see :func:`oncelog.query.server.require_safe_bind`).
     ``redact_results``: answer with ``result`` null and ``result_redacted`` true.
     ``router``: answer for every channel of the group, not only this store's partitions.
+    ``metrics``: the registry served at ``GET /metrics`` (None: no such route).
     """
 
     @asynccontextmanager
@@ -185,6 +189,8 @@ def create_app(
     show = _redacted if redact_results else _as_is
 
     app.state.cursor_factory = cursor_factory
+    if metrics is not None:
+        install_metrics(app, metrics)
 
     @app.get("/healthz")
     def healthz(con: Con) -> dict[str, str]:

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 
 import uvicorn
+from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 
 from oncelog.errors import InsecureBindError, LedgerError
@@ -72,6 +73,7 @@ def start_http(
     token: SecretStr | None = None,
     redact_results: bool = False,
     router: QueryRouter | None = None,
+    metrics: CollectorRegistry | None = None,
 ) -> HttpServer:
     """Start the API on ``host:port`` and return once it accepts connections.
 
@@ -80,8 +82,9 @@ def start_http(
     """
     require_safe_bind(host, token)
     app = create_app(
-        store.cursor, max_rows=max_rows, token=token, redact_results=redact_results, router=router
-    )
+        store.cursor, max_rows=max_rows, token=token, redact_results=redact_results,
+        router=router, metrics=metrics,
+    )  # fmt: skip
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     # Off the main thread uvicorn leaves signals alone: the projector owns them.
     server = uvicorn.Server(config)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
+
+import httpx
 import pytest
 from rich.console import Console
 
-from drills.demo.__main__ import RUNS, run_demo
+from drills.demo.__main__ import RUNS, in_a_terminal, run_demo, show_timeline
 from drills.demo.fleet import CRASH_AFTER_EFFECT, LOST_RESPONSE, ZOMBIE
-from drills.demo.report import DemoReport, render
+from drills.demo.report import TIMELINE_RUN, DemoReport, render
 from drills.sample.workflow import STEPS
 from oncelog.settings import Settings
 
@@ -68,3 +71,54 @@ def test_the_printout_renders_the_report(
     assert "suspected duplicate effects (1)" in out
     assert f"by count per idempotency key: {{1: {EXTERNAL_EFFECTS}}}" in out
     assert out.splitlines()[-2:] == ["verify OK", f"demo finished in {report.seconds:.0f} s"]
+
+
+def test_the_timeline_run_shows_a_replay_a_reclaim_and_a_fenced_straggler(
+    report: DemoReport,
+) -> None:
+    fleet = report.fleet
+    assert f"{TIMELINE_RUN}/1" in fleet.replayed  # the crashed workflow's restart
+    assert _name(CRASH_AFTER_EFFECT) in fleet.reclaimed
+    assert fleet.fenced == (_name(ZOMBIE),)
+    assert ZOMBIE[0] == CRASH_AFTER_EFFECT[0] == TIMELINE_RUN
+    outcomes = {(e.key_name, e.outcome) for e in report.crash_timeline}
+    assert {("step-1", "replayed"), ("step-2", "reclaimed")} <= outcomes
+    assert (f"step-{ZOMBIE[1]}", "stale_claim") in outcomes  # the fenced completion
+
+
+def _never(prompt: str) -> str:
+    raise AssertionError(f"waited for Enter without a terminal: {prompt!r}")
+
+
+def test_without_a_terminal_the_url_is_printed_and_nothing_waits(
+    report: DemoReport, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert not in_a_terminal(io.StringIO(), io.StringIO())
+    console = Console(highlight=False, soft_wrap=True)
+    show_timeline(report, console, interactive=False, wait_for_enter=_never)
+    assert report.serve_settings is not None
+    url = f"http://127.0.0.1:{report.serve_settings.http_port}/ui/runs/{TIMELINE_RUN}"
+    assert url in capsys.readouterr().out
+    assert report.timeline_url == url
+
+
+def test_in_a_terminal_serve_stays_up_until_enter(
+    report: DemoReport, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert report.serve_settings is not None
+    api = f"http://127.0.0.1:{report.serve_settings.http_port}"
+    seen: list[httpx.Response] = []
+
+    def press_enter(prompt: str) -> str:  # runs while the demo waits for Enter
+        assert "press Enter" in prompt
+        seen.append(httpx.get(f"{api}/v1/timeline/{TIMELINE_RUN}?limit=1000", timeout=10))
+        return ""
+
+    console = Console(highlight=False, soft_wrap=True)
+    show_timeline(report, console, interactive=True, wait_for_enter=press_enter)
+    [answer] = seen
+    assert answer.status_code == 200
+    assert len(answer.json()["items"]) == len(report.crash_timeline)  # the same ledger
+    assert report.timeline_url in capsys.readouterr().out
+    with pytest.raises(httpx.TransportError):  # stopped after Enter
+        httpx.get(f"{api}/healthz", timeout=2)
