@@ -27,7 +27,7 @@ from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
 
 OUT: Final = Path(__file__).resolve().parents[2] / "docs" / "img" / "timeline.png"
-WINDOW: Final = (1480, 980)
+WINDOW: Final = (1560, 1000)
 
 
 def capture(url: str, out: Path) -> None:
