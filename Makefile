@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars test lint format broker broker-stop demo chaos bench bench-core bench-peers bench-fleet faults clean
+.PHONY: venv jars test lint format broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet faults clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -41,6 +41,9 @@ broker-stop: venv
 
 demo: jars
 	$(PY) -m drills.demo
+
+screenshot: jars  ## regenerate docs/img/timeline.png (needs Debian's chromium, chromium-driver)
+	$(PY) -m drills.demo.screenshot
 
 chaos: jars  ## crash-consistency matrix: SIGKILLed workers x strategies (a few minutes)
 	$(PY) -m drills.chaos

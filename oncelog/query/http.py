@@ -20,7 +20,6 @@ caller holding the token is ever forwarded.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Annotated, TypeVar
@@ -35,6 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from oncelog.errors import InvalidArgumentError, LedgerError, UnauthorizedError
 from oncelog.query import queries
+from oncelog.query.bearer import bearer_matches
 from oncelog.query.metrics_endpoint import install_metrics
 from oncelog.query.models import (
     Page,
@@ -46,6 +46,7 @@ from oncelog.query.models import (
     Version,
 )
 from oncelog.query.routing import QueryRouter
+from oncelog.query.ui import install_ui, is_login_post, is_ui_path
 
 T = TypeVar("T")
 R = TypeVar("R", StepStatus, Version)
@@ -55,7 +56,6 @@ ALLOWED_METHODS = frozenset({"GET"})
 # the OpenAPI schema and its docs pages describe routes and models, with no data and no
 # secrets. Every other path, including ones added later, needs the token.
 OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
-_BEARER = "bearer "
 
 
 def _error(status: int, code: str, message: str, **headers: str) -> JSONResponse:
@@ -69,13 +69,6 @@ def _page(fetch: Callable[[int], list[T]], limit: int, max_rows: int) -> Page[T]
     return Page[T](items=rows[:cap], limit=cap, truncated=len(rows) > cap)
 
 
-def bearer_matches(header: str | None, expected: bytes) -> bool:
-    """Does an ``Authorization`` header carry ``Bearer <expected>``? Constant-time compare."""
-    if header is None or header[: len(_BEARER)].lower() != _BEARER:
-        return False
-    return hmac.compare_digest(header[len(_BEARER) :].strip().encode(), expected)
-
-
 def _install_auth(app: FastAPI, token: SecretStr) -> None:
     """401 (JSON, ``WWW-Authenticate: Bearer``) for any closed path without the token."""
     expected = token.get_secret_value().encode()
@@ -85,7 +78,9 @@ def _install_auth(app: FastAPI, token: SecretStr) -> None:
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
         header = request.headers.get("authorization")
-        if request.url.path in OPEN_PATHS or bearer_matches(header, expected):
+        path = request.url.path
+        # The UI checks the same token itself, and also takes its session cookie.
+        if path in OPEN_PATHS or is_ui_path(path) or bearer_matches(header, expected):
             return await call_next(request)
         why = "no bearer token" if header is None else "a wrong bearer token"
         message = f"this API needs its bearer token (Authorization: Bearer ...); got {why}"
@@ -105,7 +100,8 @@ def _install_guards(app: FastAPI) -> None:
     async def refuse_writes(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
-        if request.method not in ALLOWED_METHODS:
+        allowed = request.method in ALLOWED_METHODS
+        if not allowed and not is_login_post(request.method, request.url.path):
             message = f"{request.method} is not allowed: this API is read-only"
             return _error(405, "method_not_allowed", message, Allow="GET")
         return await call_next(request)
@@ -241,4 +237,5 @@ def create_app(
         """How far the projection has folded and committed, per requests partition."""
         return queries.positions(con)
 
+    install_ui(app, token=token, max_rows=max_rows, in_group=router is not None)  # added last
     return app

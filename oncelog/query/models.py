@@ -56,6 +56,10 @@ class Version(_Frozen):
     result: JsonValue = None
     result_hash: str | None = None
     result_redacted: bool = Field(default=False, description=_REDACTED)
+    lease_deadline_ms: int | None = Field(
+        default=None, description="Log time the grant's lease ends at, as of this version"
+    )
+    tool_name: str | None = Field(default=None, description="The tool named at claim")
 
 
 class TimelineEntry(_Frozen):
@@ -76,6 +80,9 @@ class TimelineEntry(_Frozen):
     log_time_ms: int
     duplicate_effect_suspected: bool
     retried: bool
+    token_fp: str | None = Field(
+        default=None, description="Fingerprint of the request's claim token (never the token)"
+    )
 
 
 class SideEffects(_Frozen):

@@ -25,6 +25,7 @@ from oncelog.errors import InvalidArgumentError, StoreError
 from oncelog.identity.ids import operation_id as make_operation_id
 from oncelog.identity.ids import step_key_name
 from oncelog.identity.validation import validate_id
+from oncelog.projector.state_blob import decode_state
 from oncelog.query import models
 
 M = TypeVar("M", bound=BaseModel)
@@ -55,19 +56,20 @@ _AS_OF_TIME: Final = _VERSIONS.format(column="log_time_ms")
 _HISTORY: Final = """
 WITH v AS MATERIALIZED (
   SELECT operation_id, version, status, outcome, request_id, epoch, worker_id, token_fp,
-         effect, valid_from_offset, log_time_ms, result, result_hash
+         effect, valid_from_offset, log_time_ms, result, result_hash, state
   FROM history WHERE operation_id = ?
 )
 SELECT operation_id, version, status, outcome, request_id, epoch, worker_id, token_fp,
        effect, valid_from_offset,
        lead(valid_from_offset) OVER (ORDER BY version) AS valid_to_offset,
-       log_time_ms, result, result_hash
+       log_time_ms, result, result_hash, state
 FROM v ORDER BY version LIMIT ?
 """
 _TIMELINE: Final = """
 WITH r AS MATERIALIZED (
   SELECT partition, "offset", request_id, operation_id, key_name, kind, outcome, changed,
-         version, epoch, worker_id, effect, log_time_ms, duplicate_effect_suspected, retried
+         version, epoch, worker_id, effect, log_time_ms, duplicate_effect_suspected, retried,
+         token_fp
   FROM requests WHERE channel_id = ?
 )
 SELECT * FROM r ORDER BY partition, "offset" LIMIT ?
@@ -241,11 +243,24 @@ def operation_history(
 ) -> list[models.Version]:
     """Every state version of one operation, oldest first (at most ``limit``)."""
     rows = _rows_of(con, _HISTORY, "operation_id", operation_id, limit)
-    names = [n for n in models.Version.model_fields if n != "result_redacted"]  # set by the API
-    return [
-        models.Version(**{**dict(zip(names, row, strict=True)), "result": _json(row[12])})
-        for row in rows
-    ]
+    return [_version(row) for row in rows]
+
+
+# Set by the API (result_redacted) or read from the state blob, not a column of _HISTORY.
+_NOT_COLUMNS: Final = frozenset({"result_redacted", "lease_deadline_ms", "tool_name"})
+_VERSION_COLUMNS: Final = [n for n in models.Version.model_fields if n not in _NOT_COLUMNS]
+
+
+def _version(row: Sequence[Any]) -> models.Version:
+    """One ``_HISTORY`` row: its columns, then the state blob (lease deadline, tool)."""
+    *columns, blob = row
+    fields = dict(zip(_VERSION_COLUMNS, columns, strict=True))
+    state = decode_state(blob)
+    return models.Version(
+        **{**fields, "result": _json(fields["result"])},
+        lease_deadline_ms=state.lease_deadline_ms,
+        tool_name=state.tool_name,
+    )
 
 
 def channel_timeline(

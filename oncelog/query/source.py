@@ -92,7 +92,7 @@ class HttpSource:
         except httpx.TransportError as exc:
             raise LedgerError(f"the query API at {self._base} did not answer: {exc}") from exc
         if response.is_error:
-            raise _ledger_error(response)
+            raise ledger_error_of(response)
         return response.json()
 
     def healthy(self) -> bool:
@@ -138,7 +138,8 @@ def _q(part: str) -> str:
     return urllib.parse.quote(part, safe="")
 
 
-def _ledger_error(response: httpx.Response) -> LedgerError:
+def ledger_error_of(response: httpx.Response) -> LedgerError:
+    """The ``LedgerError`` an error answer of the query API stands for (by HTTP status)."""
     try:
         body = response.json()
         message = f"{body.get('code')}: {body.get('message')}"

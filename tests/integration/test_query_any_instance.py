@@ -22,6 +22,7 @@ from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.query.owners import OwnerView
 from oncelog.query.routing import FORWARDED_BY
 from oncelog.query.source import HttpSource
+from oncelog.query.ui.pages import run_href
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
 from tests.integration.fleet import Fleet
@@ -114,6 +115,17 @@ def test_every_channel_answers_through_every_instance(fleet: Fleet, tmp_path: Pa
 
     for url in urls:
         _answers_everything(fleet.source(url), channels, dup_channels)
+        _timeline_pages_show_the_straggler(url, dup_channels)
+
+
+def _timeline_pages_show_the_straggler(url: str, dup_channels: list[str]) -> None:
+    """Each member's /ui/runs page, for channels it does and does not own (built from /v1)."""
+    for channel in dup_channels:
+        page = httpx.get(url + run_href(channel), headers={"Authorization": f"Bearer {TOKEN}"})
+        assert page.status_code == 200, page.text[-500:]
+        for kind in ("claim", "reclaim", "fenced"):
+            assert page.text.count(f'class="mark" data-kind="{kind}"') == 1, (url, channel, kind)
+        assert "suspected duplicate effect" in page.text
 
 
 def _answers_everything(source: HttpSource, channels: list[str], dup_channels: list[str]) -> None:

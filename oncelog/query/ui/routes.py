@@ -1,0 +1,118 @@
+"""The UI's routes on the API's app: ``/ui/`` (recent channels) and ``/ui/runs/{channel}``.
+
+HTML only, GET only (but the login form's POST, see :mod:`oncelog.query.ui.login`),
+never in the OpenAPI schema. Every page carries a Content-Security-Policy that
+allows no script and nothing from another origin: the pages are self-contained.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Final
+
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from pydantic import SecretStr
+from starlette.concurrency import run_in_threadpool
+
+from oncelog.errors import InvalidArgumentError, LedgerError
+from oncelog.query.queries import parse_as_of
+from oncelog.query.ui.channels import recent_channels
+from oncelog.query.ui.login import UI_PREFIX, Sessions, install_login
+from oncelog.query.ui.pages import UI_ROOT, error_page, index_page, run_page
+from oncelog.query.ui.run_source import ApiRunSource
+from oncelog.query.ui.timeline_model import build_view
+
+INDEX_LIMIT: Final = 50
+HEADERS: Final = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+_SOLO_NOTE: Final = "They are read from this instance's DuckDB file."
+_GROUP_NOTE: Final = (
+    "In a projector group this lists the channels in this member's file only; a run's "
+    "page gathers from every member."
+)
+
+
+def _html(markup: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(markup, status_code=status, headers=HEADERS)
+
+
+def _error(exc: LedgerError) -> HTMLResponse:
+    return _html(error_page(exc.code.replace("_", " "), exc.message), exc.http_status)
+
+
+def parse_ui_as_of(offset: str | None, time: str | None) -> int | datetime | None:
+    """The form's as-of fields: an offset, or a time (one without a zone is UTC, as labelled).
+
+    Raises:
+        InvalidArgumentError: both given, or either malformed.
+    """
+    offset, time = (offset or "").strip(), (time or "").strip()
+    if offset and time:
+        raise InvalidArgumentError("give an offset or a time, not both")
+    if offset:
+        if not offset.isdigit():
+            raise InvalidArgumentError(f"as of offset {offset!r} is not a non-negative integer")
+        return int(offset)
+    if not time:
+        return None
+    try:
+        zoned = datetime.fromisoformat(time).tzinfo is not None
+    except ValueError as exc:
+        raise InvalidArgumentError(f"as of time {time!r} is not ISO-8601") from exc
+    moment = parse_as_of(time if zoned else time + "+00:00")
+    assert isinstance(moment, datetime)
+    return moment.astimezone(UTC)
+
+
+def install_ui(
+    app: FastAPI, *, token: SecretStr | None, max_rows: int, in_group: bool = False
+) -> None:
+    """Add the UI to the API's ``app`` (call it last: its guard must run first).
+
+    ``token``: the API's bearer token; the UI then asks for it, or its session cookie.
+    ``max_rows``: the page cap the UI asks the API for. ``in_group``: the API routes
+    queries through a projector group (only the index's note differs).
+    """
+    if token is not None:
+        install_login(app, Sessions(token))
+    source = ApiRunSource(app, token, limit=max_rows)
+    note = _GROUP_NOTE if in_group else _SOLO_NOTE
+
+    @app.get(UI_PREFIX, include_in_schema=False)
+    def ui_root() -> RedirectResponse:
+        return RedirectResponse(UI_ROOT, status_code=307)
+
+    @app.get(UI_ROOT, include_in_schema=False)
+    async def index(request: Request) -> HTMLResponse:
+        def read() -> str:
+            con = request.app.state.cursor_factory()
+            try:
+                return index_page(recent_channels(con, INDEX_LIMIT), INDEX_LIMIT, note)
+            finally:
+                con.close()
+
+        try:
+            return _html(await run_in_threadpool(read))
+        except LedgerError as exc:
+            return _error(exc)
+
+    @app.get(UI_ROOT + "runs/{channel:path}", include_in_schema=False)
+    async def run(
+        channel: str,
+        as_of_offset: Annotated[str | None, Query()] = None,
+        as_of_time: Annotated[str | None, Query()] = None,
+    ) -> HTMLResponse:
+        try:
+            point = parse_ui_as_of(as_of_offset, as_of_time)
+            view = build_view(await source.run(channel, point))
+        except LedgerError as exc:
+            return _error(exc)
+        return _html(run_page(view, (as_of_offset or "", as_of_time or "")))
