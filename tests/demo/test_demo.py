@@ -112,13 +112,17 @@ def test_in_a_terminal_serve_stays_up_until_enter(
     def press_enter(prompt: str) -> str:  # runs while the demo waits for Enter
         assert "press Enter" in prompt
         seen.append(httpx.get(f"{api}/v1/timeline/{TIMELINE_RUN}?limit=1000", timeout=10))
+        seen.append(httpx.get(report.timeline_url, timeout=10))
         return ""
 
     console = Console(highlight=False, soft_wrap=True)
     show_timeline(report, console, interactive=True, wait_for_enter=press_enter)
-    [answer] = seen
+    answer, page = seen
     assert answer.status_code == 200
     assert len(answer.json()["items"]) == len(report.crash_timeline)  # the same ledger
+    assert page.status_code == 200  # the printed URL is the run's timeline page
+    for kind in ("reclaim", "replay", "fenced"):
+        assert f'data-kind="{kind}"' in page.text
     assert report.timeline_url in capsys.readouterr().out
     with pytest.raises(httpx.TransportError):  # stopped after Enter
         httpx.get(f"{api}/healthz", timeout=2)
