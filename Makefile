@@ -49,7 +49,7 @@ chaos: jars  ## crash-consistency matrix: SIGKILLed workers x strategies (a few 
 bench: jars  ## ledger figures against raw Kafka (a few minutes)
 	$(PY) -m bench.bench_ledger
 
-faults: jars  ## 100k fuzz cases, 100 projector kills, a broker restart
+faults: jars  ## 100k fuzz cases, 100 projector kills, a broker restart, failover on 3 nodes
 	$(PY) -m drills.faults
 
 bench-core: venv
