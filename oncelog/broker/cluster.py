@@ -88,8 +88,9 @@ class LocalCluster:
     def __init__(
         self, settings: Settings, data_dir: Path | None = None, *, nodes: int = DEFAULT_NODES
     ) -> None:
-        if nodes < 2:
-            raise BrokerError(f"a cluster needs two nodes or more, not {nodes}")
+        if nodes < DEFAULT_NODES:
+            # Two nodes could keep neither three replicas nor a quorum through one loss.
+            raise BrokerError(f"a local cluster has three nodes or more, not {nodes}")
         self._settings = settings
         self.size = nodes
         self.dir = (data_dir or settings.data_dir) / "cluster"
@@ -200,7 +201,7 @@ class LocalCluster:
         for node in nodes:
             data = self.node_dir(node.node_id)
             data.mkdir(parents=True, exist_ok=True)
-            quorum = Quorum(node.node_id, voters, replicas=min(3, self.size))
+            quorum = Quorum(node.node_id, voters, replicas=DEFAULT_NODES)
             props = data / "server.properties"
             props.write_text(server_properties(data, node.port, node.controller_port, None, quorum))
             formats.append((jvm.format_storage(props, cluster_id), data))

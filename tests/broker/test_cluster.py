@@ -74,9 +74,10 @@ def test_cluster_ids_are_kafka_uuids() -> None:
     assert all(len(i) == 22 and "=" not in i for i in ids)
 
 
-def test_a_cluster_of_one_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(BrokerError, match="two nodes or more"):
-        LocalCluster(Settings(bootstrap_servers=None, data_dir=tmp_path), nodes=1)
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_a_cluster_of_fewer_than_three_is_refused(tmp_path: Path, nodes: int) -> None:
+    with pytest.raises(BrokerError, match="three nodes or more"):
+        LocalCluster(Settings(bootstrap_servers=None, data_dir=tmp_path), nodes=nodes)
 
 
 @pytest.fixture(scope="module")
