@@ -18,8 +18,9 @@ jars: venv  ## fetch the broker's jars from Maven Central once (cached afterward
 
 # Two workers (pytest-xdist), each with its own session broker: the Kafka tests mostly wait
 # on the log, so a second worker overlaps those waits with the CPU-bound property tests.
+# loadgroup: the tests of one xdist_group (the three-node cluster's) share one worker.
 test: jars  ## the whole suite against a real broker
-	ONCELOG_THOROUGH=1 $(PY) -m pytest -q -n 2 --durations=10
+	ONCELOG_THOROUGH=1 $(PY) -m pytest -q -n 2 --dist loadgroup --durations=10
 
 # lint-imports checks the layer and fold-purity contracts of pyproject.toml. No cache: it
 # keys on mtimes to the second, and a file restored within the second passes on stale imports.
@@ -51,7 +52,7 @@ chaos: jars  ## crash-consistency matrix: SIGKILLed workers x strategies (a few 
 bench: jars  ## ledger figures against raw Kafka (a few minutes)
 	$(PY) -m bench.bench_ledger
 
-faults: jars  ## 100k fuzz cases, 100 projector kills, a broker restart
+faults: jars  ## 100k fuzz cases, 100 projector kills, a broker restart, failover on 3 nodes
 	$(PY) -m drills.faults
 
 bench-core: venv

@@ -166,13 +166,17 @@ def describe_configs(admin: AdminClient, topic: str) -> dict[str, str]:
     return {name: entry.value for name, entry in entries.items()}
 
 
-def check_topics(admin: AdminClient, specs: list[TopicSpec]) -> dict[str, int]:
-    """Refuse topics that are missing, misconfigured, or whose sharded topics differ in
-    partition count (the decisions topic may have any count).
+def check_topics(
+    admin: AdminClient, specs: list[TopicSpec], replication: int | None = None
+) -> dict[str, int]:
+    """Refuse topics that are missing, misconfigured, replicated less than the cluster
+    allows (see :func:`replication_for`; ``replication`` is ``ONCELOG_REPLICATION_FACTOR``),
+    or whose sharded topics differ in partition count (the decisions topic may have any).
 
     Returns the partition count of each topic.
     """
-    metadata = admin.list_topics(timeout=_ADMIN_TIMEOUT_S).topics
+    cluster = admin.list_topics(timeout=_ADMIN_TIMEOUT_S)
+    metadata = cluster.topics
     problems: list[str] = []
     counts: dict[str, int] = {}
     for spec in specs:
@@ -180,13 +184,44 @@ def check_topics(admin: AdminClient, specs: list[TopicSpec]) -> dict[str, int]:
             problems.append(f"topic {spec.name} does not exist (run `oncelog topics create`)")
             continue
         counts[spec.name] = len(metadata[spec.name].partitions)
-        problems += _config_problems(spec, describe_configs(admin, spec.name))
+        configs = describe_configs(admin, spec.name)
+        problems += _config_problems(spec, configs)
+        factor = min(len(p.replicas) for p in metadata[spec.name].partitions.values())
+        problems += replication_problems(
+            spec.name, factor, int(configs.get("min.insync.replicas", "1")),
+            len(cluster.brokers), replication,
+        )  # fmt: skip
     sharded = {s.name: counts[s.name] for s in specs if s.sharded and s.name in counts}
     if len(set(sharded.values())) > 1:
         problems.append(f"partition counts differ, they must be equal: {sharded}")
     if problems:
         raise TopicConfigError("; ".join(problems))
     return counts
+
+
+def replication_problems(
+    topic: str, factor: int, min_insync: int, brokers: int, wanted: int | None = None
+) -> list[str]:
+    """Why ``topic``'s replication is below what a cluster of ``brokers`` allows, if it is.
+
+    Fewer replicas than :func:`replication_for` asks for is a problem; so are three or more
+    replicas with ``min.insync.replicas`` below 2: ``acks=all`` would then acknowledge a
+    write that one broker holds, and losing that broker loses it. More replicas than the
+    live brokers (one is down) is not.
+    """
+    expected, _ = replication_for(brokers, wanted)
+    problems = []
+    if factor < expected:
+        problems.append(
+            f"topic {topic} has {factor} replica(s); a cluster of {brokers} brokers takes "
+            f"{expected} (recreate it, or set ONCELOG_REPLICATION_FACTOR={factor} to accept it)"
+        )
+    if factor >= 3 and min_insync < 2:
+        problems.append(
+            f"topic {topic} has {factor} replicas but min.insync.replicas={min_insync}: an "
+            "acknowledged write may live on one broker only; set min.insync.replicas=2"
+        )
+    return problems
 
 
 def _config_problems(spec: TopicSpec, actual: Mapping[str, str]) -> list[str]:

@@ -1,7 +1,9 @@
-"""``make faults``: 100k fuzz cases, 100 projector kills and a broker restart, with figures.
+"""``make faults``: 100k fuzz cases, 100 projector kills, a broker restart and the failover
+drill on a three-node cluster, with figures.
 
-Usage: ``python -m drills.faults [--fuzz N] [--kills N] [--skip-broker]``. The last
-line is one JSON object with the figures.
+Usage: ``python -m drills.faults [all|failover] [--fuzz N] [--kills N] [--leader-kills N]
+[--skip-broker]``. The last line is one JSON object with the figures; ``failover`` runs
+the failover drill alone, and its last line is the failover figures.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from rich.console import Console
 
 from drills.faults.broker_restart import broker_restart_drill
+from drills.faults.failover import failover_drill
 from drills.faults.fuzz import fuzz_decoder, fuzz_projector
 from drills.faults.projector_kills import projector_kill_drill
 from oncelog.broker.local import broker_for_run
@@ -37,15 +40,22 @@ def _topics(bootstrap: str, tmp: Path, name: str) -> Settings:
 def main() -> None:
     """Run every drill and print what it found; the last line is JSON."""
     parser = argparse.ArgumentParser()
+    parser.add_argument("drill", nargs="?", choices=["all", "failover"], default="all")
     parser.add_argument("--fuzz", type=int, default=100_000)
     parser.add_argument("--kills", type=int, default=100)
-    parser.add_argument("--skip-broker", action="store_true")
+    parser.add_argument("--leader-kills", type=int, default=5)
+    parser.add_argument("--skip-broker", action="store_true", help="no broker restart, no failover")
     args = parser.parse_args()
+    if args.drill == "failover":
+        figures = _failover(args.leader_kills)
+        print(json.dumps(figures, sort_keys=False))
+        raise SystemExit(0 if figures["ok"] else 1)
     with broker_for_run(Settings()) as broker:  # stopped afterwards only if started here
         out = _drills_on(broker.bootstrap, args.fuzz, args.kills)
     if not args.skip_broker:
-        # Last, and outside the shared broker's lifetime: it starts and stops its own.
+        # Last, and outside the shared broker's lifetime: each starts and stops its own.
         out["broker_restart"] = _broker_restart()
+        out["failover"] = _failover(args.leader_kills)
     print(json.dumps(out, sort_keys=True))
 
 
@@ -86,6 +96,16 @@ def _broker_restart() -> dict[str, Any]:
     }  # fmt: skip
     console.print(f"broker restart: {figures}")
     return figures
+
+
+def _failover(leader_kills: int) -> dict[str, Any]:
+    workdir = Path(tempfile.mkdtemp(prefix="oncelog-faults-failover-"))
+    report = failover_drill(workdir, leader_kills)
+    console.print(f"failover on a three-node cluster ({report.seconds:.0f} s):")
+    console.print(report.table(), markup=False)
+    for finding in (report.untyped_errors + report.wrong_answers)[:10]:
+        console.print(f"  finding: {finding}", markup=False)
+    return {**report.figures(), "ok": report.ok}
 
 
 if __name__ == "__main__":

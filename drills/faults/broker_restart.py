@@ -11,11 +11,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from drills.faults.drill import Load, LogCheck, check_log, settle, start_serve
+from drills.faults.drill import (
+    Load,
+    LogCheck,
+    acknowledged_lost,
+    check_log,
+    settle,
+    start_serve,
+)
 from oncelog.broker.local import LocalBroker
 from oncelog.producer.dispatch import Timeouts
 from oncelog.projector.process import stop as stop_serve
-from oncelog.projector.store import Store
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
 
@@ -67,11 +73,7 @@ def _drill(broker: LocalBroker, workdir: Path, outage_s: float, phase_s: float) 
         stop_serve(serve)
     report.untyped_errors = load.untyped_errors
     report.acknowledged = len(load.completed)
-    with Store(db, read_only=True) as live:
-        done = {
-            (s.channel_id, s.key_name) for s in live.current_states() if s.status == "COMPLETED"
-        }
-    report.acknowledged_lost = sum(1 for call in load.completed if call not in done)
+    report.acknowledged_lost = acknowledged_lost(db, load.completed)
     report.log = check_log(settings, db, workdir / "scratch.duckdb")
     return report
 

@@ -15,6 +15,7 @@ from oncelog.identity import ids
 from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.reader import read_to_end, topic_ends
 from oncelog.producer.dispatch import Timeouts
+from oncelog.producer.results import ClaimStatus
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector import process
 from oncelog.projector.rebuild import verify
@@ -38,6 +39,7 @@ class Load:
     completed: list[tuple[str, str]] = field(default_factory=list)  # (channel, key)
     typed_errors: Counter[str] = field(default_factory=Counter)
     untyped_errors: list[str] = field(default_factory=list)
+    wrong_answers: list[str] = field(default_factory=list)  # a fresh key not granted at once
     stop: threading.Event = field(default_factory=threading.Event)
     _workers: list[threading.Thread] = field(default_factory=list)
 
@@ -70,8 +72,11 @@ class Load:
                 channel, key = f"load-{n}-{i % 13}", f"op-{n}-{i}"
                 try:
                     claim = c.claim_execution(channel, key, tool_name="t", params={"i": i})
-                    c.complete_execution(claim.execution, claim.claim_token, {"i": i})
-                    self.completed.append((channel, key))
+                    if claim.status != ClaimStatus.CLAIMED:
+                        self.wrong_answers.append(f"{channel}/{key}: {claim.status}")
+                    else:
+                        c.complete_execution(claim.execution, claim.claim_token, {"i": i})
+                        self.completed.append((channel, key))
                 except LedgerError as exc:
                     self.typed_errors[exc.code] += 1
                 except Exception as exc:  # an untyped error is a finding
@@ -94,6 +99,15 @@ def settle(settings: Settings, timeouts: Timeouts) -> None:
         for channel in channels.values():
             op = ids.operation_id(channel, "barrier")
             client.get_execution(op, channel_id=channel, key_name="barrier")
+
+
+def acknowledged_lost(db: Path, completed: list[tuple[str, str]]) -> int:
+    """Calls acknowledged to a caller whose execution is not ``COMPLETED`` in ``db``."""
+    with Store(db, read_only=True) as live:
+        done = {
+            (s.channel_id, s.key_name) for s in live.current_states() if s.status == "COMPLETED"
+        }
+    return sum(1 for call in completed if call not in done)
 
 
 @dataclass

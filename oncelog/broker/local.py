@@ -9,21 +9,26 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import signal
-import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from oncelog.broker.jars import ensure_jars, log4j_config
-from oncelog.broker.java import find_java
+from oncelog.broker.cluster import LocalCluster
+from oncelog.broker.kraft import (
+    Jvm,
+    formatted,
+    log_tail,
+    new_cluster_id,
+    pid_alive,
+    port_free,
+    server_properties,
+    stop_pid,
+    wait_for_metadata,
+)
 from oncelog.broker.secure import (
     ADMIN,
-    PROTOCOL,
     client_settings,
     load_credentials,
     new_credentials,
@@ -35,7 +40,10 @@ from oncelog.errors import BrokerError
 from oncelog.net import free_port
 from oncelog.settings import Settings
 
-_STOP_WAIT_S = 20.0
+__all__ = [
+    "BrokerInfo", "LocalBroker", "RunBroker", "broker_for_run", "resolve_bootstrap",
+    "running_cluster_bootstrap", "server_properties",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -47,73 +55,6 @@ class BrokerInfo:
     controller_port: int
     started_in_s: float
     secure: bool = False
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        # Like the JVM's server sockets: a port in TIME_WAIT after our own stop is free.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie child of ours still answers kill(0); reap it if it is one.
-    with contextlib.suppress(ChildProcessError):
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done == pid:
-            return False
-    return True
-
-
-def server_properties(
-    data: Path, port: int, controller_port: int, secure_lines: list[str] | None = None
-) -> str:
-    """The combined-mode, single-node ``server.properties``.
-
-    With ``secure_lines`` (see :func:`oncelog.broker.secure.secure_properties`) the
-    broker listener is ``SASL_PLAINTEXT`` instead of ``PLAINTEXT``.
-    """
-    listener = PROTOCOL if secure_lines is not None else "PLAINTEXT"
-    return "\n".join(
-        [
-            "process.roles=broker,controller",
-            "node.id=1",
-            f"listeners={listener}://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
-            f"advertised.listeners={listener}://127.0.0.1:{port}",
-            "controller.listener.names=CONTROLLER",
-            f"inter.broker.listener.name={listener}",
-            f"listener.security.protocol.map={listener}:{listener},CONTROLLER:PLAINTEXT",
-            f"controller.quorum.voters=1@127.0.0.1:{controller_port}",
-            f"log.dirs={data / 'logs'}",
-            "num.partitions=1",
-            # One broker: every internal topic must live with a single replica.
-            "offsets.topic.replication.factor=1",
-            "offsets.topic.num.partitions=6",
-            "transaction.state.log.replication.factor=1",
-            "transaction.state.log.min.isr=1",
-            "share.coordinator.state.topic.replication.factor=1",
-            "share.coordinator.state.topic.min.isr=1",
-            "group.initial.rebalance.delay.ms=0",
-            # Tests pause and kill projectors; a short session (ONCELOG_GROUP_SESSION_TIMEOUT_MS)
-            # lets the group move their partitions within a second or two.
-            "group.min.session.timeout.ms=500",
-            # Let compaction react within a second on small test segments.
-            "log.cleaner.backoff.ms=200",
-            "auto.create.topics.enable=false",
-            *(secure_lines or []),
-            "",
-        ]
-    )
 
 
 class LocalBroker:
@@ -137,31 +78,22 @@ class LocalBroker:
         if not self._info_path.exists():
             return None
         info = BrokerInfo(**json.loads(self._info_path.read_text()))
-        return info if _pid_alive(info.pid) else None
+        return info if pid_alive(info.pid) else None
 
     def start(self) -> BrokerInfo:
         """Start the broker, or return the one already running; wait until it answers."""
         running = self.status()
         if running is not None:
             return self._reuse(running)
-        java = find_java(self._settings.java_home)
-        libs = ensure_jars(self._settings.cache_dir)
+        _refuse_if_cluster_runs(self._settings, self.dir.parent)
+        jvm = Jvm.for_settings(self._settings)
         begin = time.monotonic()
         port, controller = self._ports()
         props = self._write_config(port, controller)
-        classpath = f"{libs}/*"
-        log4j = f"-Dlog4j2.configurationFile={log4j_config(self._settings.cache_dir)}"
         if not (self.dir / "logs" / "meta.properties").exists():
-            self._format(java, classpath, log4j, props)
-        heap = self._settings.broker_heap
-        cmd = [str(java), f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", log4j]
-        cmd += ["-cp", classpath, "kafka.Kafka", str(props)]
-        with self.log_path.open("ab") as log:
-            proc = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )  # fmt: skip
-        info = BrokerInfo(proc.pid, f"127.0.0.1:{port}", controller, 0.0, self.secure)
+            formatted(jvm.format_storage(props, new_cluster_id()), self.dir)
+        pid = jvm.launch(self._settings.broker_heap, props, self.log_path)
+        info = BrokerInfo(pid, f"127.0.0.1:{port}", controller, 0.0, self.secure)
         self._info_path.write_text(json.dumps(asdict(info)))
         try:
             self._wait(info)
@@ -169,7 +101,7 @@ class LocalBroker:
             self.stop()
             raise
         took = time.monotonic() - begin
-        info = BrokerInfo(proc.pid, info.bootstrap, controller, took, self.secure)
+        info = BrokerInfo(pid, info.bootstrap, controller, took, self.secure)
         self._info_path.write_text(json.dumps(asdict(info)))
         return info
 
@@ -190,15 +122,7 @@ class LocalBroker:
         self._info_path.unlink(missing_ok=True)
         if info is None:
             return False
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(info.pid, signal.SIGTERM)
-        deadline = time.monotonic() + _STOP_WAIT_S
-        while _pid_alive(info.pid):
-            if time.monotonic() > deadline:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(info.pid, signal.SIGKILL)
-                break
-            time.sleep(0.1)  # polling a foreign pid: there is no position to wait on
+        stop_pid(info.pid)
         return True
 
     def client_settings(self, user: str = ADMIN) -> Settings:
@@ -218,20 +142,19 @@ class LocalBroker:
         if info.secure:
             admin = client_settings(self._settings, ADMIN, load_credentials(self.dir)[ADMIN])
             conf = admin.kafka_config(info.bootstrap)
-        _wait_for_metadata(conf, self._settings.broker_start_timeout_s, self)
+        timeout_s = self._settings.broker_start_timeout_s
+        wait_for_metadata(conf, timeout_s, lambda: self.status() is not None, self.log_tail)
 
     def log_tail(self, lines: int = 40) -> str:
         """The last lines of the broker's log, for error messages."""
-        if not self.log_path.exists():
-            return "(no broker log)"
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return log_tail(self.log_path, lines)
 
     def _ports(self) -> tuple[int, int]:
         """The ports of the last run when still free, so a restart keeps its address."""
         path = self.dir / "ports.json"
         if path.exists():
             port, controller = json.loads(path.read_text())
-            if _port_free(port) and _port_free(controller):
+            if port_free(port) and port_free(controller):
                 return int(port), int(controller)
         port, controller = free_port(), free_port()
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -251,54 +174,36 @@ class LocalBroker:
         write_private(props, text)
         return props
 
-    def _format(self, java: Path, classpath: str, log4j: str, props: Path) -> None:
-        tool = [str(java), log4j, "-cp", classpath, "kafka.tools.StorageTool"]
-        uuid = subprocess.run(
-            [*tool, "random-uuid"], capture_output=True, text=True, check=False
-        )  # fmt: skip
-        cluster_id = uuid.stdout.strip().splitlines()[-1] if uuid.stdout.strip() else ""
-        fmt = subprocess.run(
-            [*tool, "format", "-t", cluster_id, "-c", str(props)],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        if uuid.returncode != 0 or fmt.returncode != 0:
-            out = (uuid.stderr + fmt.stdout + fmt.stderr)[-2000:]
-            raise BrokerError(f"formatting KRaft storage in {self.dir} failed:\n{out}")
+
+def _refuse_if_cluster_runs(settings: Settings, data_dir: Path) -> None:
+    cluster = LocalCluster(settings, data_dir).status()
+    if cluster is not None:
+        raise BrokerError(
+            f"the local cluster runs at {cluster.bootstrap}; stop it first (`oncelog broker stop`)"
+        )
 
 
-def _wait_for_metadata(conf: dict[str, Any], timeout_s: float, broker: LocalBroker) -> None:
-    # Imported here so `oncelog broker status` does not load librdkafka.
-    from confluent_kafka.admin import AdminClient  # noqa: PLC0415
-
-    bootstrap = conf["bootstrap.servers"]
-    admin = AdminClient({**conf, "log_level": 0})
-    deadline = time.monotonic() + timeout_s
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        info = broker.status()
-        if info is None:
-            break
-        try:
-            admin.list_topics(timeout=min(2.0, max(0.1, deadline - time.monotonic())))
-            return
-        except Exception as exc:  # any failure means "not answering yet"
-            last = exc
-    raise BrokerError(
-        f"the local broker at {bootstrap} did not answer a metadata request within "
-        f"{timeout_s:.0f}s (last error: {last}). Broker log tail:\n{broker.log_tail()}"
-    )
+def running_cluster_bootstrap(settings: Settings) -> str | None:
+    """The bootstrap of the running local cluster (``broker start --nodes 3``), if any."""
+    info = LocalCluster(settings).status()
+    return info.bootstrap if info is not None else None
 
 
 def resolve_bootstrap(settings: Settings, *, start: bool = False) -> str:
-    """The broker to talk to: ``ONCELOG_BOOTSTRAP_SERVERS``, else the local broker.
+    """The broker to talk to: ``ONCELOG_BOOTSTRAP_SERVERS``, else the local broker or cluster.
 
     With an external broker configured nothing is started. Otherwise the local
-    broker must be running, or is started when ``start`` is true.
+    broker, or the local cluster, must be running, or a broker is started when
+    ``start`` is true.
     """
     if settings.bootstrap_servers:
         return settings.bootstrap_servers
     broker = LocalBroker(settings)
-    info = broker.start() if start else broker.status()
+    info = broker.status()
+    if info is None and (cluster := running_cluster_bootstrap(settings)) is not None:
+        return cluster
+    if info is None and start:
+        info = broker.start()
     if info is None:
         raise BrokerError(
             "no broker: set ONCELOG_BOOTSTRAP_SERVERS or run `oncelog broker start` first"
@@ -316,14 +221,16 @@ class RunBroker:
 
 @contextlib.contextmanager
 def broker_for_run(settings: Settings) -> Iterator[RunBroker]:
-    """The configured broker, else the running local one, else a local one started now.
+    """The configured broker, else the running local one (or cluster), else a local one
+    started now.
 
     On exit it stops the local broker only when this call started it: a configured
     broker, or a local one that was already running (a shell's ``make broker``, another
     run's), stays up, and a JVM this run started does not outlive it.
     """
-    if settings.bootstrap_servers:
-        yield RunBroker(settings.bootstrap_servers, started_here=False)
+    external = settings.bootstrap_servers or running_cluster_bootstrap(settings)
+    if external:
+        yield RunBroker(external, started_here=False)
         return
     broker = LocalBroker(settings)
     started_here = broker.status() is None

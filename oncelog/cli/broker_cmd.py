@@ -7,12 +7,17 @@ from typing import Annotated
 
 import typer
 
+from oncelog.broker.cluster import ClusterInfo, LocalCluster
 from oncelog.broker.jars import ensure_jars
 from oncelog.broker.local import LocalBroker
 from oncelog.broker.secure import CREDENTIALS_FILE, USERS
+from oncelog.errors import BrokerError
 from oncelog.settings import Settings
 
-app = typer.Typer(no_args_is_help=True, help="Run the embedded single-node KRaft broker.")
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Run the embedded KRaft broker (one node), or a local cluster (--nodes 3).",
+)
 
 
 Secure = Annotated[
@@ -25,12 +30,26 @@ Secure = Annotated[
 ]
 
 
+Nodes = Annotated[
+    int,
+    typer.Option(
+        "--nodes",
+        min=1,
+        help="1: the single broker. 3 (or more): a local KRaft cluster of combined "
+        "broker+controller nodes; `topics create` then makes 3 replicas, min.insync.replicas=2.",
+    ),
+]
+
+
 @app.command()
-def start(secure: Secure = False) -> None:
-    """Start the local broker (or reuse the running one) and print its address."""
+def start(secure: Secure = False, nodes: Nodes = 1) -> None:
+    """Start the local broker or cluster (or reuse the running one) and print its address."""
     settings = Settings()
     if settings.bootstrap_servers:
         typer.echo(f"using external broker {settings.bootstrap_servers}; nothing started")
+        return
+    if nodes > 1:
+        _start_cluster(settings, nodes, secure)
         return
     broker = LocalBroker(settings, secure=secure)
     info = broker.start()
@@ -41,6 +60,26 @@ def start(secure: Secure = False) -> None:
             f"{broker.dir / CREDENTIALS_FILE} (mode 0600).\n"
             '`eval "$(oncelog broker env worker)"` logs a shell in as the worker.'
         )
+
+
+def _start_cluster(settings: Settings, nodes: int, secure: bool) -> None:
+    if secure:
+        raise BrokerError("--secure runs on the single broker only (without --nodes)")
+    single = LocalBroker(settings).status()
+    if single is not None:
+        raise BrokerError(
+            f"the single local broker runs at {single.bootstrap}; stop it first "
+            "(`oncelog broker stop`)"
+        )
+    info = LocalCluster(settings, nodes=nodes).start()
+    typer.echo(f"{info.bootstrap} ({nodes} nodes, ready in {info.started_in_s:.1f}s)")
+    _echo_nodes(info)
+
+
+def _echo_nodes(info: ClusterInfo) -> None:
+    for node in info.nodes:
+        state = f"pid {node.pid}" if node.pid is not None else "stopped"
+        typer.echo(f"  node {node.node_id} {node.address} ({state})")
 
 
 @app.command()
@@ -67,6 +106,11 @@ def status() -> None:
         typer.echo(settings.bootstrap_servers)
         return
     info = LocalBroker(settings).status()
+    cluster = LocalCluster(settings).layout()
+    if info is None and cluster is not None and cluster.running:
+        typer.echo(f"{cluster.bootstrap} ({len(cluster.running)} of {len(cluster.nodes)} running)")
+        _echo_nodes(cluster)
+        return
     if info is None:
         typer.echo("not running")
         raise typer.Exit(1)
@@ -75,8 +119,10 @@ def status() -> None:
 
 @app.command()
 def stop() -> None:
-    """Stop the local broker: SIGTERM, a bounded wait, then SIGKILL."""
-    stopped = LocalBroker(Settings()).stop()
+    """Stop the local broker and the local cluster: SIGTERM, a bounded wait, then SIGKILL."""
+    settings = Settings()
+    stopped = LocalBroker(settings).stop()
+    stopped = LocalCluster(settings).stop() or stopped
     typer.echo("stopped" if stopped else "not running")
 
 

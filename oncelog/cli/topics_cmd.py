@@ -48,7 +48,7 @@ def create(partitions: Partitions = None, reply_partitions: ReplyPartitions = No
     admin = _admin(settings)
     specs = ledger_topics(settings, partitions, reply_partitions)
     created = create_topics(admin, specs, settings.replication_factor)
-    counts = check_topics(admin, specs)
+    counts = check_topics(admin, specs, settings.replication_factor)
     for spec in specs:
         verb = "created" if spec.name in created else "exists "
         typer.echo(f"{verb} {spec.name} ({counts[spec.name]} partitions)")
@@ -63,7 +63,7 @@ def check() -> None:
     """
     settings = Settings()
     admin = _admin(settings)
-    counts = check_topics(admin, ledger_topics(settings))
+    counts = check_topics(admin, ledger_topics(settings), settings.replication_factor)
     typer.echo("ok " + " ".join(f"{name}={n}" for name, n in counts.items()))
 
 

@@ -17,9 +17,10 @@ import threading
 import time
 from collections.abc import Callable, Collection
 
-from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from prometheus_client import CollectorRegistry
 
+from oncelog.errors import KafkaOperationError
 from oncelog.identity.partitioner import partition_for, reply_partition_for
 from oncelog.kafka.producer import FutureProducer
 from oncelog.kafka.reader import consume_available, partition_count
@@ -38,6 +39,25 @@ from oncelog.settings import Settings
 from oncelog.topics import admin_client, check_topics, ledger_topics
 
 _FLUSH_TIMEOUT_S = 60.0
+#: More rejoins than this within the window: not a coordinator failover, a duplicate id.
+_MAX_REJOINS = 3
+_REJOIN_WINDOW_S = 60.0
+
+
+def _is_fatal(error: KafkaError) -> bool:
+    # A consumer's fatal error arrives as code _FATAL with fatal() false
+    # (confluentinc/confluent-kafka-python#869); an event may set fatal() instead.
+    return error.fatal() or error.code() == KafkaError._FATAL
+
+
+def _fatal_error(messages: list[Message]) -> KafkaError | None:
+    """The fatal error among a poll's records, if any. It must be looked for before the
+    records of released partitions are dropped: it carries no partition."""
+    for msg in messages:
+        error = msg.error()
+        if error is not None and _is_fatal(error):
+            return error
+    return None
 
 
 def group_config(settings: Settings) -> dict[str, object]:
@@ -115,24 +135,68 @@ class Projector:
         # Every operation id the store holds for the assigned partitions: a new operation
         # (most claims) needs no DuckDB lookup at all.
         self._known: set[str] = set()
+        self._fatal: KafkaError | None = None  # the consumer's, heard by _on_consumer_error
+        self._rejoins: list[float] = []  # monotonic times of the recent rejoins
 
     # --- lifecycle -----------------------------------------------------------------
 
     def start(self) -> None:
         """Check the topics, then join the consumer group."""
         admin = admin_client(self._settings, self._kafka["bootstrap.servers"])
-        counts = check_topics(admin, ledger_topics(self._settings))
+        specs = ledger_topics(self._settings)
+        counts = check_topics(admin, specs, self._settings.replication_factor)
         self._reply_partitions = counts[self._settings.decisions_topic]
-        consumer = Consumer({**self._kafka, **group_config(self._settings)})
+        consumer = self._join()
         self._partitions = partition_count(consumer, self._settings.requests_topic)
         self._folder = BatchFolder(self._settings.requests_topic, self._partitions, self._clocks)
+        self._consumer = consumer
+
+    def _join(self) -> Consumer:
+        """A new consumer, subscribed: it joins the group at its first poll."""
+        config = {**self._kafka, **group_config(self._settings)}
+        consumer = Consumer({**config, "error_cb": self._on_consumer_error})
         consumer.subscribe(
             [self._settings.requests_topic],
             on_assign=self._on_assign,
             on_revoke=self._on_revoke,
             on_lost=self._on_lost,
         )
-        self._consumer = consumer
+        return consumer
+
+    def _on_consumer_error(self, error: KafkaError) -> None:
+        # Called inside poll. librdkafka returns a consumer's fatal error as a message
+        # (see _fatal_error); this hears one that comes as an error event instead.
+        if _is_fatal(error):
+            self._fatal = error
+
+    def _rejoin(self, error: KafkaError) -> None:
+        """Drop the fenced consumer and its partitions; join again with a new one.
+
+        With the same ``group.instance.id`` and no member id, the new consumer replaces
+        the old member: it gets its partitions back and resumes from DuckDB's positions.
+        """
+        now = time.monotonic()
+        self._rejoins = [t for t in self._rejoins if now - t < _REJOIN_WINDOW_S] + [now]
+        if len(self._rejoins) > _MAX_REJOINS:
+            # Fenced again and again: another process has this projector id. Rejoining
+            # would fence it in turn, forever; stop and say so.
+            raise KafkaOperationError(
+                f"the consumer was fenced {len(self._rejoins)} times within "
+                f"{_REJOIN_WINDOW_S:.0f}s ({error.str()}): does another projector run with "
+                f"ONCELOG_PROJECTOR_ID={self._settings.projector_id}?"
+            )
+        self._committer.drain()
+        self._release(sorted(self._clocks))
+        old, self._consumer = self._consumer, None
+        if old is not None:
+            with contextlib.suppress(KafkaException, RuntimeError):
+                old.close()
+        if self._on_rebalance is not None:
+            self._on_rebalance(
+                f"{self._settings.projector_id}: rejoining the group after a fatal consumer "
+                f"error: {error.str()}"
+            )
+        self._consumer = self._join()
 
     def run(self, stop: threading.Event) -> None:
         """Process batches until ``stop`` is set."""
@@ -277,6 +341,11 @@ class Projector:
         """Consume, fold, publish and commit one batch; return the records handled."""
         assert self._consumer is not None, "start() first"
         messages = consume_available(self._consumer, self._batch_size, self._poll_timeout_s)
+        fatal = self._fatal or _fatal_error(messages)
+        if fatal is not None:
+            self._fatal = None
+            self._rejoin(fatal)
+            return 0
         if self._released:
             # Records fetched before a revoke (or loss) that ran inside this very poll:
             # the partition's next owner folds them, from the position committed then.

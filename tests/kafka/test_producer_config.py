@@ -1,0 +1,71 @@
+"""Every producer of the ledger acknowledges only what the in-sync replicas hold, idempotently."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from oncelog.errors import ConfigError
+from oncelog.kafka import producer as producer_module
+from oncelog.kafka.producer import FutureProducer, producer_config
+from oncelog.producer.dispatch import Dispatcher, Timeouts
+from oncelog.projector.service import Projector
+from oncelog.projector.store import Store
+from oncelog.settings import Settings
+
+NOWHERE = "127.0.0.1:9"  # nothing is contacted: producers connect at their first send
+
+
+def test_the_defaults_are_acks_all_and_idempotent() -> None:
+    config = producer_config({"bootstrap.servers": NOWHERE})
+    assert config["acks"] == "all"
+    assert config["enable.idempotence"] is True
+
+
+@pytest.mark.parametrize(
+    "weaker",
+    [{"acks": "1"}, {"acks": 0}, {"request.required.acks": "1"}, {"enable.idempotence": False},
+     {"enable.idempotence": "false"}],
+)  # fmt: skip
+def test_a_weaker_producer_is_refused(weaker: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError, match=r"acks=all and enable\.idempotence=true"):
+        producer_config({"bootstrap.servers": NOWHERE}, weaker)
+
+
+def test_acks_minus_one_is_all() -> None:
+    assert producer_config({"bootstrap.servers": NOWHERE}, {"acks": -1})["acks"] == -1
+
+
+@pytest.fixture
+def built(monkeypatch: pytest.MonkeyPatch) -> list[FutureProducer]:
+    """Every FutureProducer built while the test runs."""
+    made: list[FutureProducer] = []
+    original = FutureProducer.__init__
+
+    def record(self: FutureProducer, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(producer_module.FutureProducer, "__init__", record)
+    return made
+
+
+def test_the_clients_and_the_projectors_producers_are_durable(
+    built: list[FutureProducer], tmp_path: Path
+) -> None:
+    settings = Settings(bootstrap_servers=NOWHERE, db_path=tmp_path / "p.duckdb")
+    Dispatcher(settings, NOWHERE, Timeouts())
+    with Store(settings.db_path) as store:
+        Projector(settings, NOWHERE, store)
+    assert len(built) == 2  # the client's requests producer, the projector's publisher
+    for made in built:
+        assert made.config["acks"] == "all"
+        assert made.config["enable.idempotence"] is True
+
+
+def test_extra_config_cannot_weaken_the_clients_producer() -> None:
+    settings = Settings(bootstrap_servers=NOWHERE, kafka_extra_config={"acks": "1"})
+    with pytest.raises(ConfigError, match="ONCELOG_KAFKA_EXTRA_CONFIG"):
+        Dispatcher(settings, NOWHERE, Timeouts())
