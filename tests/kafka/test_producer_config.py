@@ -63,9 +63,22 @@ def test_the_clients_and_the_projectors_producers_are_durable(
     for made in built:
         assert made.config["acks"] == "all"
         assert made.config["enable.idempotence"] is True
+        # One request in flight: concurrent sends batch in the next request.
+        assert made.config["max.in.flight.requests.per.connection"] == 1
 
 
 def test_extra_config_cannot_weaken_the_clients_producer() -> None:
     settings = Settings(bootstrap_servers=NOWHERE, kafka_extra_config={"acks": "1"})
     with pytest.raises(ConfigError, match="ONCELOG_KAFKA_EXTRA_CONFIG"):
         Dispatcher(settings, NOWHERE, Timeouts())
+
+
+def test_extra_config_may_allow_more_requests_in_flight() -> None:
+    # Throughput tuning, not durability: idempotence keeps order with up to 5 in flight.
+    extra = {"max.in.flight.requests.per.connection": 5}
+    assert (
+        producer_config({"bootstrap.servers": NOWHERE}, extra)[
+            "max.in.flight.requests.per.connection"
+        ]
+        == 5
+    )
