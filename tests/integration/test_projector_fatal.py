@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError, Message
 
+from oncelog.errors import KafkaOperationError
 from oncelog.producer.sync_client import SyncLedgerClient
-from oncelog.projector.service import _fatal_error
+from oncelog.projector.service import Projector, _fatal_error
 from oncelog.projector.store import Store
 from oncelog.settings import Settings
 from tests.integration.conftest import FAST, start_projector
@@ -61,3 +62,23 @@ def test_a_transient_consumer_error_changes_nothing(topics: Settings) -> None:
         finally:
             running.halt()
     assert not any("rejoining" in line for line in lines)
+
+
+@pytest.mark.kafka
+def test_fenced_again_and_again_stops_and_names_the_projector_id(topics: Settings) -> None:
+    # Another process with the same ONCELOG_PROJECTOR_ID fences this one at every rejoin:
+    # rejoining forever would fence it in turn, so the fourth fence within a minute stops.
+    fenced = KafkaError(KafkaError.FENCED_INSTANCE_ID, "fenced", fatal=True)
+    with Store(topics.db_path) as store:
+        projector = Projector(topics, topics.bootstrap_servers or "", store)
+        projector.start()
+        try:
+            for _ in range(3):
+                projector._on_consumer_error(fenced)
+                assert projector.run_once() == 0  # rejoined with a new consumer
+            projector._on_consumer_error(fenced)
+            with pytest.raises(KafkaOperationError, match="ONCELOG_PROJECTOR_ID") as caught:
+                projector.run_once()
+            assert caught.value.code == "kafka_error"
+        finally:
+            projector.close()
