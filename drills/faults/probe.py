@@ -94,6 +94,7 @@ class Probe:
                 else:
                     if claim.status != ClaimStatus.CLAIMED:  # a fresh key: anything else is wrong
                         self.wrong_answers.append(f"{channel}/k-{i}: {claim.status}")
-                    self.granted[partition].append((sent, time.monotonic()))
+                    else:  # only a grant counts towards the recovery
+                        self.granted[partition].append((sent, time.monotonic()))
                 i += 1
                 self.stop.wait(_PACE_S)

@@ -106,8 +106,8 @@ def status() -> None:
         typer.echo(settings.bootstrap_servers)
         return
     info = LocalBroker(settings).status()
-    cluster = LocalCluster(settings).layout()
-    if info is None and cluster is not None and cluster.running:
+    cluster = LocalCluster(settings).status()
+    if info is None and cluster is not None:
         typer.echo(f"{cluster.bootstrap} ({len(cluster.running)} of {len(cluster.nodes)} running)")
         _echo_nodes(cluster)
         return

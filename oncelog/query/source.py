@@ -106,22 +106,24 @@ class HttpSource:
     def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> models.StepStatus:
         """GET /v1/status/{channel}/{step_or_key}."""
         point = as_of.isoformat() if isinstance(as_of, datetime) else as_of
-        path = f"/v1/status/{_q(channel_id)}/{_q(step_or_key)}"
+        path = f"/v1/status/{path_segment(channel_id)}/{path_segment(step_or_key)}"
         return models.StepStatus.model_validate(self._get(path, as_of=point))
 
     def history(self, operation_id: str, limit: int) -> list[models.Version]:
         """GET /v1/history/{operation_id}."""
-        page = self._get(f"/v1/history/{_q(operation_id)}", limit=limit)
+        page = self._get(f"/v1/history/{path_segment(operation_id)}", limit=limit)
         return [models.Version.model_validate(v) for v in page["items"]]
 
     def timeline(self, channel_id: str, limit: int) -> list[models.TimelineEntry]:
         """GET /v1/timeline/{channel_id}."""
-        page = self._get(f"/v1/timeline/{_q(channel_id)}", limit=limit)
+        page = self._get(f"/v1/timeline/{path_segment(channel_id)}", limit=limit)
         return [models.TimelineEntry.model_validate(v) for v in page["items"]]
 
     def side_effects(self, channel_id: str, from_step: int, to_step: int) -> models.SideEffects:
         """GET /v1/side-effects/{channel_id}."""
-        data = self._get(f"/v1/side-effects/{_q(channel_id)}", from_step=from_step, to_step=to_step)
+        data = self._get(
+            f"/v1/side-effects/{path_segment(channel_id)}", from_step=from_step, to_step=to_step
+        )
         return models.SideEffects.model_validate(data)
 
     def duplicates(self, limit: int) -> list[models.SuspectedDuplicate]:
@@ -134,7 +136,8 @@ class HttpSource:
         return models.Positions.model_validate(self._get("/v1/positions"))
 
 
-def _q(part: str) -> str:
+def path_segment(part: str) -> str:
+    """``part`` quoted as one segment of a ``/v1`` path (a ``/`` in it included)."""
     return urllib.parse.quote(part, safe="")
 
 

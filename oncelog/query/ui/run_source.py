@@ -11,7 +11,6 @@ member, with no routing of its own.
 from __future__ import annotations
 
 import asyncio
-import urllib.parse
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -20,7 +19,7 @@ from pydantic import SecretStr
 from starlette.types import ASGIApp
 
 from oncelog.query.models import Page, StepStatus, TimelineEntry, Version
-from oncelog.query.source import ledger_error_of
+from oncelog.query.source import ledger_error_of, path_segment
 from oncelog.query.ui.timeline_model import AsOf, RunData
 
 MAX_STEPS: Final = 300
@@ -28,10 +27,6 @@ MAX_STEPS: Final = 300
 _CONCURRENCY: Final = 8
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _BASE: Final = "http://oncelog-ui.internal"  # never resolved: the transport is the app itself
-
-
-def _q(part: str) -> str:
-    return urllib.parse.quote(part, safe="")
 
 
 def as_of_param(point: int | datetime) -> str:
@@ -63,7 +58,7 @@ class ApiRunSource:
         """Everything :func:`oncelog.query.ui.timeline_model.build_view` needs for ``channel``."""
         transport = httpx.ASGITransport(app=self._app)
         async with httpx.AsyncClient(transport=transport, base_url=_BASE) as http:
-            page = await self._get(http, f"/v1/timeline/{_q(channel)}", limit=self._limit)
+            page = await self._get(http, f"/v1/timeline/{path_segment(channel)}", limit=self._limit)
             requests = [TimelineEntry.model_validate(r) for r in page["items"]]
             ops = list(dict.fromkeys(r.operation_id for r in requests))
             keys = list(dict.fromkeys(r.key_name for r in requests))
@@ -90,7 +85,7 @@ class ApiRunSource:
         self, http: httpx.AsyncClient, gate: asyncio.Semaphore, op: str
     ) -> list[Version]:
         async with gate:
-            page = await self._get(http, f"/v1/history/{_q(op)}", limit=self._limit)
+            page = await self._get(http, f"/v1/history/{path_segment(op)}", limit=self._limit)
         return [Version.model_validate(v) for v in Page[Any].model_validate(page).items]
 
     async def _status(
@@ -101,7 +96,7 @@ class ApiRunSource:
         key: str,
         as_of: int | datetime,
     ) -> StepStatus:
-        path = f"/v1/status/{_q(channel)}/{_q(key)}"
+        path = f"/v1/status/{path_segment(channel)}/{path_segment(key)}"
         async with gate:
             return StepStatus.model_validate(await self._get(http, path, as_of=as_of_param(as_of)))
 
