@@ -21,11 +21,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 
 from bench.bench_ledger import raw_round_trip, rebuild_rate
 from bench.common import bench_broker, bench_settings, serving
-from bench.peers import cpu, dbos_peer, postgres, summary, workload
+from bench.peers import cpu, dbos_peer, jit, postgres, summary, workload
 from bench.peers.oncelog_peer import OncelogPeer
 from bench.peers.workload import PeerResult, Workload
 from bench.synthetic import produce_requests
@@ -39,17 +40,25 @@ QUICK = Workload(warmup_cycles=50, warmup_seconds=1.0, sequential=200,
 Results = dict[str, PeerResult | None]
 
 
-async def _oncelog(settings: Settings, load: Workload, readers: cpu.Readers) -> PeerResult:
+async def _oncelog(
+    settings: Settings, load: Workload, readers: cpu.Readers, broker_pid: int | None
+) -> PeerResult:
     async with LedgerClient(settings, timeouts=Timeouts(120, 20)) as client:
-        return await workload.run(OncelogPeer(client), "oncelog", load, readers)
+        peer = OncelogPeer(client)
+        steps = workload.fresh_cycles(peer, f"jit-{uuid.uuid4().hex[:6]}")
+        warmed_s = await jit.warm(broker_pid, lambda s: workload.window(load.workers, s, steps))
+        result = await workload.run(peer, "oncelog", load, readers)
+        result.warmup_s = warmed_s
+        return result
 
 
 def run_oncelog(settings: Settings, load: Workload) -> PeerResult:
-    """oncelog against ``oncelog serve`` in a process of its own."""
+    """oncelog against ``oncelog serve`` in a process of its own, on a broker past its JIT."""
     assert settings.bootstrap_servers is not None
     with serving(settings) as serve:
         readers = cpu.oncelog_readers(serve.pid, settings.bootstrap_servers)
-        return asyncio.run(_oncelog(settings, load, readers))
+        broker_pid = cpu.our_broker_pid(settings.bootstrap_servers)
+        return asyncio.run(_oncelog(settings, load, readers, broker_pid))
 
 
 async def _table(

@@ -86,13 +86,19 @@ def own_ticks() -> int:
     return process_ticks(os.getpid())
 
 
+def our_broker_pid(bootstrap: str) -> int | None:
+    """The local broker JVM's pid when ``bootstrap`` is it, else None (an external broker)."""
+    broker = LocalBroker(Settings()).status()
+    return broker.pid if broker is not None and broker.bootstrap == bootstrap else None
+
+
 def oncelog_readers(serve_pid: int, bootstrap: str) -> Readers:
     """The client (this process), the projector child and, when it is ours, the broker JVM."""
     readers = {
         "client": own_ticks,
         "projector": lambda: process_ticks(serve_pid),
     }
-    broker = LocalBroker(Settings()).status()
-    if broker is not None and broker.bootstrap == bootstrap:
-        readers["broker"] = lambda: process_ticks(broker.pid)
+    broker_pid = our_broker_pid(bootstrap)
+    if broker_pid is not None:
+        readers["broker"] = lambda: process_ticks(broker_pid)
     return readers

@@ -55,6 +55,7 @@ def summary(
         None if projector is None else projector / REQUESTS_PER_CYCLE
     )
     out["broker_cpu_us_per_cycle"] = cpu.get("broker")
+    out["broker_jit_warmup_s"] = oncelog.warmup_s if oncelog else None
     out["rebuild_rate"] = rebuild_rate
     out["decode_fold_rate"] = decode_fold_rate
     rounded: dict[str, Any] = {k: _round(v) for k, v in out.items()}

@@ -49,6 +49,7 @@ class PeerResult:
     cycles_per_s: float = 0.0
     mix_ops_per_s: float = 0.0
     cpu_us_per_cycle: dict[str, float] = field(default_factory=dict)
+    warmup_s: float = 0.0  # spent warming what the peer runs on (the broker's JIT), if any
 
 
 async def cycle(peer: Peer, channel: str, key: str, result: int) -> None:
@@ -73,6 +74,11 @@ async def sequential(peer: Peer, run: str, n: int) -> tuple[list[float], list[fl
 
 
 Step = Callable[[int, int], Awaitable[None]]  # (worker, i) -> one operation
+
+
+def fresh_cycles(peer: Peer, run_id: str) -> Step:
+    """Each worker's i-th operation is a cycle of a step of its own (claim, then complete)."""
+    return lambda w, i: cycle(peer, f"{run_id}-{w}", f"k-{i}", i)
 
 
 async def window(workers: int, seconds: float, step: Step) -> int:
