@@ -156,14 +156,17 @@ def _decode(registry: SchemaRegistry, name: str, data: bytes, build: Callable[[A
         ) from exc
 
 
-def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> bytes:
-    """Single-object encode a request."""
-    return _encode(registry, REQUEST, convert.request_to_avro(request))
-
-
-# The writer fingerprint that oncelog.schemas.request_reader reads by hand.
+# The layout oncelog.schemas.request_reader reads and record_writer writes by hand.
 _FAST_REQUEST: Final = form_fingerprint(CANONICAL_FORM)
 _FAST_HEADER: Final = MAGIC + _FAST_REQUEST
+
+
+def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> bytes:
+    """Single-object encode a request (by hand while the current schema is the one
+    :mod:`oncelog.schemas.record_writer` implements, else fastavro)."""
+    if registry.current_fingerprint.get(REQUEST) == _FAST_REQUEST:
+        return _FAST_HEADER + record_writer.request_body(request)
+    return _encode(registry, REQUEST, convert.request_to_avro(request))
 
 
 def decode_request(data: bytes, registry: SchemaRegistry = REGISTRY) -> Request:

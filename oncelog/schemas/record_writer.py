@@ -1,18 +1,21 @@
-"""A hand-written writer of the Avro bodies the projector publishes.
+"""A hand-written writer of the Avro bodies written per request on the hot path.
 
 fastavro's ``schemaless_writer`` costs tens of microseconds per record here,
-most of it per-call setup and the dict form of the model (``convert``), and
-the projector writes the same :class:`ExecutionState` up to three times per
-request: inside the ``Decision``, inside the ``ExecutionSnapshot`` and as the
-DuckDB state blob. This module writes the current layouts straight from the
-NamedTuple models, and since a record's body is the concatenation of its
-fields' bodies, a state body written once is spliced into all three.
+most of it per-call setup and the dict form of the model (``convert``). Every
+client call writes a ``Request`` (:func:`request_body`: 3 µs against 17 µs
+for a claim), and the projector writes the same :class:`ExecutionState` up to
+three times per request: inside the ``Decision``, inside the
+``ExecutionSnapshot`` and as the DuckDB state blob. This module writes the
+current layouts straight from the NamedTuple models, and since a record's body
+is the concatenation of its fields' bodies, a state body written once is
+spliced into all three.
 
 It mirrors :mod:`oncelog.schemas.request_reader`: it implements exactly the
-parsing canonical forms below, and the codec uses it only while the current
-``.avsc`` files have those forms (otherwise fastavro writes, as before).
-``tests/schemas/test_record_writer.py`` checks its bytes against fastavro's
-and fails loudly when a schema changes.
+parsing canonical forms below (the request's is the reader's
+``CANONICAL_FORM``), and the codec uses it only while the current ``.avsc``
+files have those forms (otherwise fastavro writes, as before).
+``tests/schemas/test_record_writer.py`` and ``test_request_reader.py`` check
+its bytes against fastavro's and fail loudly when a schema changes.
 """
 
 from __future__ import annotations
@@ -21,15 +24,25 @@ from typing import Final
 
 from oncelog.schemas.byte_budget import BytesMemo, entry_bytes
 from oncelog.schemas.models import (
+    Body,
+    Cancel,
+    Claim,
+    Complete,
     Decision,
     Effect,
     ExecutionSnapshot,
     ExecutionState,
+    Fail,
+    Get,
+    Heartbeat,
     Kind,
     Outcome,
     PreviousAttempt,
     RecentRequest,
+    Release,
+    Request,
     Status,
+    Sweep,
 )
 
 STATE_CANONICAL_FORM: Final = (
@@ -356,6 +369,65 @@ def decision_body(d: Decision, state: bytes | None) -> bytes:
             write_long(d.source_partition),
             write_long(d.source_offset),
             write_long(d.log_time_ms),
+        )
+    )
+
+
+def _claim(c: Claim) -> bytes:
+    return b"".join(
+        (
+            b"\x00",  # the union's branch 0
+            _text(c.tool_name),
+            _blob(c.params),
+            _text(c.request_hash),
+            write_long(c.lease_ms),
+            write_long(c.retention_ms),
+            _EFFECT[c.effect],
+            _text(c.worker_id),
+        )
+    )
+
+
+def _body(body: Body) -> bytes:
+    """The ``body`` union: the branch index (zig-zag, one byte), then the record.
+
+    Tested in the order of their frequency: a claim and a completion per step.
+    """
+    if isinstance(body, Claim):
+        return _claim(body)
+    if isinstance(body, Complete):
+        return b"\x04" + _blob(body.result)
+    if isinstance(body, Heartbeat):
+        return b"\x02" + _opt_long(body.lease_ms)
+    if isinstance(body, Fail):
+        return b"\x06" + _text(body.error) + (_TRUE if body.retryable else _FALSE)
+    if isinstance(body, Cancel):
+        return b"\x0a" + _opt_text(body.reason)
+    return _EMPTY_BODIES[type(body)]
+
+
+# The branches of the records without fields: Release 4, Sweep 6, Get 7.
+_EMPTY_BODIES: Final[dict[type, bytes]] = {Release: b"\x08", Sweep: b"\x0c", Get: b"\x0e"}
+
+
+def request_body(r: Request) -> bytes:
+    """The body of ``r`` (the ``Request`` layout of
+    :data:`oncelog.schemas.request_reader.CANONICAL_FORM`, which the codec checks).
+
+    The request id is unique per request, so it is not memoized (it would only
+    churn the string memo); the ids and the token repeat between a claim and
+    its completion, and are.
+    """
+    token, reply = r.claim_token, r.reply_partition
+    return b"".join(
+        (
+            _blob(r.request_id.encode()),
+            _text(r.operation_id),
+            _text(r.channel_id),
+            _text(r.key_name),
+            _NULL if token is None else _SOME + _text(token),
+            _body(r.body),
+            _NULL if reply is None else _SOME + write_long(reply),
         )
     )
 
