@@ -12,6 +12,7 @@ import typer
 from prometheus_client import CollectorRegistry
 
 from oncelog.broker.local import resolve_bootstrap
+from oncelog.projector.collection import FullCollections, full_collections_by_schedule
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
 from oncelog.query.owners import GroupOwners
@@ -101,11 +102,18 @@ def run_serve(
         where = "" if api is None else f", query API on {settings.http_advertised_url}"
         typer.echo(f"serving {settings.requests_topic} into {settings.db_path}{where}", err=True)
         try:
-            projector.run(stop)
+            _run(projector, stop)
         finally:
             if api is not None:
                 api.stop()
             projector.close()
+
+
+def _run(projector: Projector, stop: threading.Event) -> None:
+    """Fold until ``stop``; full cycle collections only when due (see projector.collection)."""
+    with full_collections_by_schedule(FullCollections()) as collections:
+        while not stop.is_set():
+            collections.tick(idle=projector.run_once() == 0)
 
 
 def _advertising(settings: Settings, api: HttpServer | None) -> Settings:
