@@ -54,6 +54,19 @@ def request_hash(
     return sha256_hex(canonical_json({"tool": tool_name, "params": counted}))
 
 
+def request_hash_of_params(tool_name: str, canonical_params: bytes) -> str:
+    """:func:`request_hash` without dedup fields, from the params' canonical bytes.
+
+    ``{"params": …, "tool": …}`` has its keys in canonical order already, so its
+    canonical form is the params' bytes between two literals: the claim path has
+    those bytes (it sends them) and need not canonicalize the params twice.
+    Equal to ``request_hash(tool_name, params)`` (a property test checks it).
+    """
+    validate_id("tool_name", tool_name)
+    tool = json_string(tool_name).encode("utf-8")
+    return sha256_hex(b'{"params":' + canonical_params + b',"tool":' + tool + b"}")
+
+
 @functools.lru_cache(maxsize=16_384)
 def _uuid5_of(first: str, second: str) -> str:
     # Hash first: uuid5 then sees a fixed-size digest, whatever the input length.

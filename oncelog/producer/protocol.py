@@ -78,11 +78,16 @@ def build_claim(route: Route, options: ClaimOptions, worker_id: str) -> m.Reques
     """A claim request with a fresh token; raises on any bad argument."""
     if options.effect not in _EFFECTS:
         raise InvalidArgumentError(f"effect must be 'pure' or 'external', got {options.effect!r}")
-    tool_name, params = options.tool_name, options.params
+    tool_name, params, dedup = options.tool_name, options.params, options.dedup_fields
+    canonical = validation.validate_params(params)
     body = m.Claim(
         tool_name=validation.validate_id("tool_name", tool_name),
-        params=validation.validate_params(params),
-        request_hash=ids.request_hash(tool_name, params, options.dedup_fields),
+        params=canonical,
+        request_hash=(
+            ids.request_hash_of_params(tool_name, canonical)
+            if dedup is None  # every field counts: hash the bytes just made
+            else ids.request_hash(tool_name, params, dedup)
+        ),
         lease_ms=validation.validate_lease_ms(
             seconds_to_ms("lease_seconds", options.lease_seconds)
         ),

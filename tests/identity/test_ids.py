@@ -11,17 +11,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oncelog.errors import InvalidArgumentError
+from oncelog.errors import CanonicalJsonError, InvalidArgumentError
 from oncelog.identity.canonical_json import canonical_json, sha256_hex
 from oncelog.identity.ids import (
     ONCELOG_NAMESPACE,
     idempotency_key,
     operation_id,
     request_hash,
+    request_hash_of_params,
     step_key_name,
     uuid5_text,
 )
-from oncelog.identity.validation import validate_id
+from oncelog.identity.validation import validate_id, validate_params
+from tests.identity.test_canonical_json import json_values
 
 VECTORS = Path(__file__).parents[1] / "vectors" / "identity.json"
 
@@ -110,3 +112,21 @@ def test_step_key_name() -> None:
     for bad in (-1, True, 1.0):
         with pytest.raises(InvalidArgumentError):
             step_key_name(bad)  # type: ignore[arg-type]
+
+
+@given(
+    st.text(min_size=1, max_size=30),
+    st.dictionaries(st.text(max_size=8), json_values, max_size=5),
+)
+def test_the_hash_of_canonical_params_is_the_request_hash(tool: str, params: Any) -> None:
+    try:
+        validate_id("tool_name", tool)
+        canonical = validate_params(params)
+    except (InvalidArgumentError, CanonicalJsonError):
+        return  # control characters, lone surrogates: refused before any hash
+    assert request_hash_of_params(tool, canonical) == request_hash(tool, params)
+
+
+def test_the_hash_of_canonical_params_checks_the_tool_name() -> None:
+    with pytest.raises(InvalidArgumentError):
+        request_hash_of_params("bad\ntool", b"{}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from oncelog.errors import InvalidArgumentError
+from oncelog.identity import validation
 from oncelog.identity.ids import operation_id, request_hash
 from oncelog.identity.validation import (
     MAX_JSON_BYTES,
@@ -61,3 +62,29 @@ def test_retention_must_be_positive_int(retention: object) -> None:
     with pytest.raises(InvalidArgumentError):
         validate_retention_ms(retention)
     assert validate_retention_ms(1) == 1
+
+
+def test_an_id_refused_once_is_refused_again() -> None:
+    for _ in range(2):
+        with pytest.raises(InvalidArgumentError):
+            validate_id("key_name", "a\x00b")
+
+
+def test_only_real_strings_are_taken_as_already_checked() -> None:
+    assert validate_id("key_name", "seen-before") == "seen-before"
+
+    class LooksLikeIt:  # hashes and compares as the checked id, but is no string
+        def __hash__(self) -> int:
+            return hash("seen-before")
+
+        def __eq__(self, other: object) -> bool:
+            return other == "seen-before"
+
+    with pytest.raises(InvalidArgumentError, match="must be a string"):
+        validate_id("key_name", LooksLikeIt())
+
+
+def test_the_memory_of_checked_ids_is_bounded() -> None:
+    for i in range(validation.PASSED_KEPT + 10):
+        validate_id("key_name", f"bounded-{i}")
+    assert len(validation._PASSED) <= validation.PASSED_KEPT
