@@ -367,7 +367,7 @@ class Projector:
         ``cached=True`` reads what the fetches (made anyway) brought back: no broker
         round trip. Before a partition's first fetch the watermark is unknown (negative)
         and its lag is left unreported. Under load at most every ``LAG_REPORT_S`` (a
-        scrape reads it every few seconds; per batch it cost ~10 % of the folding
+        scrape reads it every few seconds; per batch it took 2-4 % of the folding
         thread at 10 records a batch); at rest (an empty poll) always, so a projector
         that caught up shows its lag of 0 within a poll.
         """
