@@ -1,6 +1,6 @@
 """CPU time of ``Store.commit`` per folded request, by batch size, in process.
 
-``python -m bench.bench_commit [--records N] [--batch B ...]``: claim + complete of
+``python -m bench.bench_commit [--records N] [--batch B ...] [--threads T]``: claim + complete of
 fresh operations on one partition, folded in memory ahead of time, then committed in
 batches of B records to a fresh DuckDB file. Process CPU time (every thread, DuckDB's
 included) is divided by the records committed.
@@ -39,10 +39,14 @@ def fold_batches(records: int, size: int) -> list[Batch]:
     return out
 
 
-def measure(records: int, size: int) -> float:
-    """CPU microseconds per record of committing ``records`` in batches of ``size``."""
+def measure(records: int, size: int, threads: int | None = None) -> float:
+    """CPU microseconds per record of committing ``records`` in batches of ``size``
+    (``threads``: DuckDB's worker threads; None: its default, one per core)."""
     batches = fold_batches(records, size)
-    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "c.duckdb") as store:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Store(Path(tmp) / "c.duckdb", threads=threads) as store,
+    ):
         began = time.process_time()
         for batch in batches:
             store.commit(batch)
@@ -54,9 +58,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--batch", type=int, nargs="+", default=[64, 500, 5000])
+    parser.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: all)")
     args = parser.parse_args()
-    result = {f"batch_{b}": round(measure(args.records, b), 1) for b in args.batch}
-    print(json.dumps({"records": args.records, "commit_cpu_us_per_record": result}))
+    result = {f"batch_{b}": round(measure(args.records, b, args.threads), 1) for b in args.batch}
+    print(json.dumps({"records": args.records, "threads": args.threads,
+                      "commit_cpu_us_per_record": result}))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -310,12 +310,20 @@ class Store:
     process query through :meth:`cursor`, which DuckDB isolates with MVCC.
     """
 
-    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
-        """Open (or create) the file; a writable store creates the schema if missing."""
+    def __init__(
+        self, path: Path | str, *, read_only: bool = False, threads: int | None = None
+    ) -> None:
+        """Open (or create) the file; a writable store creates the schema if missing.
+
+        ``threads`` bounds DuckDB's worker threads (None: its default, one per core).
+        """
         self.path = Path(path)
         self.read_only = read_only
+        config: dict[str, str | bool | int | float | list[str]] = {}
+        if threads is not None:
+            config["threads"] = threads
         try:
-            self._con = duckdb.connect(str(self.path), read_only=read_only)
+            self._con = duckdb.connect(str(self.path), read_only=read_only, config=config)
             if not read_only:
                 migrate(self._con)  # a file of an older version, before the DDL
                 for ddl in SCHEMA_DDL:

@@ -1,0 +1,32 @@
+"""A store opened with a thread bound runs DuckDB with it (serve opens its file with one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from oncelog.projector.store import Store
+from oncelog.settings import Settings
+
+
+def _threads(store: Store) -> int:
+    row = store._con.execute("SELECT current_setting('threads')").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_a_thread_bound_reaches_duckdb(tmp_path: Path) -> None:
+    with Store(tmp_path / "one.duckdb", threads=1) as store:
+        assert _threads(store) == 1
+
+
+def test_without_a_bound_duckdb_keeps_its_default(tmp_path: Path) -> None:
+    with Store(tmp_path / "default.duckdb") as store:
+        assert _threads(store) >= 1
+
+
+def test_the_setting_defaults_to_one_thread_and_reads_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().duckdb_threads == 1
+    monkeypatch.setenv("ONCELOG_DUCKDB_THREADS", "2")
+    assert Settings().duckdb_threads == 2
