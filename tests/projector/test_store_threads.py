@@ -26,7 +26,9 @@ def test_without_a_bound_duckdb_keeps_its_default(tmp_path: Path) -> None:
         assert _threads(store) >= 1
 
 
-def test_the_setting_defaults_to_one_thread_and_reads_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_setting_defaults_to_one_thread_and_reads_its_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     assert Settings().duckdb_threads == 1
     monkeypatch.setenv("ONCELOG_DUCKDB_THREADS", "2")
     assert Settings().duckdb_threads == 2
