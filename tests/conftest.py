@@ -9,9 +9,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from oncelog.net import free_port
 from oncelog.settings import Settings
+
+# Timing is not behaviour. On a shared two-core machine an example can wait longer for a
+# CPU than Hypothesis's default deadline (200 ms) or its data-generation health check
+# allow; it then reports a passing property as failed or flaky. Properties here assert
+# what happens, never how fast: tests that care about time use an injectable clock.
+hypothesis_settings.register_profile(
+    "oncelog", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.load_profile("oncelog")
 
 BrokerSource = tuple[str, str]  # (bootstrap, where it came from)
 
