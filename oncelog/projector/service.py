@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Collection
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+from confluent_kafka.admin import AdminClient
 from prometheus_client import CollectorRegistry
 
 from oncelog.errors import KafkaOperationError
@@ -27,12 +28,19 @@ from oncelog.kafka.reader import consume_available, partition_count
 from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.committer import Committer
 from oncelog.projector.fold import PartitionClock
-from oncelog.projector.membership import member_client_id
+from oncelog.projector.membership import describe_group, group_id, member_client_id
 from oncelog.projector.metrics import ProjectorMetrics
 from oncelog.projector.restore import needs_restore, partition_sizes, restore_partition
 from oncelog.projector.states import DEFAULT_MAX_STATES, StateCache
 from oncelog.projector.store import Batch, Position, Store
 from oncelog.projector.sweeps import SweepScheduler
+from oncelog.projector.unassigned_watch import (
+    DEFAULT_MARGIN_S,
+    GroupView,
+    UnassignedWatch,
+    group_view,
+    rejoin_reason,
+)
 from oncelog.schemas.codec import encode_decision, encode_snapshot
 from oncelog.schemas.models import ExecutionState
 from oncelog.settings import Settings
@@ -42,6 +50,7 @@ _FLUSH_TIMEOUT_S = 60.0
 #: More rejoins than this within the window: not a coordinator failover, a duplicate id.
 _MAX_REJOINS = 3
 _REJOIN_WINDOW_S = 60.0
+_DESCRIBE_TIMEOUT_S = 5.0
 
 
 def _is_fatal(error: KafkaError) -> bool:
@@ -64,7 +73,7 @@ def group_config(settings: Settings) -> dict[str, object]:
     """The projectors' consumer group: one member per ``projector_id``, cooperative."""
     session_ms = settings.group_session_timeout_ms
     return {
-        "group.id": f"{settings.topic_prefix}.projector",
+        "group.id": group_id(settings),
         # Static membership: a restarted projector replaces its dead self at once
         # instead of waiting out the session timeout of the old member.
         "group.instance.id": settings.projector_id,
@@ -100,11 +109,14 @@ class Projector:
         max_states: int = DEFAULT_MAX_STATES,
         on_rebalance: Callable[[str], None] | None = None,
         metrics: CollectorRegistry | None = None,
+        unassigned_margin_s: float = DEFAULT_MARGIN_S,
     ) -> None:
         """``on_rebalance`` hears one line per change of assignment (``serve`` prints it).
 
         ``metrics``: the registry to report in (``serve`` scrapes it at ``/metrics``);
         None: a registry of this projector's own, which nobody reads.
+        ``unassigned_margin_s``: how long past the session timeout a projector may hold
+        no partition before it asks the group why (:mod:`.unassigned_watch`).
         """
         self._settings = settings
         self._kafka = settings.kafka_config(bootstrap)
@@ -137,12 +149,16 @@ class Projector:
         self._known: set[str] = set()
         self._fatal: KafkaError | None = None  # the consumer's, heard by _on_consumer_error
         self._rejoins: list[float] = []  # monotonic times of the recent rejoins
+        grace_s = settings.group_session_timeout_ms / 1000 + unassigned_margin_s
+        self._unassigned = UnassignedWatch(grace_s)
+        self._admin: AdminClient | None = None  # made by start()
 
     # --- lifecycle -----------------------------------------------------------------
 
     def start(self) -> None:
         """Check the topics, then join the consumer group."""
-        admin = admin_client(self._settings, self._kafka["bootstrap.servers"])
+        # Kept: the unassigned watch asks the group coordinator through it.
+        admin = self._admin = admin_client(self._settings, self._kafka["bootstrap.servers"])
         specs = ledger_topics(self._settings)
         counts = check_topics(admin, specs, self._settings.replication_factor)
         self._reply_partitions = counts[self._settings.decisions_topic]
@@ -185,6 +201,10 @@ class Projector:
                 f"{_REJOIN_WINDOW_S:.0f}s ({error.str()}): does another projector run with "
                 f"ONCELOG_PROJECTOR_ID={self._settings.projector_id}?"
             )
+        self._replace_consumer(f"a fatal consumer error: {error.str()}")
+
+    def _replace_consumer(self, why: str) -> None:
+        """Release every partition, close the consumer, say why, and join with a new one."""
         self._committer.drain()
         self._release(sorted(self._clocks))
         old, self._consumer = self._consumer, None
@@ -192,11 +212,27 @@ class Projector:
             with contextlib.suppress(KafkaException, RuntimeError):
                 old.close()
         if self._on_rebalance is not None:
-            self._on_rebalance(
-                f"{self._settings.projector_id}: rejoining the group after a fatal consumer "
-                f"error: {error.str()}"
-            )
+            self._on_rebalance(f"{self._settings.projector_id}: rejoining the group after {why}")
         self._consumer = self._join()
+
+    def _watch_unassigned(self) -> None:
+        """Rejoin with a new consumer when nothing has been held for too long, and the
+        group says that is wrong (:func:`rejoin_reason`): never stay silently idle."""
+        if not self._unassigned.due():
+            return
+        reason = rejoin_reason(self._look_at_group())
+        held_for = self._unassigned.unassigned_s()
+        self._unassigned.looked()
+        if reason is not None:
+            self._replace_consumer(f"{held_for:.0f}s without partitions: {reason}")
+
+    def _look_at_group(self) -> GroupView | None:
+        """The coordinator's view of the group, as this projector sees it (None: no answer)."""
+        assert self._admin is not None, "start() first"
+        state = describe_group(self._admin, self._settings, _DESCRIBE_TIMEOUT_S)
+        if state is None:
+            return None
+        return group_view(state, self._partitions, self._settings.projector_id)
 
     def run(self, stop: threading.Event) -> None:
         """Process batches until ``stop`` is set."""
@@ -215,6 +251,7 @@ class Projector:
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
+        self._admin = None
         self._producer.close()
 
     # --- assignment ----------------------------------------------------------------
@@ -231,6 +268,7 @@ class Projector:
             self.metrics.assigned(tp.partition, position.next_offset)
         self._known |= self._store.operation_ids(added)
         consumer.incremental_assign(partitions)
+        self._unassigned.holding(self._clocks)
         self._report("assigned", added)
 
     def _starts(self, consumer: Consumer, partitions: list[int]) -> dict[int, Position]:
@@ -329,6 +367,7 @@ class Projector:
         for p in partitions:
             self._clocks.pop(p, None)
         self._known = self._store.operation_ids(sorted(self._clocks))
+        self._unassigned.holding(self._clocks)
 
     def wait_committed(self, partition: int, offset: int, timeout_s: float) -> bool:
         """Block until the request at ``offset`` of ``partition`` is committed to DuckDB
@@ -356,6 +395,7 @@ class Projector:
         else:
             self._report_lag()
         self._sweeps.maybe_send(self._reader, self._producer, sorted(self._clocks))
+        self._watch_unassigned()
         return len(messages)
 
     def _report_lag(self) -> None:
