@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable, Collection
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
-from confluent_kafka.admin import AdminClient
 from prometheus_client import CollectorRegistry
 
 from oncelog.errors import KafkaOperationError
@@ -151,14 +150,12 @@ class Projector:
         self._rejoins: list[float] = []  # monotonic times of the recent rejoins
         grace_s = settings.group_session_timeout_ms / 1000 + unassigned_margin_s
         self._unassigned = UnassignedWatch(grace_s)
-        self._admin: AdminClient | None = None  # made by start()
 
     # --- lifecycle -----------------------------------------------------------------
 
     def start(self) -> None:
         """Check the topics, then join the consumer group."""
-        # Kept: the unassigned watch asks the group coordinator through it.
-        admin = self._admin = admin_client(self._settings, self._kafka["bootstrap.servers"])
+        admin = admin_client(self._settings, self._kafka["bootstrap.servers"])
         specs = ledger_topics(self._settings)
         counts = check_topics(admin, specs, self._settings.replication_factor)
         self._reply_partitions = counts[self._settings.decisions_topic]
@@ -227,9 +224,14 @@ class Projector:
             self._replace_consumer(f"{held_for:.0f}s without partitions: {reason}")
 
     def _look_at_group(self) -> GroupView | None:
-        """The coordinator's view of the group, as this projector sees it (None: no answer)."""
-        assert self._admin is not None, "start() first"
-        state = describe_group(self._admin, self._settings, _DESCRIBE_TIMEOUT_S)
+        """The coordinator's view of the group, as this projector sees it (None: no answer).
+
+        A new admin client each time (once a grace period, only while nothing is held):
+        one kept since start-up can be as cut off as the stuck consumer, having dropped
+        every broker it knew during an outage (see docs/reliability.md).
+        """
+        admin = admin_client(self._settings, self._kafka["bootstrap.servers"])
+        state = describe_group(admin, self._settings, _DESCRIBE_TIMEOUT_S)
         if state is None:
             return None
         return group_view(state, self._partitions, self._settings.projector_id)
@@ -251,7 +253,6 @@ class Projector:
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
-        self._admin = None
         self._producer.close()
 
     # --- assignment ----------------------------------------------------------------
