@@ -27,12 +27,19 @@ from oncelog.kafka.reader import consume_available, partition_count
 from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.committer import Committer
 from oncelog.projector.fold import PartitionClock
-from oncelog.projector.membership import member_client_id
+from oncelog.projector.membership import describe_group, group_id, member_client_id
 from oncelog.projector.metrics import ProjectorMetrics
 from oncelog.projector.restore import needs_restore, partition_sizes, restore_partition
 from oncelog.projector.states import DEFAULT_MAX_STATES, StateCache
 from oncelog.projector.store import Batch, Position, Store
 from oncelog.projector.sweeps import SweepScheduler
+from oncelog.projector.unassigned_watch import (
+    DEFAULT_MARGIN_S,
+    GroupView,
+    UnassignedWatch,
+    group_view,
+    rejoin_reason,
+)
 from oncelog.schemas.codec import encode_decision, encode_snapshot
 from oncelog.schemas.models import ExecutionState
 from oncelog.settings import Settings
@@ -44,6 +51,7 @@ LAG_REPORT_S = 0.5
 #: More rejoins than this within the window: not a coordinator failover, a duplicate id.
 _MAX_REJOINS = 3
 _REJOIN_WINDOW_S = 60.0
+_DESCRIBE_TIMEOUT_S = 5.0
 
 
 def _is_fatal(error: KafkaError) -> bool:
@@ -66,7 +74,7 @@ def group_config(settings: Settings) -> dict[str, object]:
     """The projectors' consumer group: one member per ``projector_id``, cooperative."""
     session_ms = settings.group_session_timeout_ms
     return {
-        "group.id": f"{settings.topic_prefix}.projector",
+        "group.id": group_id(settings),
         # Static membership: a restarted projector replaces its dead self at once
         # instead of waiting out the session timeout of the old member.
         "group.instance.id": settings.projector_id,
@@ -102,11 +110,14 @@ class Projector:
         max_states: int = DEFAULT_MAX_STATES,
         on_rebalance: Callable[[str], None] | None = None,
         metrics: CollectorRegistry | None = None,
+        unassigned_margin_s: float = DEFAULT_MARGIN_S,
     ) -> None:
         """``on_rebalance`` hears one line per change of assignment (``serve`` prints it).
 
         ``metrics``: the registry to report in (``serve`` scrapes it at ``/metrics``);
         None: a registry of this projector's own, which nobody reads.
+        ``unassigned_margin_s``: how long past the session timeout a projector may hold
+        no partition before it asks the group why (:mod:`.unassigned_watch`).
         """
         self._settings = settings
         self._kafka = settings.kafka_config(bootstrap)
@@ -140,6 +151,8 @@ class Projector:
         self._known: set[str] = set()
         self._fatal: KafkaError | None = None  # the consumer's, heard by _on_consumer_error
         self._rejoins: list[float] = []  # monotonic times of the recent rejoins
+        grace_s = settings.group_session_timeout_ms / 1000 + unassigned_margin_s
+        self._unassigned = UnassignedWatch(grace_s)
 
     # --- lifecycle -----------------------------------------------------------------
 
@@ -188,6 +201,10 @@ class Projector:
                 f"{_REJOIN_WINDOW_S:.0f}s ({error.str()}): does another projector run with "
                 f"ONCELOG_PROJECTOR_ID={self._settings.projector_id}?"
             )
+        self._replace_consumer(f"a fatal consumer error: {error.str()}")
+
+    def _replace_consumer(self, why: str) -> None:
+        """Release every partition, close the consumer, say why, and join with a new one."""
         self._committer.drain()
         self._release(sorted(self._clocks))
         old, self._consumer = self._consumer, None
@@ -195,11 +212,32 @@ class Projector:
             with contextlib.suppress(KafkaException, RuntimeError):
                 old.close()
         if self._on_rebalance is not None:
-            self._on_rebalance(
-                f"{self._settings.projector_id}: rejoining the group after a fatal consumer "
-                f"error: {error.str()}"
-            )
+            self._on_rebalance(f"{self._settings.projector_id}: rejoining the group after {why}")
         self._consumer = self._join()
+
+    def _watch_unassigned(self) -> None:
+        """Rejoin with a new consumer when nothing has been held for too long, and the
+        group says that is wrong (:func:`rejoin_reason`): never stay silently idle."""
+        if not self._unassigned.due():
+            return
+        reason = rejoin_reason(self._look_at_group())
+        held_for = self._unassigned.unassigned_s()
+        self._unassigned.looked()
+        if reason is not None:
+            self._replace_consumer(f"{held_for:.0f}s without partitions: {reason}")
+
+    def _look_at_group(self) -> GroupView | None:
+        """The coordinator's view of the group, as this projector sees it (None: no answer).
+
+        A new admin client each time (once a grace period, only while nothing is held):
+        one kept since start-up can be as cut off as the stuck consumer, having dropped
+        every broker it knew during an outage (see docs/reliability.md).
+        """
+        admin = admin_client(self._settings, self._kafka["bootstrap.servers"])
+        state = describe_group(admin, self._settings, _DESCRIBE_TIMEOUT_S)
+        if state is None:
+            return None
+        return group_view(state, self._partitions, self._settings.projector_id)
 
     def run(self, stop: threading.Event) -> None:
         """Process batches until ``stop`` is set."""
@@ -234,6 +272,7 @@ class Projector:
             self.metrics.assigned(tp.partition, position.next_offset)
         self._known |= self._store.operation_ids(added)
         consumer.incremental_assign(partitions)
+        self._unassigned.holding(self._clocks)
         self._report("assigned", added)
 
     def _starts(self, consumer: Consumer, partitions: list[int]) -> dict[int, Position]:
@@ -332,6 +371,7 @@ class Projector:
         for p in partitions:
             self._clocks.pop(p, None)
         self._known = self._store.operation_ids(sorted(self._clocks))
+        self._unassigned.holding(self._clocks)
 
     def wait_committed(self, partition: int, offset: int, timeout_s: float) -> bool:
         """Block until the request at ``offset`` of ``partition`` is committed to DuckDB
@@ -359,6 +399,7 @@ class Projector:
         else:
             self._report_lag(at_rest=True)
         self._sweeps.maybe_send(self._reader, self._producer, sorted(self._clocks))
+        self._watch_unassigned()
         return len(messages)
 
     def _report_lag(self, *, at_rest: bool = False) -> None:

@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from confluent_kafka import ConsumerGroupState, KafkaException
-from confluent_kafka.admin import ConsumerGroupDescription
 
 from oncelog.errors import NoOwnerError
-from oncelog.projector.membership import advertised_url
+from oncelog.projector.membership import MemberInfo, advertised_url, group_id, member_infos
 from oncelog.settings import Settings
 from oncelog.topics import admin_client
 
@@ -44,15 +43,6 @@ class Member:
         """``projector-1 at http://host:port``, for error messages."""
         where = self.url or "no query API (started with --no-http?)"
         return f"{self.projector_id} at {where}"
-
-
-@dataclass(frozen=True)
-class MemberInfo:
-    """What the coordinator says of one member (the raw input of :func:`build_view`)."""
-
-    projector_id: str
-    client_id: str
-    partitions: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -86,18 +76,6 @@ def build_view(
         for p in info.partitions:
             owners.setdefault(p, member)
     return OwnerView(partitions, owners, members, stable)
-
-
-def member_infos(description: ConsumerGroupDescription, topic: str) -> list[MemberInfo]:
-    """The coordinator's members, with their partitions of ``topic``."""
-    return [
-        MemberInfo(
-            m.group_instance_id or m.member_id,
-            m.client_id,
-            tuple(tp.partition for tp in m.assignment.topic_partitions if tp.topic == topic),
-        )
-        for m in description.members
-    ]
 
 
 class ViewCache:
@@ -163,7 +141,7 @@ class GroupDescriber:
 
     def __init__(self, settings: Settings, bootstrap: str) -> None:
         self._admin = admin_client(settings, bootstrap)
-        self._group = f"{settings.topic_prefix}.projector"
+        self._group = group_id(settings)
         self._topic = settings.requests_topic
         self._timeout_s = settings.http_forward_timeout_s
         self._partitions = 0

@@ -23,9 +23,9 @@ from oncelog.net import free_port
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector import process
+from oncelog.projector.membership import member_infos
 from oncelog.projector.rebuild import count_partitions
 from oncelog.query.catch_up import wait_until_folded
-from oncelog.query.owners import member_infos
 from oncelog.query.source import HttpSource
 from oncelog.schemas.codec import decode_decision, decode_snapshot
 from oncelog.settings import Settings

@@ -7,8 +7,8 @@ import socket
 import pytest
 
 from oncelog.errors import NoOwnerError
-from oncelog.projector.membership import CLIENT_ID, advertised_url, member_client_id
-from oncelog.query.owners import Member, MemberInfo, OwnerView, ViewCache, build_view
+from oncelog.projector.membership import CLIENT_ID, MemberInfo, advertised_url, member_client_id
+from oncelog.query.owners import Member, OwnerView, ViewCache, build_view
 from oncelog.query.server import advertised_url as url_of_instance
 from oncelog.settings import Settings
 
