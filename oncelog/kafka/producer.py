@@ -125,7 +125,7 @@ class FutureProducer:
         headers: Headers | None = None,
     ) -> Future[Delivery]:
         """Queue one record; raise the last delivery error first, if one is pending."""
-        self._raise_pending()
+        self.raise_pending()
         future: Future[Delivery] = Future()
 
         def on_delivery(err: KafkaError | None, msg: Message) -> None:
@@ -158,7 +158,7 @@ class FutureProducer:
         delivery, which is what a high-rate publisher wants; :meth:`flush` then
         tells that everything queued so far was acknowledged.
         """
-        self._raise_pending()
+        self.raise_pending()
         producer = self._client()
         while True:
             try:
@@ -172,7 +172,8 @@ class FutureProducer:
             except KafkaException as exc:
                 raise delivery_error(topic, partition, exc) from exc
 
-    def _raise_pending(self) -> None:
+    def raise_pending(self) -> None:
+        """Raise the delivery error a failed record left, if any (once)."""
         if self._pending_error is not None:
             error, self._pending_error = self._pending_error, None
             raise error
@@ -191,7 +192,7 @@ class FutureProducer:
             left = self._producer.flush(timeout_s)
             if left:
                 raise KafkaOperationError(f"{left} records still undelivered after {timeout_s}s")
-        self._raise_pending()
+        self.raise_pending()
 
     def close(self, timeout_s: float = 10.0) -> None:
         """Flush what is queued, stop the poll thread, then release the client.

@@ -23,12 +23,16 @@ from oncelog.errors import (
     NotAuthorizedError,
 )
 from oncelog.identity.partitioner import partition_for
-from oncelog.kafka.producer import FutureProducer
+from oncelog.kafka.lanes import Lanes
 from oncelog.producer.clock import WALL_CLOCK, Clock
 from oncelog.producer.listener import DecisionListener
 from oncelog.schemas.codec import decode_request, encode_request
 from oncelog.schemas.models import Decision, Request
 from oncelog.settings import Settings
+
+#: How long a request waits for other calls' requests to share its produce request, while
+#: other calls of the client wait (a call alone leaves at once): see oncelog.kafka.lanes.
+BATCH_LINGER_MS: Final = 2.0
 
 MAX_CALL_TIMEOUT_S: Final = 300.0
 """The longest a call may keep re-sending one request: the fold's retry memory
@@ -67,9 +71,9 @@ class Dispatcher:
     ) -> None:
         kafka = settings.kafka_config(bootstrap)
         self._topic = settings.requests_topic
-        # No Python callback per delivered request: only a failure reaches _on_failed,
-        # which fails the call at once on an ACL denial (a request id is in the record).
-        self._producer = FutureProducer(kafka, error_reports_only=True, on_error=self._on_failed)
+        # A failure reaches _on_failed, which fails the call at once on an ACL denial (a
+        # request id is in the record).
+        self._sender = Lanes(kafka, BATCH_LINGER_MS, on_error=self._on_failed)
         pinned = settings.reply_partition if reply_partition is None else reply_partition
         self._listener = DecisionListener(
             kafka, settings.decisions_topic, reply_partition=pinned, requests_topic=self._topic
@@ -100,18 +104,20 @@ class Dispatcher:
     def close(self) -> None:
         """Stop listening and flush the producer."""
         self._listener.close()
-        self._producer.close()
+        self._sender.close()
 
     def _send(self, request: Request) -> None:
         partition = partition_for(request.channel_id, self._partitions)
         # Every request names where this client listens: its decision is written there.
         value = encode_request(request._replace(reply_partition=self._listener.reply_partition))
-        self._producer.send_nowait(self._topic, partition, request.operation_id.encode(), value)
+        # Alone: no other call of this client waits, so nothing would share its request.
+        alone = self._listener.waiting <= 1
+        self._sender.send(self._topic, partition, request.operation_id.encode(), value, alone=alone)
 
     def send_acknowledged(self, request: Request, timeout_s: float) -> None:
         """Send once, without waiting for the decision: return once the broker has it."""
         self._send(request)
-        self._producer.flush(timeout_s)
+        self._sender.flush(timeout_s)
 
     def _on_failed(self, msg: Message, error: KafkaOperationError) -> None:
         # A transient failure is re-sent by the call until its deadline; a denial is final.

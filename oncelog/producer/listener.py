@@ -107,6 +107,11 @@ class DecisionListener:
             self._waiters[request_id.encode()] = future
         return future
 
+    @property
+    def waiting(self) -> int:
+        """How many calls of this client wait for a decision now."""
+        return len(self._waiters)
+
     def settle(self, request_id: str, outcome: Outcome) -> None:
         """Settle ``request_id``'s waiter from any thread (a delivery denial, say)."""
         waiter = self._waiters.get(request_id.encode())

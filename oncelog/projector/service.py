@@ -22,7 +22,7 @@ from prometheus_client import CollectorRegistry
 
 from oncelog.errors import KafkaOperationError
 from oncelog.identity.partitioner import partition_for, reply_partition_for
-from oncelog.kafka.producer import FutureProducer
+from oncelog.kafka.lanes import Lanes
 from oncelog.kafka.reader import consume_available, partition_count
 from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.committer import Committer
@@ -46,6 +46,11 @@ from oncelog.settings import Settings
 from oncelog.topics import admin_client, check_topics, ledger_topics
 
 _FLUSH_TIMEOUT_S = 60.0
+#: How long the projector's records wait for others to share their produce request (ms)
+#: when they are not alone (oncelog.kafka.lanes): a poll batch of more than
+#: ``EXPRESS_BATCH`` requests, and every snapshot.
+PUBLISH_LINGER_MS = 2.0
+EXPRESS_BATCH = 2
 #: How often a busy projector updates its lag gauges (always when a poll is empty).
 LAG_REPORT_S = 0.5
 #: More rejoins than this within the window: not a coordinator failover, a duplicate id.
@@ -126,7 +131,9 @@ class Projector:
         self._poll_timeout_s = poll_timeout_s
         self._lag_reported_at = float("-inf")  # the first batch reports
         self._clocks: dict[int, PartitionClock] = {}
-        self._producer = FutureProducer(self._kafka, error_reports_only=True)
+        # The decisions of a small batch (someone waits on each, alone) leave at once; under
+        # load they, and every snapshot, linger to share produce requests (oncelog.kafka.lanes).
+        self._lanes = Lanes(self._kafka, PUBLISH_LINGER_MS)
         self._consumer: Consumer | None = None
         self._folder: BatchFolder | None = None
         self._sweeps = SweepScheduler(settings.requests_topic, sweep_interval_s)
@@ -137,7 +144,7 @@ class Projector:
         # A flush before each commit: a committed position always means "published".
         self._committer = Committer(
             store, on_batch,
-            before_commit=lambda: self._producer.flush(_FLUSH_TIMEOUT_S),
+            before_commit=lambda: self._lanes.flush(_FLUSH_TIMEOUT_S),
             committed={p: pos.next_offset for p, pos in store.positions().items()},
             on_commit_seconds=self.metrics.committed,
         )  # fmt: skip
@@ -256,7 +263,7 @@ class Projector:
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
-        self._producer.close()
+        self._lanes.close()
 
     # --- assignment ----------------------------------------------------------------
 
@@ -398,7 +405,7 @@ class Projector:
             self._process(messages)  # reports the lag itself, before any fault hook
         else:
             self._report_lag(at_rest=True)
-        self._sweeps.maybe_send(self._reader, self._producer, sorted(self._clocks))
+        self._sweeps.maybe_send(self._reader, self._lanes.batched, sorted(self._clocks))
         self._watch_unassigned()
         return len(messages)
 
@@ -436,7 +443,7 @@ class Projector:
         self.metrics.batch_folded(folded_s, out.audit, out.dead, next_offsets)
         self._report_lag()
         if self._before_commit is not None:
-            self._producer.flush(_FLUSH_TIMEOUT_S)
+            self._lanes.flush(_FLUSH_TIMEOUT_S)
             self._before_commit()  # fault injection: published, not committed
         self._sweeps.folded(out.audit)
         self._committer.submit(out.batch())
@@ -458,16 +465,24 @@ class Projector:
         return found
 
     def _publish(self, out: Folded) -> None:
-        """Queue every decision, snapshot and dead letter of the batch (flushed before commit)."""
+        """Queue every decision, snapshot and dead letter of the batch (flushed before commit).
+
+        Snapshots keep one lane: a key's versions must reach the compacted topic in order.
+        Decisions may take either: a client waits for its own by request id.
+        """
         s = self._settings
-        send = self._producer.send_nowait
+        lanes = self._lanes
+        lanes.raise_pending()
+        send = lanes.batched.send_nowait
+        alone = len(out.audit) <= EXPRESS_BATCH
+        decide = lanes.express.send_nowait if alone else send
         replies = self._reply_partitions
         for entry in out.audit:
             decision = entry.decision
             key = decision.request_id.encode()
             # Where its client listens (spec §3): a function of the request alone.
             reply = reply_partition_for(entry.request.reply_partition, entry.partition, replies)
-            send(s.decisions_topic, reply, key, encode_decision(decision))
+            decide(s.decisions_topic, reply, key, encode_decision(decision))
         for snap in out.snapshots:
             key = snap.state.operation_id.encode()
             send(s.executions_topic, snap.source_partition, key, encode_snapshot(snap))

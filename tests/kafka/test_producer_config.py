@@ -10,8 +10,8 @@ import pytest
 from oncelog.errors import ConfigError
 from oncelog.kafka import producer as producer_module
 from oncelog.kafka.producer import FutureProducer, producer_config
-from oncelog.producer.dispatch import Dispatcher, Timeouts
-from oncelog.projector.service import Projector
+from oncelog.producer.dispatch import BATCH_LINGER_MS, Dispatcher, Timeouts
+from oncelog.projector.service import PUBLISH_LINGER_MS, Projector
 from oncelog.projector.store import Store
 from oncelog.settings import Settings
 
@@ -59,12 +59,22 @@ def test_the_clients_and_the_projectors_producers_are_durable(
     Dispatcher(settings, NOWHERE, Timeouts())
     with Store(settings.db_path) as store:
         Projector(settings, NOWHERE, store)
-    assert len(built) == 2  # the client's requests producer, the projector's publisher
+    # The client's two lanes of requests, the projector's two of decisions and snapshots.
+    assert len(built) == 4
     for made in built:
         assert made.config["acks"] == "all"
         assert made.config["enable.idempotence"] is True
         # One request in flight: concurrent sends batch in the next request.
         assert made.config["max.in.flight.requests.per.connection"] == 1
+    # A lone call leaves at once; concurrent ones linger to share requests; decisions a little.
+    lingers = [made.config["linger.ms"] for made in built]
+    assert lingers == [0, BATCH_LINGER_MS, 0, PUBLISH_LINGER_MS]
+
+
+def test_a_configured_linger_wins_over_the_built_in_ones(built: list[FutureProducer]) -> None:
+    settings = Settings(bootstrap_servers=NOWHERE, kafka_extra_config={"linger.ms": 7})
+    Dispatcher(settings, NOWHERE, Timeouts())
+    assert [made.config["linger.ms"] for made in built] == [7, 7]
 
 
 def test_extra_config_cannot_weaken_the_clients_producer() -> None:

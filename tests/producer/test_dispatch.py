@@ -24,7 +24,8 @@ def silent() -> Iterator[Dispatcher]:
     dispatcher._partitions = 3  # what start() would read from the broker
     dispatcher._listener.reply_partition = 0  # and the reply partition it would choose
     yield dispatcher
-    dispatcher._producer.close(timeout_s=0)  # nothing will ever be delivered: do not flush
+    for producer in (dispatcher._sender.express, dispatcher._sender.batched):
+        producer.close(timeout_s=0)  # nothing will ever be delivered: do not flush
 
 
 def test_a_blocking_call_gives_up_at_its_deadline(silent: Dispatcher) -> None:

@@ -1,0 +1,56 @@
+"""Which lane a record takes: at once when it is alone, batched when not."""
+
+from __future__ import annotations
+
+import pytest
+
+from oncelog.errors import KafkaOperationError
+from oncelog.kafka.lanes import Lanes
+from oncelog.kafka.producer import FutureProducer
+
+NOWHERE = {"bootstrap.servers": "127.0.0.1:1"}
+LINGER_MS = 2.0
+
+
+@pytest.fixture
+def sender(monkeypatch: pytest.MonkeyPatch) -> tuple[Lanes, list[str]]:
+    """A sender whose producers record what they were given instead of connecting."""
+    sent: list[str] = []
+    made = Lanes(NOWHERE, LINGER_MS)
+    for name in ("express", "batched"):
+        producer: FutureProducer = getattr(made, name)
+
+        def record(topic: str, partition: int, key: bytes, value: bytes, headers: object = None,
+                   *, _name: str = name, _producer: FutureProducer = producer) -> None:  # fmt: skip
+            _producer.raise_pending()
+            sent.append(f"{_name}:{value.decode()}")
+
+        monkeypatch.setattr(producer, "send_nowait", record)
+    return made, sent
+
+
+def test_a_lone_call_goes_express_and_concurrent_ones_are_batched(
+    sender: tuple[Lanes, list[str]],
+) -> None:
+    made, sent = sender
+    made.send("t", 0, b"k", b"lone", alone=True)
+    made.send("t", 0, b"k", b"busy", alone=False)
+    assert sent == ["express:lone", "batched:busy"]
+
+
+def test_only_the_batched_lane_lingers() -> None:
+    made = Lanes(NOWHERE, LINGER_MS)
+    assert made.express.config["linger.ms"] == 0
+    assert made.batched.config["linger.ms"] == LINGER_MS
+
+
+def test_a_failure_of_either_producer_is_raised_by_the_next_send(
+    sender: tuple[Lanes, list[str]],
+) -> None:
+    made, sent = sender
+    made.batched._pending_error = KafkaOperationError("delivery to t[0] failed")
+    with pytest.raises(KafkaOperationError, match="delivery to t"):
+        made.send("t", 0, b"k", b"lone", alone=True)  # the express one, this time
+    assert sent == []
+    made.send("t", 0, b"k", b"again", alone=True)  # raised once
+    assert sent == ["express:again"]
