@@ -12,8 +12,9 @@ every producer at 0 ms, 1,259 / 1,405 cycles/s; both roles in two lanes lingerin
 when not alone, 2,015 / 1,623; a lone sequential claim's p50 stays 1.7-2.0 ms (every
 producer at a fixed 0.5 ms: 2.8-2.9 ms).
 
-Order: records of one lane keep their order. Across lanes they need not, so a role puts
-records whose order matters (a key's snapshots) in one lane.
+Order: a record goes express only while the batched lane holds nothing unacknowledged, so
+it can never overtake an earlier record of either lane: a role's records keep the order
+they were sent in (a key's snapshots on the compacted topic, a decision and its snapshot).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 from confluent_kafka import Message
 
 from oncelog.errors import KafkaOperationError
-from oncelog.kafka.producer import FutureProducer, Headers
+from oncelog.kafka.producer import FutureProducer
 
 
 class Lanes:
@@ -43,17 +44,16 @@ class Lanes:
         batched = {"linger.ms": batch_linger_ms, **config}
         self.batched = FutureProducer(batched, error_reports_only=True, on_error=on_error)
 
-    def send(
-        self, topic: str, partition: int, key: bytes, value: bytes, *,
-        alone: bool, headers: Headers | None = None,
-    ) -> None:  # fmt: skip
-        """Queue one record: at once when ``alone``, else with the others.
-
-        A delivery failure of either lane is raised here, by the next send.
-        """
+    def lane(self, *, alone: bool) -> FutureProducer:
+        """``express`` for records that are ``alone`` while nothing lingers in ``batched``
+        (so nothing earlier can be overtaken), else ``batched``. Raises a pending delivery
+        error of either lane first."""
         self.raise_pending()
-        producer = self.express if alone else self.batched
-        producer.send_nowait(topic, partition, key, value, headers)
+        return self.express if alone and self.batched.queued() == 0 else self.batched
+
+    def send(self, topic: str, partition: int, key: bytes, value: bytes, *, alone: bool) -> None:
+        """Queue one record in :meth:`lane`; a delivery failure is raised by the next send."""
+        self.lane(alone=alone).send_nowait(topic, partition, key, value)
 
     def raise_pending(self) -> None:
         """Raise the delivery error either lane holds, if any (once)."""

@@ -172,6 +172,11 @@ class FutureProducer:
             except KafkaException as exc:
                 raise delivery_error(topic, partition, exc) from exc
 
+    def queued(self) -> int:
+        """Records queued or in flight, not yet acknowledged (0 before the first send)."""
+        producer = self._producer
+        return 0 if producer is None else len(producer)
+
     def raise_pending(self) -> None:
         """Raise the delivery error a failed record left, if any (once)."""
         if self._pending_error is not None:

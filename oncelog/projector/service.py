@@ -48,7 +48,7 @@ from oncelog.topics import admin_client, check_topics, ledger_topics
 _FLUSH_TIMEOUT_S = 60.0
 #: How long the projector's records wait for others to share their produce request (ms)
 #: when they are not alone (oncelog.kafka.lanes): a poll batch of more than
-#: ``EXPRESS_BATCH`` requests, and every snapshot.
+#: ``EXPRESS_BATCH`` requests, or any batch while earlier records still linger.
 PUBLISH_LINGER_MS = 2.0
 EXPRESS_BATCH = 2
 #: How often a busy projector updates its lag gauges (always when a poll is empty).
@@ -131,8 +131,8 @@ class Projector:
         self._poll_timeout_s = poll_timeout_s
         self._lag_reported_at = float("-inf")  # the first batch reports
         self._clocks: dict[int, PartitionClock] = {}
-        # The decisions of a small batch (someone waits on each, alone) leave at once; under
-        # load they, and every snapshot, linger to share produce requests (oncelog.kafka.lanes).
+        # A small batch's records (someone waits on each decision, alone) leave at once;
+        # under load they linger to share produce requests (oncelog.kafka.lanes).
         self._lanes = Lanes(self._kafka, PUBLISH_LINGER_MS)
         self._consumer: Consumer | None = None
         self._folder: BatchFolder | None = None
@@ -467,22 +467,18 @@ class Projector:
     def _publish(self, out: Folded) -> None:
         """Queue every decision, snapshot and dead letter of the batch (flushed before commit).
 
-        Snapshots keep one lane: a key's versions must reach the compacted topic in order.
-        Decisions may take either: a client waits for its own by request id.
+        All in one lane (oncelog.kafka.lanes): express for a small batch while nothing
+        lingers, so a decision's snapshot is appended with it and a key's versions in order.
         """
         s = self._settings
-        lanes = self._lanes
-        lanes.raise_pending()
-        send = lanes.batched.send_nowait
-        alone = len(out.audit) <= EXPRESS_BATCH
-        decide = lanes.express.send_nowait if alone else send
+        send = self._lanes.lane(alone=len(out.audit) <= EXPRESS_BATCH).send_nowait
         replies = self._reply_partitions
         for entry in out.audit:
             decision = entry.decision
             key = decision.request_id.encode()
             # Where its client listens (spec §3): a function of the request alone.
             reply = reply_partition_for(entry.request.reply_partition, entry.partition, replies)
-            decide(s.decisions_topic, reply, key, encode_decision(decision))
+            send(s.decisions_topic, reply, key, encode_decision(decision))
         for snap in out.snapshots:
             key = snap.state.operation_id.encode()
             send(s.executions_topic, snap.source_partition, key, encode_snapshot(snap))

@@ -54,3 +54,14 @@ def test_a_failure_of_either_producer_is_raised_by_the_next_send(
     assert sent == []
     made.send("t", 0, b"k", b"again", alone=True)  # raised once
     assert sent == ["express:again"]
+
+
+def test_nothing_goes_express_while_records_linger_in_the_batched_lane(
+    sender: tuple[Lanes, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made, sent = sender
+    monkeypatch.setattr(made.batched, "queued", lambda: 3)  # not yet acknowledged
+    made.send("t", 0, b"k", b"second", alone=True)
+    monkeypatch.setattr(made.batched, "queued", lambda: 0)
+    made.send("t", 0, b"k", b"third", alone=True)
+    assert sent == ["batched:second", "express:third"]  # the second cannot overtake
