@@ -9,7 +9,7 @@ nobody. So a role keeps two producers: ``express`` (the configured linger, 0 by 
 for a record that is alone, and ``batched`` (``batch_linger_ms``) for the others.
 Measured with ``bench_projector`` (64 workers) on an idle machine (docs/performance.md):
 every producer at 0 ms, 1,259 / 1,405 cycles/s; both roles in two lanes lingering 2 ms
-when not alone, 2,015 / 1,623; a lone sequential claim's p50 stays 1.7-2.0 ms (every
+when not alone, 2,176 / 2,202; a lone sequential claim's p50 stays 1.8-2.0 ms (every
 producer at a fixed 0.5 ms: 2.8-2.9 ms).
 
 Order: a record goes express only while the batched lane holds nothing unacknowledged, so
