@@ -12,9 +12,10 @@ every producer at 0 ms, 1,259 / 1,405 cycles/s; both roles in two lanes lingerin
 when not alone, 2,176 / 2,202; a lone sequential claim's p50 stays 1.8-2.0 ms (every
 producer at a fixed 0.5 ms: 2.8-2.9 ms).
 
-Order: a record goes express only while the batched lane holds nothing unacknowledged, so
-it can never overtake an earlier record of either lane: a role's records keep the order
-they were sent in (a key's snapshots on the compacted topic, a decision and its snapshot).
+Order: while either lane holds unacknowledged records, every record takes that lane; only
+when both are empty does ``alone`` choose. So no record can overtake an earlier one of
+the other lane, and a role that sends from one thread keeps the order it sent in (a key's
+snapshots on the compacted topic, a decision and its snapshot).
 """
 
 from __future__ import annotations
@@ -45,11 +46,15 @@ class Lanes:
         self.batched = FutureProducer(batched, error_reports_only=True, on_error=on_error)
 
     def lane(self, *, alone: bool) -> FutureProducer:
-        """``express`` for records that are ``alone`` while nothing lingers in ``batched``
-        (so nothing earlier can be overtaken), else ``batched``. Raises a pending delivery
-        error of either lane first."""
+        """The lane still holding unacknowledged records (so nothing earlier is overtaken);
+        with both empty, ``express`` when ``alone``, else ``batched``. Raises a pending
+        delivery error of either lane first."""
         self.raise_pending()
-        return self.express if alone and self.batched.queued() == 0 else self.batched
+        if self.express.queued():
+            return self.express
+        if self.batched.queued():
+            return self.batched
+        return self.express if alone else self.batched
 
     def send(self, topic: str, partition: int, key: bytes, value: bytes, *, alone: bool) -> None:
         """Queue one record in :meth:`lane`; a delivery failure is raised by the next send."""

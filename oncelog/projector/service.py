@@ -48,7 +48,7 @@ from oncelog.topics import admin_client, check_topics, ledger_topics
 _FLUSH_TIMEOUT_S = 60.0
 #: How long the projector's records wait for others to share their produce request (ms)
 #: when they are not alone (oncelog.kafka.lanes): a poll batch of more than
-#: ``EXPRESS_BATCH`` requests, or any batch while earlier records still linger.
+#: ``EXPRESS_BATCH`` requests, or any batch while earlier batched records are unacknowledged.
 PUBLISH_LINGER_MS = 2.0
 EXPRESS_BATCH = 2
 #: How often a busy projector updates its lag gauges (always when a poll is empty).
@@ -467,8 +467,9 @@ class Projector:
     def _publish(self, out: Folded) -> None:
         """Queue every decision, snapshot and dead letter of the batch (flushed before commit).
 
-        All in one lane (oncelog.kafka.lanes): express for a small batch while nothing
-        lingers, so a decision's snapshot is appended with it and a key's versions in order.
+        All in one lane (oncelog.kafka.lanes): the lane that still holds unacknowledged
+        records, else express for a small batch. So a decision's snapshot is appended with
+        it, and a key's versions in order.
         """
         s = self._settings
         send = self._lanes.lane(alone=len(out.audit) <= EXPRESS_BATCH).send_nowait

@@ -65,3 +65,14 @@ def test_nothing_goes_express_while_records_linger_in_the_batched_lane(
     monkeypatch.setattr(made.batched, "queued", lambda: 0)
     made.send("t", 0, b"k", b"third", alone=True)
     assert sent == ["batched:second", "express:third"]  # the second cannot overtake
+
+
+def test_nothing_goes_batched_while_express_records_are_unacknowledged(
+    sender: tuple[Lanes, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made, sent = sender
+    monkeypatch.setattr(made.express, "queued", lambda: 1)  # in flight, a slow broker
+    made.send("t", 0, b"k", b"busy", alone=False)  # would linger, then overtake it
+    monkeypatch.setattr(made.express, "queued", lambda: 0)
+    made.send("t", 0, b"k", b"busy-again", alone=False)
+    assert sent == ["express:busy", "batched:busy-again"]
