@@ -73,8 +73,16 @@ def formatted(proc: subprocess.Popen[str], where: Path) -> None:
 
 
 def new_cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (Kafka's Uuid)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (Kafka's Uuid).
+
+    Never one that starts with ``-``: the storage tool would read it as an option
+    (``--cluster-id: expected one argument``), one format in 64; Kafka's own
+    ``Uuid.randomUuid`` draws again in that case too.
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def port_free(port: int) -> bool:
