@@ -405,7 +405,9 @@ class Projector:
             self._process(messages)  # reports the lag itself, before any fault hook
         else:
             self._report_lag(at_rest=True)
-        self._sweeps.maybe_send(self._reader, self._lanes.batched, sorted(self._clocks))
+        # Sweeps are requests, in no order with what the projector publishes: the express
+        # lane, connected by any small batch, so an idle projector needs no second one.
+        self._sweeps.maybe_send(self._reader, self._lanes.express, sorted(self._clocks))
         self._watch_unassigned()
         return len(messages)
 

@@ -24,6 +24,7 @@ from oncelog.testing import InMemoryLedger
 from tests.integration.helpers import decisions_on, snapshots_of, wait_until_log_time_passes
 
 BEAT_TIMEOUT_S = 10.0  # bounds the wait for one heartbeat's decision, in real time
+SWEEP_WAIT_S = 60.0  # a sweep interval, a commit and a fold, on a loaded machine
 
 
 @dataclass
@@ -124,9 +125,10 @@ class Backend:
             assert state is not None
             return state
         snaps = snapshots_of(self.settings, channel_id, operation_id)
-        for _ in range(100):  # the projector sweeps on a timer: wait out log time, bounded
-            if snaps[-1].state.status is Status.EXPIRED:
-                break
+        # The projector sweeps on a timer, from what it committed: wait out log time, then
+        # re-read, bounded by time (a count of re-reads ran out on a loaded CI machine).
+        give_up = time.monotonic() + SWEEP_WAIT_S
+        while snaps[-1].state.status is not Status.EXPIRED and time.monotonic() < give_up:
             wait_until_log_time_passes(int(snaps[-1].log_time_ms) + 100)
             snaps = snapshots_of(self.settings, channel_id, operation_id)
         return snaps[-1].state
