@@ -112,8 +112,7 @@ def run_serve(
 def _run(projector: Projector, stop: threading.Event) -> None:
     """Fold until ``stop``; full cycle collections only when due (see projector.collection)."""
     with full_collections_by_schedule(FullCollections()) as collections:
-        while not stop.is_set():
-            collections.tick(idle=projector.run_once() == 0)
+        projector.run(stop, after_batch=lambda handled: collections.tick(idle=handled == 0))
 
 
 def _advertising(settings: Settings, api: HttpServer | None) -> Settings:

@@ -246,12 +246,16 @@ class Projector:
             return None
         return group_view(state, self._partitions, self._settings.projector_id)
 
-    def run(self, stop: threading.Event) -> None:
-        """Process batches until ``stop`` is set."""
+    def run(
+        self, stop: threading.Event, after_batch: Callable[[int], object] | None = None
+    ) -> None:
+        """Process batches until ``stop`` is set; ``after_batch`` hears each one's size."""
         if self._consumer is None:
             self.start()
         while not stop.is_set():
-            self.run_once()
+            handled = self.run_once()
+            if after_batch is not None:
+                after_batch(handled)
 
     def close(self) -> None:
         """Commit what is folded, close the consumer and flush what is queued.

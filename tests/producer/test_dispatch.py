@@ -24,8 +24,7 @@ def silent() -> Iterator[Dispatcher]:
     dispatcher._partitions = 3  # what start() would read from the broker
     dispatcher._listener.reply_partition = 0  # and the reply partition it would choose
     yield dispatcher
-    for producer in (dispatcher._sender.express, dispatcher._sender.batched):
-        producer.close(timeout_s=0)  # nothing will ever be delivered: do not flush
+    dispatcher._sender.close(timeout_s=0)  # nothing will ever be delivered: do not flush
 
 
 def test_a_blocking_call_gives_up_at_its_deadline(silent: Dispatcher) -> None:
