@@ -199,15 +199,29 @@ class FutureProducer:
                 raise KafkaOperationError(f"{left} records still undelivered after {timeout_s}s")
         self.raise_pending()
 
+    @staticmethod
+    def _flush_to_close(producer: Producer, timeout_s: float) -> None:
+        try:
+            producer.flush(timeout_s)
+        except KafkaException as exc:
+            left = len(producer)
+            if left:
+                raise KafkaOperationError(
+                    f"closing the producer with {left} records undelivered: {exc}"
+                ) from exc
+
     def close(self, timeout_s: float = 10.0) -> None:
         """Flush what is queued, stop the poll thread, then release the client.
 
         Releasing it closes its connections now: a handle left to the garbage
-        collector keeps reconnecting to a broker that may be gone.
+        collector keeps reconnecting to a broker that may be gone. A client in a
+        fatal state (say, denied an idempotent producer id) has already failed
+        every record it held through its future or pending error: closing it then
+        raises only if records are still queued, as a typed error.
         """
         try:
             if self._producer is not None:
-                self._producer.flush(timeout_s)
+                self._flush_to_close(self._producer, timeout_s)
         finally:
             with self._lock:
                 self._stop.set()
