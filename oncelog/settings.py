@@ -57,6 +57,14 @@ class Settings(BaseSettings):
         "DuckDB's default of one per core (docs/performance.md); raise it for heavy "
         "analytical queries through the API.",
     )
+    duckdb_checkpoint_mb: int = Field(
+        default=256,
+        ge=1,
+        description="Write-ahead log size (MiB) at which `oncelog serve`'s DuckDB file is "
+        "checkpointed. DuckDB's default of 16 made checkpoints most of a commit's CPU "
+        "(docs/performance.md); a larger log costs memory until the checkpoint and its "
+        "replay after a crash (about 1 s per 200 MB).",
+    )
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8765, ge=0, le=65535)
     http_token: SecretStr | None = Field(

@@ -64,7 +64,7 @@ def rebuild(
     if settings.db_path.exists():
         raise ConfigError(f"{settings.db_path} exists; rebuild writes a new file (remove it first)")
     kafka = settings.kafka_config(resolve_bootstrap(settings))
-    with Store(settings.db_path) as store:
+    with Store(settings.db_path, checkpoint_mb=settings.duckdb_checkpoint_mb) as store:
         if source is Source.executions:
             n = rebuild_from_executions(settings, kafka, store, partition)
             _say(as_json, f"restored {n} executions into {settings.db_path}",

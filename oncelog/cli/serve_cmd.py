@@ -79,7 +79,11 @@ def run_serve(
     bootstrap = resolve_bootstrap(settings)
     # This process's metrics: the projector reports in it, GET /metrics reads it.
     registry = CollectorRegistry()
-    with Store(settings.db_path, threads=settings.duckdb_threads) as store:
+    with Store(
+        settings.db_path,
+        threads=settings.duckdb_threads,
+        checkpoint_mb=settings.duckdb_checkpoint_mb,
+    ) as store:
         # The API binds first: the projector joins its group with the URL (and the
         # actual port, when asked for 0) that the other members forward queries to.
         port = settings.http_port if http_port is None else http_port

@@ -162,7 +162,7 @@ class PartitionRefold:
             _history_row(p, version, blob)
             for version, blob in zip(self._versions, blobs, strict=True)
         ]
-        executions = [_execution_row(p, self._versions[i], blobs[i]) for i in self._latest.values()]
+        executions = [_execution_row(p, self._versions[i]) for i in self._latest.values()]
         return {
             "_bulk_history": arrow_table(HISTORY, history),
             "_bulk_executions": arrow_table(EXECUTIONS, executions),
@@ -206,13 +206,11 @@ def _history_row(p: int, version: _Version, blob: bytes) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-def _execution_row(p: int, version: _Version, blob: bytes) -> tuple[Any, ...]:
+def _execution_row(p: int, version: _Version) -> tuple[Any, ...]:
     s, offset, d = version
     return (
-        s.operation_id, p, s.channel_id, s.key_name, s.status, s.version, s.epoch,
-        s.tool_name, s.effect, s.worker_id, s.token_fp, s.lease_deadline_ms,
-        s.completed_at_ms, s.expires_at_ms, s.result, s.request_hash, s.result_hash,
-        offset, d.request_id, d.outcome, d.log_time_ms, blob,
+        s.operation_id, p, s.channel_id, s.key_name, s.status, s.version, s.expires_at_ms,
+        offset, d.log_time_ms,
     )  # fmt: skip
 
 

@@ -6,6 +6,11 @@ migration renames it to ``token_fp`` and replaces each token by its
 fingerprint (the same one :func:`oncelog.identity.tokens.token_fingerprint`
 computes), in one transaction, so that no token stays readable in the file.
 The state blobs are converted on read (:mod:`oncelog.projector.state_blob`).
+
+Before the narrow ``executions`` table (issue 10), each current row held every
+column of its version and the state blob; the migration keeps the narrow
+columns (the rest is the version's ``history`` row). Such a file keeps its
+history primary key: commits are correct with it, only slower.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Final
 import duckdb
 
 from oncelog.identity.tokens import TOKEN_FP_HEX
+from oncelog.projector.tables import EXECUTIONS, EXECUTIONS_DDL, column_list
 
 TOKEN_TABLES: Final = ("executions", "history", "requests")
 # DuckDB refuses to alter a table that an index depends on: these are dropped
@@ -35,6 +41,29 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
 
     Run it before the schema DDL, which recreates the indexes dropped here.
     """
+    changed = _fingerprint_tokens(con)
+    if _has_column(con, "executions", "state"):
+        _narrow_executions(con)
+        changed = sorted({*changed, "executions"})
+    return changed
+
+
+def _narrow_executions(con: duckdb.DuckDBPyConnection) -> None:
+    """Replace the wide ``executions`` table by the narrow one, in one transaction."""
+    columns = column_list(EXECUTIONS)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("ALTER TABLE executions RENAME TO executions_wide")
+        con.execute(EXECUTIONS_DDL)
+        con.execute(f"INSERT INTO executions ({columns}) SELECT {columns} FROM executions_wide")
+        con.execute("DROP TABLE executions_wide")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def _fingerprint_tokens(con: duckdb.DuckDBPyConnection) -> list[str]:
     stale = [table for table in TOKEN_TABLES if _has_column(con, table, "claim_token")]
     if not stale:
         return []

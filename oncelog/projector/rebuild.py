@@ -176,7 +176,7 @@ def verify(
     count = count_partitions(kafka, settings.executions_topic)
     for p in _chosen(shard, count):
         snapshots[p] = latest_snapshots(kafka, settings.executions_topic, p)
-    with Store(scratch) as store:
+    with Store(scratch, checkpoint_mb=settings.duckdb_checkpoint_mb) as store:
         report.refolded = rebuild_from_requests(settings, kafka, store, progress, shard)
         frontiers = {p: position_after(snaps).next_offset for p, snaps in snapshots.items()}
         published = {op: s.state for snaps in snapshots.values() for op, s in snaps.items()}

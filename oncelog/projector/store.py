@@ -9,16 +9,15 @@ with per-row statements or ``executemany``.
 Tables (``partition``/``offset`` are positions in the requests topic):
 
 ``executions``
-    The current state, one row per ``operation_id`` (primary key): queryable
-    columns (partition, channel_id, key_name, status, version, epoch, tool_name,
-    effect, worker_id, token_fp (the claim token's fingerprint, never the token),
-    lease_deadline_ms, completed_at_ms, expires_at_ms, result, request_hash, result_hash,
-    source_offset, source_request_id, outcome, log_time_ms) plus ``state``, the full state as an
-    Avro blob, which :meth:`Store.load_states` decodes for an exact reload.
+    The current version of each operation, one row per ``operation_id`` (primary
+    key), narrow: partition, channel_id, key_name, status, version, expires_at_ms,
+    source_offset, log_time_ms. Everything else of that version (epoch, worker,
+    token_fp (the claim token's fingerprint, never the token), result, and
+    ``state``, the full state as an Avro blob that :meth:`Store.load_states`
+    decodes for an exact reload) is its ``history`` row.
 ``history``
-    One row per state version, keyed by (operation_id, version), with an extra
-    ART index on ``operation_id`` because point lookups by operation are the
-    hot query (the composite key cannot serve a prefix lookup).
+    One row per state version (operation_id, version), with an ART index on
+    ``operation_id`` because point lookups by operation are the hot query.
     ``valid_from_offset`` is the source offset of the request that made the
     version. History is append-only: a version's end (the next version's
     ``valid_from_offset``) is derived when queried, so a commit never updates
@@ -35,10 +34,12 @@ Tables (``partition``/``offset`` are positions in the requests topic):
     Undecodable or impossible records, keyed by (topic, partition, offset).
 
 Idempotency: a crashed projector refolds and may commit the same batch again.
-History, audit and dead letters are keyed and written with ``INSERT OR
-IGNORE``; the current row and the position only move forward (an upsert
-guarded by ``version``/``next_offset``), so re-committing an old batch is a
-no-op rather than a regression.
+A commit inserts history rows only at or after the stored position of their
+partition (the position is written in the same transaction, so every row below
+it is in the file already): no key to check per row. Audit and dead letters are
+keyed and written with ``INSERT OR IGNORE``; the current row and the position
+only move forward (an upsert guarded by ``version``/``next_offset``), so
+re-committing an old batch is a no-op rather than a regression.
 """
 
 from __future__ import annotations
@@ -51,7 +52,6 @@ from types import TracebackType
 from typing import Any, Final
 
 import duckdb
-import pyarrow as pa
 
 from oncelog.errors import StoreError
 from oncelog.identity.tokens import token_fingerprint
@@ -64,7 +64,6 @@ from oncelog.projector.tables import (
     POSITIONS,
     REQUESTS,
     SCHEMA_DDL,
-    STR,
     arrow_table,
     column_list,
     upsert_sets,
@@ -128,14 +127,11 @@ class Batch:
 # --- rows out of the fold's records -------------------------------------------------
 
 
-def _execution_row(snap: ExecutionSnapshot, blob: bytes) -> tuple[Any, ...]:
+def _execution_row(snap: ExecutionSnapshot) -> tuple[Any, ...]:
     s = snap.state
     return (
         s.operation_id, snap.source_partition, s.channel_id, s.key_name, s.status.value,
-        s.version, s.epoch, s.tool_name, s.effect.value, s.worker_id, s.token_fp,
-        s.lease_deadline_ms, s.completed_at_ms, s.expires_at_ms, s.result, s.request_hash,
-        s.result_hash, snap.source_offset, snap.source_request_id, snap.outcome.value,
-        snap.log_time_ms, blob,
+        s.version, s.expires_at_ms, snap.source_offset, snap.log_time_ms,
     )  # fmt: skip
 
 
@@ -187,7 +183,7 @@ def _version_rows(snapshots: Sequence[ExecutionSnapshot]) -> _VersionRows:
     for snap in snapshots:
         blob = encode_state(snap.state)
         history.append(_history_row(snap, blob))
-        last[snap.state.operation_id] = _execution_row(snap, blob)
+        last[snap.state.operation_id] = _execution_row(snap)
     return _VersionRows(
         history=arrow_table(HISTORY, history),
         executions=arrow_table(EXECUTIONS, list(last.values())),
@@ -202,7 +198,15 @@ def _positions_table(positions: dict[int, Position]) -> Any:
 # --- statements --------------------------------------------------------------------
 
 _INSERT_HISTORY: Final = (
-    f"INSERT OR IGNORE INTO history ({column_list(HISTORY)}) SELECT * FROM _b_history"
+    f"INSERT INTO history ({column_list(HISTORY)}) SELECT b.* FROM _b_history b "
+    "LEFT JOIN positions p ON p.partition = b.partition "
+    "WHERE p.next_offset IS NULL OR b.valid_from_offset >= p.next_offset"
+)
+# A restore adds the versions the file lacks, whatever the position says.
+_RESTORE_HISTORY: Final = (
+    f"INSERT INTO history ({column_list(HISTORY)}) SELECT * FROM _b_history b "
+    "WHERE NOT EXISTS (SELECT 1 FROM history h "
+    "WHERE h.operation_id = b.operation_id AND h.version = b.version)"
 )
 _UPSERT_EXECUTIONS: Final = (
     f"INSERT INTO executions ({column_list(EXECUTIONS)}) SELECT * FROM _b_executions "
@@ -226,6 +230,16 @@ _SET_POSITIONS: Final = (
 
 
 _INLINE_IDS = 64
+# Each side through its index (a MATERIALIZED CTE keeps the bare IN filter that DuckDB
+# answers from an ART index), then joined on the handful of rows found.
+_CURRENT_STATES: Final = """
+WITH c AS MATERIALIZED (
+  SELECT operation_id, version FROM executions WHERE operation_id IN ({marks})
+), v AS MATERIALIZED (
+  SELECT operation_id, version, state FROM history WHERE operation_id IN ({marks})
+)
+SELECT v.operation_id, v.state FROM v JOIN c USING (operation_id, version)
+"""
 
 
 class StoreReader:
@@ -247,28 +261,20 @@ class StoreReader:
         return {p: Position(next_offset, clock) for p, next_offset, clock in rows}
 
     def load_states(self, operation_ids: Collection[str]) -> dict[str, ExecutionState]:
-        """The exact current states of these operations (absent ones are left out), in one query."""
-        if not operation_ids:
-            return {}
-        if len(operation_ids) <= _INLINE_IDS:
-            # A short IN list is answered from the primary-key index; registering an
-            # Arrow table costs more than the lookup itself for a handful of ids.
-            marks = ", ".join("?" * len(operation_ids))
-            rows = self._fetch(
-                f"SELECT operation_id, state FROM executions WHERE operation_id IN ({marks})",
-                list(operation_ids),
-            )
-            return {op: decode_state(blob) for op, blob in rows}
-        ids = pa.table({"operation_id": pa.array(list(operation_ids), type=STR)})
-        self._con.register("_b_ids", ids)
-        try:
-            rows = self._fetch(
-                "SELECT operation_id, state FROM executions "
-                "WHERE operation_id IN (SELECT operation_id FROM _b_ids)"
-            )
-        finally:
-            self._con.unregister("_b_ids")
-        return {op: decode_state(blob) for op, blob in rows}
+        """The exact current states of these operations (absent ones are left out).
+
+        The current version from ``executions``, its state blob from ``history``, in
+        queries of up to 64 ids: a short IN list is answered from the indexes, where
+        a join with a registered table of ids scans the whole history.
+        """
+        ids = list(operation_ids)
+        states: dict[str, ExecutionState] = {}
+        for start in range(0, len(ids), _INLINE_IDS):
+            chunk = ids[start : start + _INLINE_IDS]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._fetch(_CURRENT_STATES.format(marks=marks), chunk + chunk)
+            states.update((op, decode_state(blob)) for op, blob in rows)
+        return states
 
     def operation_ids(self, partitions: Collection[int]) -> set[str]:
         """Every operation id stored for these partitions."""
@@ -280,13 +286,13 @@ class StoreReader:
 
     def current_states(self, partition: int | None = None) -> list[ExecutionState]:
         """Every current state (of one partition, or all), ordered by operation_id."""
-        if partition is None:
-            rows = self._fetch("SELECT state FROM executions ORDER BY operation_id")
-        else:
-            rows = self._fetch(
-                "SELECT state FROM executions WHERE partition = ? ORDER BY operation_id",
-                [partition],
-            )
+        where, params = ("", []) if partition is None else ("WHERE e.partition = ?", [partition])
+        rows = self._fetch(
+            "SELECT h.state FROM executions e JOIN history h "
+            f"ON h.operation_id = e.operation_id AND h.version = e.version {where} "
+            "ORDER BY e.operation_id",
+            params,
+        )
         return [decode_state(blob) for (blob,) in rows]
 
     def expiry_candidates(self, now_ms: int, limit: int = 1000) -> list[tuple[int, str, str, str]]:
@@ -311,17 +317,26 @@ class Store:
     """
 
     def __init__(
-        self, path: Path | str, *, read_only: bool = False, threads: int | None = None
+        self,
+        path: Path | str,
+        *,
+        read_only: bool = False,
+        threads: int | None = None,
+        checkpoint_mb: int | None = None,
     ) -> None:
         """Open (or create) the file; a writable store creates the schema if missing.
 
-        ``threads`` bounds DuckDB's worker threads (None: its default, one per core).
+        ``threads`` bounds DuckDB's worker threads (None: its default, one per core);
+        ``checkpoint_mb`` is the write-ahead log size that triggers a checkpoint
+        (None: DuckDB's default, 16 MB).
         """
         self.path = Path(path)
         self.read_only = read_only
         config: dict[str, str | bool | int | float | list[str]] = {}
         if threads is not None:
             config["threads"] = threads
+        if checkpoint_mb is not None:
+            config["checkpoint_threshold"] = f"{checkpoint_mb}MiB"
         try:
             self._con = duckdb.connect(str(self.path), read_only=read_only, config=config)
             if not read_only:
@@ -392,7 +407,7 @@ class Store:
             "_b_positions": _positions_table(batch.positions),
         }
         with self._registered(**tables), self._transaction("commit"):
-            self._write_versions()
+            self._write_versions(_INSERT_HISTORY)
             self._write_audit()
             self._write_positions(_ADVANCE_POSITIONS)
 
@@ -404,7 +419,8 @@ class Store:
         ``snapshots`` is what the compacted executions topic holds for the
         partition; for each operation the highest version wins. Their history
         rows are added if missing and the position is set as given (even
-        backwards: a restore is authoritative).
+        backwards: a restore is authoritative; history rows past a position set
+        backwards are removed, since folding from it makes them again).
         """
         ordered = _restore_order(partition, snapshots)
         versions = _version_rows(ordered)
@@ -415,12 +431,17 @@ class Store:
         }
         with self._registered(**tables), self._transaction("restore"):
             self._con.execute("DELETE FROM executions WHERE partition = ?", [partition])
-            self._write_versions()
+            # A position set backwards: the versions past it are folded (identically) again.
+            self._con.execute(
+                "DELETE FROM history WHERE partition = ? AND valid_from_offset >= ?",
+                [partition, position.next_offset],
+            )
+            self._write_versions(_RESTORE_HISTORY)
             self._write_positions(_SET_POSITIONS)
 
     # Separate steps so that a test can make one of them fail mid-transaction.
-    def _write_versions(self) -> None:
-        self._con.execute(_INSERT_HISTORY)
+    def _write_versions(self, insert_history: str) -> None:
+        self._con.execute(insert_history)
         self._con.execute(_UPSERT_EXECUTIONS)
 
     def _write_audit(self) -> None:

@@ -27,23 +27,13 @@ EXECUTIONS: Final[tuple[Column, ...]] = (
     ("key_name", "VARCHAR NOT NULL", STR),
     ("status", "VARCHAR NOT NULL", STR),
     ("version", "BIGINT NOT NULL", INT),
-    ("epoch", "BIGINT NOT NULL", INT),
-    ("tool_name", "VARCHAR NOT NULL", STR),
-    ("effect", "VARCHAR NOT NULL", STR),
-    ("worker_id", "VARCHAR NOT NULL", STR),
-    ("token_fp", "VARCHAR NOT NULL", STR),
-    ("lease_deadline_ms", "BIGINT NOT NULL", INT),
-    ("completed_at_ms", "BIGINT", INT),
     ("expires_at_ms", "BIGINT", INT),
-    ("result", "BLOB", BIN),
-    ("request_hash", "VARCHAR NOT NULL", STR),
-    ("result_hash", "VARCHAR", STR),
     ("source_offset", "BIGINT NOT NULL", INT),
-    ("source_request_id", "VARCHAR NOT NULL", STR),
-    ("outcome", "VARCHAR NOT NULL", STR),
     ("log_time_ms", "BIGINT NOT NULL", INT),
-    ("state", "BLOB NOT NULL", BIN),
 )
+"""The current version of each operation, narrow: its other columns and its state blob are
+the ``history`` row of that version (updating wide rows with blobs in place cost the commit
+about a third of its CPU; docs/performance.md)."""
 
 HISTORY: Final[tuple[Column, ...]] = (
     ("operation_id", "VARCHAR NOT NULL", STR),
@@ -108,9 +98,13 @@ def _ddl(name: str, columns: tuple[Column, ...], extra: str = "") -> str:
     return f"CREATE TABLE IF NOT EXISTS {name} (\n  {body}{extra}\n)"
 
 
+EXECUTIONS_DDL: Final = _ddl("executions", EXECUTIONS)
+
 SCHEMA_DDL: Final = (
-    _ddl("executions", EXECUTIONS),
-    _ddl("history", HISTORY, ",\n  PRIMARY KEY (operation_id, version)"),
+    EXECUTIONS_DDL,
+    # No key: a commit inserts only rows at or after the stored position of their
+    # partition (written in the same transaction), which is what makes it idempotent.
+    _ddl("history", HISTORY),
     "CREATE INDEX IF NOT EXISTS history_operation ON history (operation_id)",
     _ddl("requests", REQUESTS, ',\n  PRIMARY KEY (partition, "offset")'),
     "CREATE INDEX IF NOT EXISTS requests_channel ON requests (channel_id)",

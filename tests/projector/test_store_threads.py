@@ -1,4 +1,4 @@
-"""A store opened with a thread bound runs DuckDB with it (serve opens its file with one)."""
+"""A store opened with a thread bound or a checkpoint threshold runs DuckDB with it (serve does)."""
 
 from __future__ import annotations
 
@@ -32,3 +32,24 @@ def test_the_setting_defaults_to_one_thread_and_reads_its_variable(
     assert Settings().duckdb_threads == 1
     monkeypatch.setenv("ONCELOG_DUCKDB_THREADS", "2")
     assert Settings().duckdb_threads == 2
+
+
+def _checkpoint_threshold(store: Store) -> str:
+    row = store._con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_a_checkpoint_threshold_reaches_duckdb(tmp_path: Path) -> None:
+    with Store(tmp_path / "big.duckdb", checkpoint_mb=256) as store:
+        assert _checkpoint_threshold(store) == "256.0 MiB"
+    with Store(tmp_path / "default.duckdb") as store:
+        assert _checkpoint_threshold(store) != "256.0 MiB"
+
+
+def test_the_checkpoint_setting_defaults_to_256_mib_and_reads_its_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().duckdb_checkpoint_mb == 256
+    monkeypatch.setenv("ONCELOG_DUCKDB_CHECKPOINT_MB", "64")
+    assert Settings().duckdb_checkpoint_mb == 64

@@ -19,6 +19,7 @@ from oncelog.identity.tokens import token_fingerprint
 from oncelog.projector.fold import snapshot_of
 from oncelog.projector.state_blob import decode_state
 from oncelog.projector.store import Store
+from oncelog.projector.tables import EXECUTIONS
 from oncelog.schemas.codec import (
     HISTORY_DIR,
     MAGIC,
@@ -148,8 +149,23 @@ def test_an_upgraded_state_folds_on_as_before() -> None:
     assert after == _as_upgraded(state)
 
 
-def _downgrade_to_pre_fingerprint(path: Path, op: Op, state: ExecutionState) -> None:
-    """Turn a current DuckDB file into what the previous version wrote."""
+# The executions table of the versions before fingerprints (and before it was narrowed).
+_WIDE_EXECUTIONS = """
+CREATE TABLE executions (
+  operation_id VARCHAR NOT NULL PRIMARY KEY, partition INTEGER NOT NULL,
+  channel_id VARCHAR NOT NULL, key_name VARCHAR NOT NULL, status VARCHAR NOT NULL,
+  version BIGINT NOT NULL, epoch BIGINT NOT NULL, tool_name VARCHAR NOT NULL,
+  effect VARCHAR NOT NULL, worker_id VARCHAR NOT NULL, claim_token VARCHAR NOT NULL,
+  lease_deadline_ms BIGINT NOT NULL, completed_at_ms BIGINT, expires_at_ms BIGINT,
+  result BLOB, request_hash VARCHAR NOT NULL, result_hash VARCHAR,
+  source_offset BIGINT NOT NULL, source_request_id VARCHAR NOT NULL, outcome VARCHAR NOT NULL,
+  log_time_ms BIGINT NOT NULL, state BLOB NOT NULL
+)
+"""
+
+
+def _downgrade_to_pre_fingerprint(path: Path, state: ExecutionState) -> None:
+    """Turn a current DuckDB file into what the pre-fingerprint version wrote."""
     import duckdb  # noqa: PLC0415
 
     from oncelog.schemas.convert import state_to_avro  # noqa: PLC0415
@@ -158,13 +174,30 @@ def _downgrade_to_pre_fingerprint(path: Path, op: Op, state: ExecutionState) -> 
     with duckdb.connect(str(path)) as con:
         con.execute("DROP INDEX history_operation")
         con.execute("DROP INDEX requests_channel")
-        for table in ("executions", "history", "requests"):
+        for table in ("history", "requests"):
             con.execute(f"ALTER TABLE {table} RENAME COLUMN token_fp TO claim_token")
             for fp, token in TOKENS.items():
                 con.execute(
                     f"UPDATE {table} SET claim_token = ? WHERE claim_token = ?", [token, fp]
                 )
-        con.execute("UPDATE executions SET state = ?", [blob])
+        con.execute("UPDATE history SET state = ? WHERE version = ?", [blob, state.version])
+        con.execute("ALTER TABLE executions RENAME TO narrow")
+        con.execute(_WIDE_EXECUTIONS)
+        con.execute(
+            "INSERT INTO executions SELECT n.operation_id, n.partition, n.channel_id, n.key_name,"
+            " n.status, n.version, h.epoch, ?, h.effect, h.worker_id, h.claim_token, ?, ?,"
+            " n.expires_at_ms, h.result, ?, h.result_hash, n.source_offset, h.request_id,"
+            " h.outcome, n.log_time_ms, h.state FROM narrow n JOIN history h"
+            " ON h.operation_id = n.operation_id AND h.version = n.version",
+            [state.tool_name, state.lease_deadline_ms, state.completed_at_ms, state.request_hash],
+        )
+        con.execute("DROP TABLE narrow")
+        # Its history had a primary key too (commits stay correct with it).
+        con.execute("CREATE TABLE keyed AS SELECT * FROM history LIMIT 0")
+        con.execute("ALTER TABLE keyed ADD PRIMARY KEY (operation_id, version)")
+        con.execute("INSERT INTO keyed SELECT * FROM history")
+        con.execute("DROP TABLE history")
+        con.execute("ALTER TABLE keyed RENAME TO history")
         con.execute("CREATE INDEX history_operation ON history (operation_id)")
         con.execute("CREATE INDEX requests_channel ON requests (channel_id)")
 
@@ -176,10 +209,12 @@ def test_a_pre_fingerprint_duckdb_file_is_migrated_and_resumes(tmp_path: Path) -
     with Store(path) as store:
         feed(store, 0, records)
         state = store.load_states([op.operation_id])[op.operation_id]
-    _downgrade_to_pre_fingerprint(path, op, state)
+    _downgrade_to_pre_fingerprint(path, state)
     with Store(path) as store:
         con = store.cursor()
-        for table in ("executions", "history", "requests"):
+        narrowed = {row[0] for row in con.execute("DESCRIBE executions").fetchall()}
+        assert narrowed == {name for name, _, _ in EXECUTIONS}  # no token column left there
+        for table in ("history", "requests"):
             columns = {row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()}
             assert "token_fp" in columns
             assert "claim_token" not in columns
