@@ -27,6 +27,7 @@ from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.lanes import Lanes
 from oncelog.producer.clock import WALL_CLOCK, Clock
 from oncelog.producer.listener import DecisionListener
+from oncelog.producer.resend_queue import ResendQueue
 from oncelog.schemas.codec import decode_request, encode_request
 from oncelog.schemas.models import Decision, Request
 from oncelog.settings import Settings
@@ -87,6 +88,7 @@ class Dispatcher:
         )
         self._partitions = 0  # of the requests topic, read at start
         self.timeouts = timeouts
+        self._resends: ResendQueue | None = None  # of the loop that called last
 
     @property
     def clock(self) -> Clock:
@@ -152,14 +154,17 @@ class Dispatcher:
         """Async: the same protocol as :meth:`call`, without blocking the loop.
 
         The wait is one await on a loop future that the listener settles; the
-        only timer is the re-send, re-armed at each attempt and cancelled with
-        the answer.
+        first re-send is queued with every other call's (:class:`ResendQueue`),
+        later ones re-arm a timer of the call's own; the answer cancels either.
         """
         loop = asyncio.get_running_loop()
         answer = self._listener.expect_async(request.request_id, loop)
+        resends = self._resends
+        if resends is None or resends.loop is not loop:
+            resends = self._resends = ResendQueue(loop)
         resend = _Resender(self, request, answer, loop)
         try:
-            resend()
+            resend.start(resends)
             return await answer
         finally:
             resend.cancel()
@@ -169,7 +174,9 @@ class Dispatcher:
 class _Resender:
     """The re-send timer of one async call; it also fails the call at its deadline."""
 
-    __slots__ = ("_answer", "_deadline", "_dispatcher", "_handle", "_loop", "_request")
+    __slots__ = (
+        "_answer", "_deadline", "_dispatcher", "_handle", "_loop", "_queue", "_request",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -184,21 +191,39 @@ class _Resender:
         self._loop = loop
         self._deadline = loop.time() + dispatcher.timeouts.total_s
         self._handle: asyncio.TimerHandle | None = None
+        self._queue: ResendQueue | None = None
+
+    def start(self, queue: ResendQueue) -> None:
+        """The first send; its re-send waits in ``queue`` (or on a timer, if refused)."""
+        wait = self._attempt()
+        if wait is not None:
+            if queue.add(self, wait):
+                self._queue = queue
+            else:
+                self._handle = self._loop.call_later(wait, self)
 
     def __call__(self) -> None:
-        """Send (again) and re-arm, or fail the call once its deadline has passed."""
+        """Send again and re-arm, or fail the call once its deadline has passed."""
+        wait = self._attempt()
+        if wait is not None:
+            self._handle = self._loop.call_later(wait, self)
+
+    def _attempt(self) -> float | None:
+        """Send; how long to wait for the answer before the next attempt, or None when
+        the call is over (answered, or failed here at its deadline or on a denial)."""
         if self._answer.done():
-            return
+            return None
         try:
             left = self._deadline - self._loop.time()
-            wait = _send_again(self._dispatcher, self._request, left)
+            return _send_again(self._dispatcher, self._request, left)
         except (LedgerTimeoutError, NotAuthorizedError) as exc:
             self._answer.set_exception(exc)
-            return
-        self._handle = self._loop.call_later(wait, self)
+            return None
 
     def cancel(self) -> None:
         """Stop re-sending: the call has its answer (or gave up)."""
+        if self._queue is not None:
+            self._queue.discard(self)
         if self._handle is not None:
             self._handle.cancel()
 
