@@ -5,8 +5,8 @@ pays a Python call and a returned ``(value, position)`` tuple per field; a
 decision has about 55 fields with its state and retry memory, and the calls
 were most of its decoding time. This module turns a layout (a list of
 :data:`Field` kinds) into the source of ONE function that reads every field
-inline, taking the common case (a one-byte length or varint) without a call
-and handing the rest to the primitives. The source is compiled once, at import.
+inline: every varint, and every string or blob of a one-byte length, without a
+call; longer lengths are left to the primitives. The source is compiled once, at import.
 
 The generated code follows the primitives' rules exactly: it raises
 :class:`~oncelog.schemas.request_reader.UnsureError` (or lets an ``IndexError``
@@ -118,8 +118,22 @@ class _Emitter:
             "if b < 0x80:",
             f"    {target} = (b >> 1) ^ -(b & 1)",
             "    pos += 1",
-            "else:",
-            f"    {target}, pos = read_long(data, pos)",
+            "else:",  # a longer varint, as read_long reads it, without the call
+            "    n = b & 0x7F",
+            "    shift = 7",
+            "    pos += 1",
+            "    while True:",
+            "        b = data[pos]",
+            "        pos += 1",
+            "        n |= (b & 0x7F) << shift",
+            "        if b < 0x80:",
+            "            break",
+            "        shift += 7",
+            "        if shift > 63:",
+            "            raise UnsureError",
+            "    if n >> 64:",
+            "        raise UnsureError",
+            f"    {target} = (n >> 1) ^ -(n & 1)",
         )
 
     def _bool(self, field: Field, target: str, indent: int) -> None:
