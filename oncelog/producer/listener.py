@@ -158,11 +158,16 @@ class DecisionListener:
 def deliver(answers: Sequence[tuple[Waiter, Outcome]]) -> None:
     """Settle blocking waiters here, and async ones in one hand-off per event loop."""
     by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Waiter, Outcome]]] = {}
-    for waiter, outcome in answers:
+    for answer in answers:
+        waiter = answer[0]
         if isinstance(waiter, Future):
-            _settle(waiter, outcome)
-        else:
-            by_loop.setdefault(waiter.get_loop(), []).append((waiter, outcome))
+            _settle(waiter, answer[1])
+            continue
+        loop = waiter.get_loop()
+        settled = by_loop.get(loop)
+        if settled is None:
+            settled = by_loop[loop] = []
+        settled.append(answer)
     for loop, settled in by_loop.items():
         with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting
             loop.call_soon_threadsafe(_settle_all, settled)
@@ -175,8 +180,11 @@ def _settle_all(answers: Sequence[tuple[Waiter, Outcome]]) -> None:
 
 def _settle(waiter: Waiter, outcome: Outcome) -> None:
     # The waiter may be settled already (a timeout, a cancelled async caller, a duplicate).
-    with contextlib.suppress(InvalidStateError, asyncio.InvalidStateError):
+    # try/except, not contextlib.suppress: a suppress object per answer cost 0.3 us of 0.5.
+    try:
         if isinstance(outcome, Exception):
             waiter.set_exception(outcome)
         else:
             waiter.set_result(outcome)
+    except (InvalidStateError, asyncio.InvalidStateError):
+        pass

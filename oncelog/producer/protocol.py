@@ -24,7 +24,7 @@ from oncelog.errors import (
 from oncelog.identity import ids, validation
 from oncelog.identity.tokens import token_fingerprint
 from oncelog.producer import entropy
-from oncelog.producer.results import Claim, ClaimStatus, Execution, Heartbeat
+from oncelog.producer.results import Claim, ClaimStatus, Execution, Heartbeat, built
 from oncelog.schemas import models as m
 from oncelog.schemas.models import Decision, Outcome
 
@@ -180,10 +180,10 @@ def claim_result(decision: Decision, token: str) -> Claim:
             raise StaleClaimError(
                 f"operation {decision.operation_id}: the grant to this retried claim was superseded"
             )
-        return Claim(
-            ClaimStatus(outcome.value), execution, token,
-            previous=decision.previous or state.previous, decision=decision,
-        )  # fmt: skip
+        status = ClaimStatus.CLAIMED if outcome is Outcome.CLAIMED else ClaimStatus.RECLAIMED
+        # Claim(status, execution, token, previous=..., decision=decision), field by field
+        previous = decision.previous or state.previous
+        return built(Claim, (status, execution, token, None, None, None, previous, decision))
     if outcome is Outcome.REPLAYED:
         result = None if decision.result is None else json.loads(decision.result)
         return Claim(ClaimStatus.REPLAYED, execution, token, result=result, decision=decision)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 
@@ -10,6 +11,7 @@ import pytest
 from oncelog.errors import LedgerTimeoutError
 from oncelog.producer.dispatch import Dispatcher, Timeouts
 from oncelog.producer.protocol import Route, build_get
+from oncelog.schemas.models import Request
 from oncelog.settings import Settings
 
 TOTAL_S = 0.3
@@ -39,3 +41,23 @@ async def test_an_async_call_gives_up_at_its_deadline(silent: Dispatcher) -> Non
     with pytest.raises(LedgerTimeoutError, match=f"within {TOTAL_S}s"):
         await silent.acall(build_get(Route("run-1", "step-1")))
     assert TOTAL_S <= time.monotonic() - started < TOTAL_S + 2
+
+
+async def test_concurrent_async_calls_each_resend_their_own_request_until_the_deadline(
+    silent: Dispatcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[str] = []
+    send = silent._send
+
+    def counted(request: Request) -> None:
+        sent.append(request.request_id)
+        send(request)
+
+    monkeypatch.setattr(silent, "_send", counted)
+    requests = [build_get(Route("run-1", f"step-{i}")) for i in range(3)]
+    outcomes = await asyncio.gather(*(silent.acall(r) for r in requests), return_exceptions=True)
+    assert all(isinstance(o, LedgerTimeoutError) for o in outcomes)
+    for request in requests:
+        # At 0, 0.1 and 0.2 s (and 0.3 s when its deadline is not quite reached then).
+        assert 3 <= sent.count(request.request_id) <= 4
+    assert len(silent._resends or []) == 0  # nothing left queued

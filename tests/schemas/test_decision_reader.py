@@ -92,3 +92,15 @@ def test_reader_on_corrupt_bytes_steps_aside_or_agrees(data: bytes) -> None:
         return
     assert fast is None or fast == reference
     assert decode_decision(data) == reference
+
+
+def test_a_long_retry_memory_is_read_not_left_to_fastavro() -> None:
+    # 70 items: the array's count takes two bytes, past the reader's one-byte fast path.
+    item = RecentRequest("r", Outcome.CLAIMED, 1, "fp", "pl", 1_764_600_000_000)
+    state = ExecutionState(
+        "op", "ch", "k", Status.CLAIMED, 1, 1, "h", "t", b"{}", Effect.EXTERNAL, 60_000,
+        604_800_000, "fp", "w", 1_764_600_000_000, 1_764_600_060_000, recent=(item,) * 70,
+    )  # fmt: skip
+    decision = Decision("r", "op", Kind.CLAIM, Outcome.CLAIMED, True, 5, state, epoch=1)
+    data = encode_decision(decision)
+    assert read_decision(data) == decision == _fastavro(data)
