@@ -202,6 +202,9 @@ _INSERT_HISTORY: Final = (
     "LEFT JOIN positions p ON p.partition = b.partition "
     "WHERE p.next_offset IS NULL OR b.valid_from_offset >= p.next_offset"
 )
+# A file written before history lost its key keeps it; there a row already in the file
+# (say, past a position an older restore set backwards) is skipped, not a violation.
+_INSERT_HISTORY_KEYED: Final = _INSERT_HISTORY.replace("INSERT INTO", "INSERT OR IGNORE INTO", 1)
 # A restore adds the versions the file lacks, whatever the position says.
 _RESTORE_HISTORY: Final = (
     f"INSERT INTO history ({column_list(HISTORY)}) SELECT * FROM _b_history b "
@@ -343,6 +346,9 @@ class Store:
                 migrate(self._con)  # a file of an older version, before the DDL
                 for ddl in SCHEMA_DDL:
                     self._con.execute(ddl)
+            self._insert_history = (
+                _INSERT_HISTORY_KEYED if _history_is_keyed(self._con) else _INSERT_HISTORY
+            )
         except duckdb.Error as exc:
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
         self._reads = StoreReader(self._con, self.path)
@@ -407,7 +413,7 @@ class Store:
             "_b_positions": _positions_table(batch.positions),
         }
         with self._registered(**tables), self._transaction("commit"):
-            self._write_versions(_INSERT_HISTORY)
+            self._write_versions(self._insert_history)
             self._write_audit()
             self._write_positions(_ADVANCE_POSITIONS)
 
@@ -477,6 +483,15 @@ class Store:
             if isinstance(exc, duckdb.Error):
                 raise StoreError(f"{what} failed on {self.path}: {exc}") from exc
             raise
+
+
+def _history_is_keyed(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether ``history`` still has the primary key of the files written before."""
+    row = con.execute(
+        "SELECT count(*) FROM duckdb_constraints() "
+        "WHERE table_name = 'history' AND constraint_type = 'PRIMARY KEY'"
+    ).fetchone()
+    return row is not None and row[0] > 0
 
 
 def _restore_order(

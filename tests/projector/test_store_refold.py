@@ -100,3 +100,39 @@ def test_a_restore_adds_only_the_versions_missing(tmp_path: Path) -> None:
         once = _tables(store)
         store.restore_partition(0, batch.snapshots, Position(len(records), 3_000))
         assert _tables(store) == once
+
+
+def _key_history(path: Path) -> None:
+    """Give ``history`` the primary key that files written before the key-less layout have."""
+    import duckdb  # noqa: PLC0415
+
+    with duckdb.connect(str(path)) as con:
+        con.execute("DROP INDEX history_operation")
+        con.execute("CREATE TABLE keyed AS SELECT * FROM history LIMIT 0")
+        con.execute("ALTER TABLE keyed ADD PRIMARY KEY (operation_id, version)")
+        con.execute("INSERT INTO keyed SELECT * FROM history")
+        con.execute("DROP TABLE history")
+        con.execute("ALTER TABLE keyed RENAME TO history")
+
+
+def test_an_old_keyed_history_with_rows_past_its_position_takes_the_refold(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.duckdb"
+    records = _records([2, 2])
+    with Store(path) as store:
+        first = feed(store, 0, records[:3])
+        feed(store, 0, records[3:])
+        once = _tables(store)
+    _key_history(path)
+    with Store(path) as store:
+        # What an older restore could leave: the position and the current rows set back (the
+        # second operation began after it), the history past it kept.
+        back = first.positions[0]
+        con = store.cursor()
+        con.execute(
+            "UPDATE positions SET next_offset = ?, clock_ms = ?", [back.next_offset, back.clock_ms]
+        )
+        con.execute("DELETE FROM executions WHERE source_offset >= ?", [back.next_offset])
+        feed(store, 0, records[back.next_offset :])  # refolded: no key violation, no duplicate
+        assert _tables(store) == once
