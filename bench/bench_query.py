@@ -38,8 +38,7 @@ STATE_BLOB = "repeat('x', 200)::BLOB"
 _SYNTHETIC = f"""
 INSERT INTO history
 SELECT md5((i // {VERSIONS})::VARCHAR), i % {VERSIONS} + 1, 0, 'syn-' || (i // 20)::VARCHAR,
-       'step-' || ((i // {VERSIONS}) % 5)::VARCHAR, i,
-       CASE WHEN i % {VERSIONS} = {VERSIONS - 1} THEN NULL ELSE i + 1 END, i * 10,
+       'step-' || ((i // {VERSIONS}) % 5)::VARCHAR, i, i * 10,
        CASE WHEN i % {VERSIONS} = {VERSIONS - 1} THEN 'completed' ELSE 'claimed' END,
        'req-' || i::VARCHAR,
        CASE WHEN i % {VERSIONS} = {VERSIONS - 1} THEN 'COMPLETED' ELSE 'CLAIMED' END,
@@ -48,9 +47,8 @@ FROM range(?) t(i)
 """
 _CURRENT = f"""
 INSERT INTO executions
-SELECT operation_id, partition, channel_id, key_name, status, version, epoch, 'tool', effect,
-       worker_id, claim_token, 0, NULL, NULL, result, 'rh', NULL, valid_from_offset,
-       request_id, outcome, log_time_ms, state
+SELECT operation_id, partition, channel_id, key_name, status, version, epoch, worker_id,
+       effect, result, result_hash, expires_at_ms, valid_from_offset, log_time_ms
 FROM history WHERE version = {VERSIONS}
 """
 
@@ -82,8 +80,7 @@ def build(path: Path, rows: int) -> None:
         con.register("real", _real_rows(synthetic))
         con.execute(f"""
             INSERT INTO history
-            SELECT op, ver, 0, ch, key, off,
-                   CASE WHEN ver = {VERSIONS} THEN NULL ELSE off + 1 END, off * 10,
+            SELECT op, ver, 0, ch, key, off, off * 10,
                    CASE WHEN ver = {VERSIONS} THEN 'completed' ELSE 'claimed' END,
                    'req-' || off::VARCHAR,
                    CASE WHEN ver = {VERSIONS} THEN 'COMPLETED' ELSE 'CLAIMED' END,
@@ -91,8 +88,9 @@ def build(path: Path, rows: int) -> None:
             FROM real""")
         con.execute("CREATE INDEX history_operation ON history (operation_id)")
         con.execute(_CURRENT)
-        con.execute("CHECKPOINT")
         con.close()
+    with duckdb.connect(str(path)) as con:
+        con.execute("CHECKPOINT")
 
 
 def lookups(path: Path, seed: int = 7) -> list[float]:

@@ -209,8 +209,8 @@ def _history_row(p: int, version: _Version, blob: bytes) -> tuple[Any, ...]:
 def _execution_row(p: int, version: _Version) -> tuple[Any, ...]:
     s, offset, d = version
     return (
-        s.operation_id, p, s.channel_id, s.key_name, s.status, s.version, s.expires_at_ms,
-        offset, d.log_time_ms,
+        s.operation_id, p, s.channel_id, s.key_name, s.status, s.version, s.epoch,
+        s.worker_id, s.effect, s.result, s.result_hash, s.expires_at_ms, offset, d.log_time_ms,
     )  # fmt: skip
 
 

@@ -10,11 +10,12 @@ Tables (``partition``/``offset`` are positions in the requests topic):
 
 ``executions``
     The current version of each operation, one row per ``operation_id`` (primary
-    key), narrow: partition, channel_id, key_name, status, version, expires_at_ms,
-    source_offset, log_time_ms. Everything else of that version (epoch, worker,
-    token_fp (the claim token's fingerprint, never the token), result, and
-    ``state``, the full state as an Avro blob that :meth:`Store.load_states`
-    decodes for an exact reload) is its ``history`` row.
+    key), narrow: partition, channel_id, key_name, status, version, epoch,
+    worker_id, effect, result, result_hash, expires_at_ms, source_offset,
+    log_time_ms. Everything else of that version (token_fp, the claim token's
+    fingerprint, never the token, and ``state``, the full state as an Avro blob
+    that :meth:`Store.load_states` decodes for an exact reload) is its
+    ``history`` row.
 ``history``
     One row per state version (operation_id, version), with an ART index on
     ``operation_id`` because point lookups by operation are the hot query.
@@ -131,7 +132,8 @@ def _execution_row(snap: ExecutionSnapshot) -> tuple[Any, ...]:
     s = snap.state
     return (
         s.operation_id, snap.source_partition, s.channel_id, s.key_name, s.status.value,
-        s.version, s.expires_at_ms, snap.source_offset, snap.log_time_ms,
+        s.version, s.epoch, s.worker_id, s.effect.value, s.result, s.result_hash,
+        s.expires_at_ms, snap.source_offset, snap.log_time_ms,
     )  # fmt: skip
 
 
@@ -487,11 +489,12 @@ class Store:
 
 def _history_is_keyed(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether ``history`` still has the primary key of the files written before."""
-    row = con.execute(
+    # fetchall: a result left unfinished makes DuckDB refuse the next register().
+    [(keys,)] = con.execute(
         "SELECT count(*) FROM duckdb_constraints() "
         "WHERE table_name = 'history' AND constraint_type = 'PRIMARY KEY'"
-    ).fetchone()
-    return row is not None and row[0] > 0
+    ).fetchall()
+    return bool(keys)
 
 
 def _restore_order(

@@ -27,13 +27,19 @@ EXECUTIONS: Final[tuple[Column, ...]] = (
     ("key_name", "VARCHAR NOT NULL", STR),
     ("status", "VARCHAR NOT NULL", STR),
     ("version", "BIGINT NOT NULL", INT),
+    ("epoch", "BIGINT NOT NULL", INT),
+    ("worker_id", "VARCHAR NOT NULL", STR),
+    ("effect", "VARCHAR NOT NULL", STR),
+    ("result", "BLOB", BIN),
+    ("result_hash", "VARCHAR", STR),
     ("expires_at_ms", "BIGINT", INT),
     ("source_offset", "BIGINT NOT NULL", INT),
     ("log_time_ms", "BIGINT NOT NULL", INT),
 )
-"""The current version of each operation, narrow: its other columns and its state blob are
-the ``history`` row of that version (updating wide rows with blobs in place cost the commit
-about a third of its CPU; docs/performance.md)."""
+"""The current version of each operation, narrow: what a status query answers and what the
+sweeps and the index read. Its other columns and its state blob are the ``history`` row of
+that version (updating wide rows with the state blob in place cost the commit about a third
+of its CPU; docs/performance.md)."""
 
 HISTORY: Final[tuple[Column, ...]] = (
     ("operation_id", "VARCHAR NOT NULL", STR),

@@ -3,8 +3,7 @@
 Every function takes a DuckDB connection or cursor, validates its arguments
 first (raising :class:`InvalidArgumentError` before touching the database) and
 never writes. Lookups by operation go through the ART indexes: ``executions``
-(which version is current) by its primary key and ``history`` (every version's
-columns) by ``history_operation``. DuckDB only picks
+by its primary key and ``history`` by ``history_operation``. DuckDB only picks
 an index scan for a bare equality filter, so the history lookups first
 materialise the operation's versions (``WITH … AS MATERIALIZED``) and filter
 and sort that handful of rows afterwards; a combined filter or ``ORDER BY …
@@ -38,16 +37,9 @@ _FINISHED: Final = frozenset({"COMPLETED", "EXPIRED"})
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MILLISECOND: Final = timedelta(milliseconds=1)
 
-# The current version from executions, its columns from its history row; each side
-# through its index, then joined on the one or few rows found.
 _CURRENT: Final = """
-WITH c AS MATERIALIZED (SELECT version FROM executions WHERE operation_id = ?),
-v AS MATERIALIZED (
-  SELECT status, result, result_hash, epoch, worker_id, effect, version,
-         valid_from_offset, log_time_ms
-  FROM history WHERE operation_id = ?
-)
-SELECT v.* FROM v JOIN c USING (version)
+SELECT status, result, result_hash, epoch, worker_id, effect, version, source_offset, log_time_ms
+FROM executions WHERE operation_id = ?
 """
 _VERSIONS: Final = """
 WITH v AS MATERIALIZED (
@@ -216,7 +208,7 @@ def step_status(
     op = make_operation_id(channel_id, key)
     position = _as_of_param(as_of)
     if position is None:
-        rows = _rows(con, _CURRENT, [op, op])
+        rows = _rows(con, _CURRENT, [op])
     else:
         rows = _rows(con, position[0], [op, position[1]])
     base = models.StepStatus(

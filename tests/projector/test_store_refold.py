@@ -136,3 +136,12 @@ def test_an_old_keyed_history_with_rows_past_its_position_takes_the_refold(
         con.execute("DELETE FROM executions WHERE source_offset >= ?", [back.next_offset])
         feed(store, 0, records[back.next_offset :])  # refolded: no key violation, no duplicate
         assert _tables(store) == once
+
+
+def test_a_store_takes_a_commit_right_after_it_opens(tmp_path: Path) -> None:
+    """Nothing read first (as `bench_commit` does): opening leaves no unfinished result."""
+    with Store(tmp_path / "a.duckdb") as scratch:
+        batch = feed(scratch, 0, _records([2]))
+    with Store(tmp_path / "b.duckdb") as store:
+        store.commit(batch)
+        assert store.positions() == batch.positions
