@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import duckdb
+
 from oncelog.projector.fold import PartitionClock, fold_batch, snapshot_of
 from oncelog.projector.store import AuditEntry, Batch, DeadLetter, Position, Store
 from oncelog.schemas.models import Request
@@ -38,3 +40,16 @@ def feed(
     batch = fold_to_batch(store, partition, records, dead_letters)
     store.commit(batch)
     return batch
+
+
+def key_history(con: duckdb.DuckDBPyConnection) -> None:
+    """Give ``history`` the primary key that files written before the key-less layout have.
+
+    ``con`` is a DuckDB connection to the file, with the ``history_operation`` index
+    dropped (DuckDB refuses to drop a table an index depends on); the caller creates it again.
+    """
+    con.execute("CREATE TABLE keyed AS SELECT * FROM history LIMIT 0")
+    con.execute("ALTER TABLE keyed ADD PRIMARY KEY (operation_id, version)")
+    con.execute("INSERT INTO keyed SELECT * FROM history")
+    con.execute("DROP TABLE history")
+    con.execute("ALTER TABLE keyed RENAME TO history")

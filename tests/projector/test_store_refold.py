@@ -19,7 +19,7 @@ from oncelog.projector.committer import merge
 from oncelog.projector.store import Batch, Position, Store
 from oncelog.schemas.models import Request
 from tests.projector.fold_factories import Op
-from tests.projector.store_factories import feed
+from tests.projector.store_factories import feed, key_history
 
 Records = list[tuple[Request, int]]
 
@@ -103,16 +103,12 @@ def test_a_restore_adds_only_the_versions_missing(tmp_path: Path) -> None:
 
 
 def _key_history(path: Path) -> None:
-    """Give ``history`` the primary key that files written before the key-less layout have."""
     import duckdb  # noqa: PLC0415
 
     with duckdb.connect(str(path)) as con:
         con.execute("DROP INDEX history_operation")
-        con.execute("CREATE TABLE keyed AS SELECT * FROM history LIMIT 0")
-        con.execute("ALTER TABLE keyed ADD PRIMARY KEY (operation_id, version)")
-        con.execute("INSERT INTO keyed SELECT * FROM history")
-        con.execute("DROP TABLE history")
-        con.execute("ALTER TABLE keyed RENAME TO history")
+        key_history(con)
+        con.execute("CREATE INDEX history_operation ON history (operation_id)")
 
 
 def test_an_old_keyed_history_with_rows_past_its_position_takes_the_refold(

@@ -10,10 +10,14 @@ from oncelog.projector.store import Store
 from oncelog.settings import Settings
 
 
-def _threads(store: Store) -> int:
-    row = store._con.execute("SELECT current_setting('threads')").fetchone()
+def _setting(store: Store, name: str) -> str:
+    row = store._con.execute("SELECT current_setting(?)", [name]).fetchone()
     assert row is not None
-    return int(row[0])
+    return str(row[0])
+
+
+def _threads(store: Store) -> int:
+    return int(_setting(store, "threads"))
 
 
 def test_a_thread_bound_reaches_duckdb(tmp_path: Path) -> None:
@@ -35,9 +39,7 @@ def test_the_setting_defaults_to_one_thread_and_reads_its_variable(
 
 
 def _checkpoint_threshold(store: Store) -> str:
-    row = store._con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
-    assert row is not None
-    return str(row[0])
+    return _setting(store, "checkpoint_threshold")
 
 
 def test_a_checkpoint_threshold_reaches_duckdb(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ from oncelog.schemas.models import (
     evolve,
 )
 from tests.projector.fold_factories import LEASE_MS, Op, given
-from tests.projector.store_factories import feed
+from tests.projector.store_factories import feed, key_history
 
 
 def _old_bytes(schema_file: str, datum: dict[str, Any]) -> bytes:
@@ -192,12 +192,7 @@ def _downgrade_to_pre_fingerprint(path: Path, state: ExecutionState) -> None:
             [state.tool_name, state.lease_deadline_ms, state.completed_at_ms, state.request_hash],
         )
         con.execute("DROP TABLE narrow")
-        # Its history had a primary key too (commits stay correct with it).
-        con.execute("CREATE TABLE keyed AS SELECT * FROM history LIMIT 0")
-        con.execute("ALTER TABLE keyed ADD PRIMARY KEY (operation_id, version)")
-        con.execute("INSERT INTO keyed SELECT * FROM history")
-        con.execute("DROP TABLE history")
-        con.execute("ALTER TABLE keyed RENAME TO history")
+        key_history(con)  # its history had a primary key too (commits stay correct with it)
         con.execute("CREATE INDEX history_operation ON history (operation_id)")
         con.execute("CREATE INDEX requests_channel ON requests (channel_id)")
 
