@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from oncelog.errors import (
     LedgerTimeoutError,
     NotAuthorizedError,
 )
-from oncelog.identity.partitioner import partition_for
+from oncelog.identity.partitioner import cached_partition_for
 from oncelog.kafka.lanes import Lanes
 from oncelog.producer.clock import WALL_CLOCK, Clock
 from oncelog.producer.listener import DecisionListener
@@ -35,10 +34,6 @@ from oncelog.settings import Settings
 #: How long a request waits for other calls' requests to share its produce request, while
 #: other calls of the client wait (a call alone leaves at once): see oncelog.kafka.lanes.
 BATCH_LINGER_MS: Final = 2.0
-
-# A client sends many requests of each channel (a claim, its heartbeats, its completion):
-# Kafka's murmur2 in Python is ~2 us a key, a hit ~0.2 us (the projector keeps the same memo).
-_partition_of: Final = functools.lru_cache(maxsize=16_384)(partition_for)
 
 assert Request._fields[6:] == ("reply_partition",)  # Dispatcher._send replaces the last field
 
@@ -116,7 +111,7 @@ class Dispatcher:
         self._sender.close()
 
     def _send(self, request: Request) -> None:
-        partition = _partition_of(request.channel_id, self._partitions)
+        partition = cached_partition_for(request.channel_id, self._partitions)
         # Every request names where this client listens: its decision is written there
         # (rebuilt with tuple.__new__: a quarter of NamedTuple._replace's cost).
         routed = tuple.__new__(Request, (*request[:6], self._listener.reply_partition))

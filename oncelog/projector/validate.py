@@ -13,7 +13,7 @@ from typing import Final
 
 from oncelog.errors import InvalidArgumentError, InvalidRequestError
 from oncelog.identity import ids, validation
-from oncelog.identity.partitioner import partition_for
+from oncelog.identity.partitioner import cached_partition_for
 from oncelog.schemas.models import Cancel, Claim, Complete, Get, Heartbeat, Request, Sweep
 
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
@@ -21,10 +21,9 @@ _MAX_TOKEN: Final = 256
 
 # The identity checks are pure functions of their arguments and cost a SHA-256, a UUIDv5
 # and a murmur2 in Python per request: most requests (completions, heartbeats, other
-# steps of a channel) repeat a recent pair, so recent answers are kept. Failures raise
-# and are never cached.
+# steps of a channel) repeat a recent pair, so recent answers are kept (the partition's
+# in identity.partitioner). Failures raise and are never cached.
 _operation_id = lru_cache(maxsize=65536)(ids.operation_id)
-_home_partition = lru_cache(maxsize=65536)(partition_for)
 
 
 def check_request(request: Request, key: bytes | None, partition: int, partitions: int) -> None:
@@ -44,7 +43,7 @@ def _check(request: Request, key: bytes | None, partition: int, partitions: int)
         raise InvalidArgumentError(f"operation_id does not match its channel/key (want {expected})")
     if key != request.operation_id.encode():
         raise InvalidArgumentError("the record key is not the operation_id")
-    home = _home_partition(request.channel_id, partitions)
+    home = cached_partition_for(request.channel_id, partitions)
     if partition != home:
         raise InvalidArgumentError(f"written to partition {partition}, its channel lives on {home}")
     body = request.body
