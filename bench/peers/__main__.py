@@ -1,18 +1,22 @@
 """``make bench-peers``: oncelog next to a plain Postgres table and DBOS. Not a test.
 
-    python -m bench.peers [--quick] [--seconds S] [--rebuild-requests N] [--decode-fold-records N]
+    python -m bench.peers [--quick] [--seconds S] [--rounds R] [--rebuild-requests N]
+                          [--decode-fold-records N]
 
 On the same broker and machine: the raw Kafka round trip; oncelog (``oncelog serve`` in a
 process of its own); the plain table over asyncpg with ``synchronous_commit`` on and off;
 DBOS when installed. Each peer gets the same workload (``bench/peers/workload.py``) and
-its CPU per process is read from /proc. Then ``rebuild --from requests`` and the
-in-process decode+fold rate. The last line is one JSON object.
+its CPU per process is read from /proc. oncelog and the two tables run in interleaved rounds
+(default 2), and each reports its rounds' median, so that the machine's drift over the run
+(±15-20 % here) does not favour whichever ran in a fast minute; DBOS runs once. Then
+``rebuild --from requests`` and the in-process decode+fold rate. The last line is one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.util
 import json
 import os
@@ -98,26 +102,30 @@ def run_dbos(pg: postgres.Postgres, load: Workload, readers: cpu.Readers) -> Pee
         return None
 
 
-def run_postgres_peers(load: Workload) -> Results:
-    """The plain table (synchronous_commit on, off) and DBOS on one throwaway PostgreSQL."""
-    none: Results = {"pg": None, "pg_off": None, "dbos": None}
+def throwaway_postgres(stack: contextlib.ExitStack) -> postgres.Postgres | None:
+    """One PostgreSQL for every round of the table peers and DBOS; None (and why) when
+    asyncpg or PostgreSQL is missing."""
     if importlib.util.find_spec("asyncpg") is None:
         print(f"pg, pg_off, dbos: skipped: asyncpg is not installed; install it with:\n"
               f"  {ASYNCPG_HINT}", flush=True)  # fmt: skip
-        return none
+        return None
     try:
-        with postgres.throwaway() as pg:
-            readers = {"client": cpu.own_ticks, "postgres": lambda: cpu.tree_ticks(pg.pid)}
-            results: Results = {}
-            for name, sync in (("pg", True), ("pg_off", False)):
-                results[name] = asyncio.run(_table(pg.dsn(), name, sync, load, readers))
-                _print_peer(results[name])
-            results["dbos"] = run_dbos(pg, load, readers)
-            _print_peer(results["dbos"])
-            return results
+        return stack.enter_context(postgres.throwaway())
     except postgres.PostgresMissingError as exc:
         print(f"pg, pg_off, dbos: skipped: {exc}", flush=True)
-        return none
+        return None
+
+
+def run_tables(pg: postgres.Postgres, load: Workload) -> Results:
+    """The plain table with synchronous_commit on (``pg``), then off (``pg_off``)."""
+    results: Results = {}
+    for name, sync in (("pg", True), ("pg_off", False)):
+        results[name] = asyncio.run(_table(pg.dsn(), name, sync, load, _pg_readers(pg)))
+    return results
+
+
+def _pg_readers(pg: postgres.Postgres) -> cpu.Readers:
+    return {"client": cpu.own_ticks, "postgres": lambda: cpu.tree_ticks(pg.pid)}
 
 
 def decode_fold_rate(records: int) -> float | None:
@@ -137,12 +145,14 @@ def _args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.peers", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="short windows, small counts")
     parser.add_argument("--seconds", type=float, default=20.0, help="each 64-worker window")
+    parser.add_argument("--rounds", type=int, default=None, help="default 2 (--quick: 1)")
     parser.add_argument("--rebuild-requests", type=int, default=None, help="default 1,000,000")
     parser.add_argument("--decode-fold-records", type=int, default=None, help="default 1,000,000")
     args = parser.parse_args()
     small = 20_000 if args.quick else 1_000_000
     args.rebuild_requests = args.rebuild_requests or small
     args.decode_fold_records = args.decode_fold_records or small
+    args.rounds = args.rounds or (1 if args.quick else 2)
     return args
 
 
@@ -160,20 +170,22 @@ def main() -> None:
 
 def _measure(args: argparse.Namespace, load: Workload, bootstrap: str, tmp: Path) -> None:
     load_before = os.getloadavg()[0]
-    live = bench_settings(bootstrap, tmp, "peers")
-    raw_round_trip(
-        live.kafka_config(bootstrap), live.deadletter_topic, 100
-    )  # warm-up: a fresh broker JITs
-    cold = raw_round_trip(live.kafka_config(bootstrap), live.deadletter_topic)
+    probe = bench_settings(bootstrap, tmp, "peers-rtt")
+    kafka = probe.kafka_config(bootstrap)
+    raw_round_trip(kafka, probe.deadletter_topic, 100)  # warm-up: a fresh broker JITs
+    cold = raw_round_trip(kafka, probe.deadletter_topic)
     print(f"raw produce->consume RTT p50 {statistics.median(cold):.2f} ms (before oncelog's "
           "run)", flush=True)  # fmt: skip
-    results: Results = {"oncelog": run_oncelog(live, load)}
-    _print_peer(results["oncelog"])
-    # Again on the broker that oncelog's run warmed (its JIT done): the fair reference for
-    # oncelog's claim latency, measured on that warm broker. A cold one's was up to 3x slower.
-    raw = raw_round_trip(live.kafka_config(bootstrap), live.deadletter_topic)
-    print(f"raw produce->consume RTT p50 {statistics.median(raw):.2f} ms (warm broker)", flush=True)
-    results.update(run_postgres_peers(load))
+    with contextlib.ExitStack() as stack:
+        pg = throwaway_postgres(stack)
+        rounds, raw = _rounds(args.rounds, load, tmp, pg=pg, probe=probe)
+        dbos = None if pg is None else run_dbos(pg, load, _pg_readers(pg))
+        _print_peer(dbos)
+    results: Results = {name: summary.combine(runs) if runs else None
+                        for name, runs in rounds.items()}  # fmt: skip
+    results["dbos"] = None if dbos is None else summary.combine([dbos])  # one round: slow
+    for name in ("oncelog", "pg", "pg_off"):
+        _print_peer(results[name])
     big = bench_settings(bootstrap, tmp, "rebuild")
     produce_requests(big, args.rebuild_requests)
     rebuild = rebuild_rate(big, args.rebuild_requests)
@@ -185,6 +197,34 @@ def _measure(args: argparse.Namespace, load: Workload, bootstrap: str, tmp: Path
     # Other work on the machine skews every figure: say how busy it was.
     figures["load_avg_1m"] = [load_before, os.getloadavg()[0]]
     print(json.dumps(figures))
+
+
+def _rounds(
+    count: int, load: Workload, tmp: Path, *, pg: postgres.Postgres | None, probe: Settings
+) -> tuple[dict[str, list[PeerResult]], list[float]]:
+    """oncelog, pg, pg_off, then again, ``count`` times: a machine that speeds up or slows
+    down over the run moves every peer alike. Each oncelog round has a topic set and
+    projector of its own. Also the raw round trip on the broker oncelog's first round warmed."""
+    assert probe.bootstrap_servers is not None
+    bootstrap, kafka = probe.bootstrap_servers, probe.kafka_config(probe.bootstrap_servers)
+    rounds: dict[str, list[PeerResult]] = {"oncelog": [], "pg": [], "pg_off": []}
+    raw: list[float] = []
+    for r in range(count):
+        tag = f"round {r + 1}/{count}: "
+        rounds["oncelog"].append(run_oncelog(bench_settings(bootstrap, tmp, f"peers{r}"), load))
+        print(tag + summary.peer_line(rounds["oncelog"][-1]), flush=True)
+        if not raw:
+            # On the broker that oncelog's run warmed (its JIT done): the fair reference for
+            # oncelog's claim latency. A cold one's was up to 3x slower.
+            raw = raw_round_trip(kafka, probe.deadletter_topic)
+            print(f"raw produce->consume RTT p50 {statistics.median(raw):.2f} ms (warm broker)",
+                  flush=True)  # fmt: skip
+        if pg is not None:
+            for name, result in run_tables(pg, load).items():
+                if result is not None:
+                    rounds[name].append(result)
+                    print(tag + summary.peer_line(result), flush=True)
+    return rounds, raw
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ class PeerResult:
     mix_ops_per_s: float = 0.0
     cpu_us_per_cycle: dict[str, float] = field(default_factory=dict)
     warmup_s: float = 0.0  # spent warming what the peer runs on (the broker's JIT), if any
+    rounds_cycles_per_s: list[float] = field(default_factory=list)  # each round's, when combined
 
 
 async def cycle(peer: Peer, channel: str, key: str, result: int) -> None:

@@ -57,3 +57,32 @@ def test_parse_decode_fold_takes_bench_cores_last_line() -> None:
     output = "generated 1,000 records\nfolded\ndecode+fold: 109596 records/s\n"
     assert summary.parse_decode_fold(output) == 109596.0
     assert summary.parse_decode_fold("crashed") is None
+
+
+def test_combine_takes_medians_of_rates_and_cpu_and_pools_latencies() -> None:
+    rounds = [
+        PeerResult("pg", [1.0], [2.0], 900.0, 1000.0, {"client": 100.0, "postgres": 300.0}),
+        PeerResult("pg", [5.0, 6.0], [7.0], 1500.0, 1200.0, {"client": 140.0, "postgres": 200.0}),
+        PeerResult("pg", [9.0], [8.0], 1100.0, 1100.0, {"client": 120.0, "postgres": 250.0}),
+    ]
+    combined = summary.combine(rounds)
+    assert combined.name == "pg"
+    assert combined.cycles_per_s == 1100.0  # the median, not the mean (1166.7)
+    assert combined.mix_ops_per_s == 1100.0
+    assert combined.cpu_us_per_cycle == {"client": 120.0, "postgres": 250.0}
+    assert combined.claim_ms == [1.0, 5.0, 6.0, 9.0]
+    assert combined.cycle_ms == [2.0, 7.0, 8.0]
+    assert combined.rounds_cycles_per_s == [900.0, 1500.0, 1100.0]
+    out = summary.summary([0.5], {"pg": combined}, None, None)
+    assert out["pg_cycles_per_s_rounds"] == [900.0, 1500.0, 1100.0]
+    assert out["pg_claim_p50_ms"] == 5.5
+    assert "(median of 900 / 1500 / 1100)" in summary.peer_line(combined)
+
+
+def test_combine_of_one_round_is_that_round() -> None:
+    one = _result("oncelog", {"client": 300.0, "projector": 400.0})
+    combined = summary.combine([one])
+    assert (combined.cycles_per_s, combined.cpu_us_per_cycle) == (500.0, one.cpu_us_per_cycle)
+    assert "median of" not in summary.peer_line(combined)
+    assert summary.summary([0.5], {"oncelog": combined}, None, None)[
+        "oncelog_cycles_per_s_rounds"] == [500.0]  # fmt: skip
