@@ -6,8 +6,9 @@ many times the fold. This path runs the same decode, validation and fold per
 record (:func:`decode_request`, :func:`check_request`, :func:`fold`, the
 partition clock), but turns each decision straight into row tuples and writes
 each partition in a few large transactions of Arrow-registered inserts
-(history is append-only, as in the live store). Each transaction also stores
-the partition's position, so the position always covers exactly the rows
+(history is append-only, as in the live store); :mod:`oncelog.projector.refold_pool`
+runs the same :class:`PartitionRefold` in worker processes for a large log. Each
+transaction also stores the partition's position, so the position always covers exactly the rows
 written (the rule of the live path). The rows are the live path's rows, column
 for column: ``tests/integration/test_bulk_rebuild.py`` compares every table.
 """
@@ -47,7 +48,7 @@ Progress = Callable[[int, int], None]  # (partition, records done in it)
 # 1 KB per record with its state blob).
 CHUNK: Final = 250_000
 # How often the progress callback hears about a partition (records).
-_TICK: Final = 10_000
+PROGRESS_TICK: Final = 10_000
 
 # A version: the state, the offset of the request that made it, its decision.
 _Version = tuple[ExecutionState, int, Decision]
@@ -289,11 +290,11 @@ def refold_partition(
     for msg in read_to_end(kafka, topic, partition, timeout_s=3600, batch=10_000):
         refold.add(msg)
         total += 1
-        if progress is not None and total % _TICK == 0:
-            progress(partition, _TICK)
+        if progress is not None and total % PROGRESS_TICK == 0:
+            progress(partition, PROGRESS_TICK)
         if refold.pending >= CHUNK:
             _hand_over(refold, writer)
     _hand_over(refold, writer)
-    if progress is not None and total % _TICK:
-        progress(partition, total % _TICK)
+    if progress is not None and total % PROGRESS_TICK:
+        progress(partition, total % PROGRESS_TICK)
     return total

@@ -8,15 +8,19 @@ difference means the log, the snapshots and the projection disagree.
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+
+import duckdb
 
 from oncelog.errors import ConfigError, StoreError
-from oncelog.kafka.reader import partition_count, plain_consumer
+from oncelog.kafka.reader import partition_count, plain_consumer, topic_ends
 from oncelog.projector.bulk_rebuild import ChunkWriter, refold_partition
+from oncelog.projector.refold_pool import refold_in_processes
 from oncelog.projector.restore import latest_snapshots, position_after
 from oncelog.projector.state_blob import decode_state
 from oncelog.projector.store import Store
@@ -24,6 +28,9 @@ from oncelog.schemas.models import ExecutionState
 from oncelog.settings import Settings
 
 Progress = Callable[[int, int], None]  # (partition, records done in it)
+
+#: A refold of fewer records stays in this process (see rebuild_from_requests).
+PARALLEL_MIN_RECORDS: Final = 100_000
 
 
 def count_partitions(kafka: Mapping[str, Any], topic: str) -> int:
@@ -41,25 +48,61 @@ def rebuild_from_requests(
     store: Store,
     progress: Progress | None = None,
     partitions: Sequence[int] | None = None,
+    *,
+    workers: int | None = None,
 ) -> int:
     """Refold ``partitions`` (default: all) of the requests topic from offset 0 into an
-    empty ``store``: a shard's partitions rebuild that shard."""
+    empty ``store``: a shard's partitions rebuild that shard.
+
+    ``workers`` > 1 refolds in that many processes while this one writes DuckDB
+    (:mod:`oncelog.projector.refold_pool`); 1 refolds here; None chooses: one per
+    core for a log of ``PARALLEL_MIN_RECORDS`` or more, since starting a worker costs
+    about a second."""
     if store.positions():
         # The bulk writer inserts without upserts: it relies on an empty projection.
         raise StoreError(f"{store.path} already holds a projection; rebuild needs an empty one")
     topic = settings.requests_topic
     count = count_partitions(kafka, topic)
     chosen = _chosen(partitions, count)
+    processes = _workers(workers, kafka, topic, chosen)
     con = store.cursor()
-    writer = ChunkWriter(con)
     try:
         with _without_cyclic_gc():
-            return sum(
-                refold_partition(kafka, topic, p, count, writer, progress=progress) for p in chosen
-            )
+            if processes > 1:
+                return refold_in_processes(
+                    kafka, topic, chosen, count, con,
+                    workers=processes, progress=progress, scratch_in=store.path.parent,
+                )  # fmt: skip
+            return _refold_here(kafka, topic, chosen, count, con, progress=progress)
+    finally:
+        con.close()
+
+
+def _refold_here(
+    kafka: Mapping[str, Any], topic: str, chosen: list[int], count: int,
+    con: duckdb.DuckDBPyConnection, *, progress: Progress | None,
+) -> int:  # fmt: skip
+    """Refold in this process, DuckDB writing on a thread of its own."""
+    writer = ChunkWriter(con)
+    try:
+        return sum(
+            refold_partition(kafka, topic, p, count, writer, progress=progress) for p in chosen
+        )
     finally:
         writer.close()
-        con.close()
+
+
+def _workers(requested: int | None, kafka: Mapping[str, Any], topic: str, chosen: list[int]) -> int:
+    """Worker processes for a refold: ``requested``, else one per core when the chosen
+    partitions (two or more) hold at least ``PARALLEL_MIN_RECORDS``; 1 means in-process."""
+    if requested is not None:
+        return max(1, min(requested, len(chosen)))
+    if len(chosen) < 2:
+        return 1
+    ends = topic_ends(kafka, topic)
+    if sum(ends.get(p, 0) for p in chosen) < PARALLEL_MIN_RECORDS:
+        return 1
+    return min(os.cpu_count() or 1, len(chosen))
 
 
 @contextmanager

@@ -13,7 +13,7 @@ from oncelog.errors import LedgerError, StoreError
 from oncelog.identity import ids
 from oncelog.identity.partitioner import partition_for
 from oncelog.producer.sync_client import SyncLedgerClient
-from oncelog.projector import bulk_rebuild
+from oncelog.projector import bulk_rebuild, refold_pool
 from oncelog.projector.rebuild import rebuild_from_requests
 from oncelog.projector.store import Store
 from oncelog.schemas.codec import encode_request
@@ -82,11 +82,15 @@ def _traffic(client: SyncLedgerClient) -> None:
                 client.claim_execution(channel, step=i, tool_name="t", params={"i": -i})
 
 
-@pytest.mark.parametrize("chunk", [bulk_rebuild.CHUNK, 5])
+@pytest.mark.parametrize(
+    ("chunk", "workers"), [(bulk_rebuild.CHUNK, None), (5, 1), (5, 2)], ids=["one", "5", "5x2"]
+)
 def test_bulk_rebuild_equals_the_live_projection(
-    topics: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
-) -> None:
+    topics: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int,
+    workers: int | None,
+) -> None:  # fmt: skip
     # A chunk of 5 splits operations across transactions: versions closed by a later one.
+    # Two workers refold the partitions in processes of their own, chunks of 5 handed over.
     monkeypatch.setattr(bulk_rebuild, "CHUNK", chunk)
     live = tmp_path / "live.duckdb"
     store = Store(live)
@@ -97,9 +101,14 @@ def test_bulk_rebuild_equals_the_live_projection(
     running.halt()
     store.close()
     rebuilt = tmp_path / "rebuilt.duckdb"
+    heard: dict[int, int] = {}
     with Store(rebuilt) as target:
-        done = rebuild_from_requests(topics, kafka(topics), target)
+        done = rebuild_from_requests(
+            topics, kafka(topics), target, lambda p, n: heard.update({p: heard.get(p, 0) + n}),
+            workers=workers,
+        )  # fmt: skip
     expected, actual = _dump(live), _dump(rebuilt)
+    assert sum(heard.values()) == done  # progress hears every record, from the workers too
     assert len(expected["dead_letters"]) == 2
     assert sum(len(rows) for rows in expected.values()) > 100
     assert done == len(expected["requests"]) + 1  # the undecodable record has no audit row
@@ -115,3 +124,16 @@ def test_bulk_rebuild_refuses_a_projection_that_is_not_empty(
         store.cursor().execute("INSERT INTO positions VALUES (0, 1, NULL)")
         with pytest.raises(StoreError, match="already holds a projection"):
             rebuild_from_requests(topics, kafka(topics), store)
+
+
+def test_a_worker_that_fails_fails_the_refold_with_its_reason(
+    topics: Settings, tmp_path: Path
+) -> None:
+    broken = {**kafka(topics), "no.such.property": "1"}  # the worker's consumer refuses it
+    with Store(tmp_path / "target.duckdb") as store:
+        con = store.cursor()
+        with pytest.raises(StoreError, match=r"failed in a worker process.*no.such.property"):
+            refold_pool.refold_in_processes(
+                broken, topics.requests_topic, [0, 1], topics.partitions, con, workers=2
+            )
+        assert store.positions() == {}  # nothing written

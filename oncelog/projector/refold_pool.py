@@ -1,0 +1,164 @@
+"""Refold partitions in worker processes while this process writes DuckDB.
+
+A bulk refold (:mod:`oncelog.projector.bulk_rebuild`) is Python on one core:
+reading, decoding, validating and folding each record and building its rows
+hold the GIL, and only DuckDB's inserts run beside them. Here each worker
+process (:mod:`oncelog.projector.refold_worker`) refolds whole partitions with
+the same :class:`PartitionRefold` and hands every chunk over as Arrow IPC files
+in a scratch folder; this process maps them and writes each with
+:func:`write_chunk` (rows and the partition's position in one transaction, as
+the in-process path does). A partition's chunks are written in order: one
+worker folds it and its pipe keeps their order. Each worker may have one chunk
+waiting; it gets a slot back once that chunk is committed.
+
+Workers are fresh interpreters started with ``python -m``, not forked (this
+process already runs librdkafka's and DuckDB's threads) and not through
+``multiprocessing`` (whose spawn re-runs the caller's main script, which fails in
+a script without a ``__main__`` guard).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import duckdb
+import pyarrow as pa
+
+import oncelog
+from oncelog.errors import StoreError
+from oncelog.projector import bulk_rebuild
+from oncelog.projector.bulk_rebuild import write_chunk
+
+Progress = Callable[[int, int], None]  # (partition, records done in it)
+
+_STOP_S: Final = 10.0
+
+
+class _Worker:
+    """One worker process and the thread that turns its stdout lines into messages."""
+
+    def __init__(self, index: int, job: dict[str, Any], messages: queue.Queue[Any]) -> None:
+        self.index = index
+        source_root = str(Path(oncelog.__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [source_root, *filter(None, [os.environ.get("PYTHONPATH")])])}  # fmt: skip
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "oncelog.projector.refold_worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+        )  # fmt: skip
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(job).encode() + b"\n")
+        self.proc.stdin.flush()
+        self._reader = threading.Thread(
+            target=self._read, args=(messages,), name=f"oncelog-refold-{index}", daemon=True
+        )
+        self._reader.start()
+
+    def _read(self, messages: queue.Queue[Any]) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            messages.put((self.index, json.loads(line)))
+        messages.put((self.index, {"eof": True}))
+
+    def grant(self) -> None:
+        """One committed chunk: the worker may write another."""
+        assert self.proc.stdin is not None
+        # A worker that has ended (its last chunk was this one) needs no slot; one that
+        # died says so by the end of its stdout, which _write_all reads next.
+        with contextlib.suppress(BrokenPipeError):
+            self.proc.stdin.write(b"\n")
+            self.proc.stdin.flush()
+
+    def stop(self) -> None:
+        """Close its stdin (a waiting worker exits), then make sure it has."""
+        if self.proc.stdin is not None:
+            with contextlib.suppress(BrokenPipeError):  # already ended
+                self.proc.stdin.close()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            self.proc.wait(_STOP_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def refold_in_processes(
+    kafka: Mapping[str, Any],
+    topic: str,
+    partitions: Sequence[int],
+    partition_count: int,
+    con: duckdb.DuckDBPyConnection,
+    *,
+    workers: int,
+    progress: Progress | None = None,
+    scratch_in: Path | None = None,
+) -> int:
+    """Refold ``partitions`` of ``topic`` in ``workers`` processes into ``con``; the records.
+
+    The chunks wait in a scratch folder made in ``scratch_in`` (the system's temp
+    folder when None), removed at the end."""
+    scratch = Path(tempfile.mkdtemp(prefix="oncelog-refold-", dir=scratch_in))
+    messages: queue.Queue[Any] = queue.Queue()
+    started: list[_Worker] = []
+    try:
+        for i in range(workers):
+            group = list(partitions[i::workers])
+            if group:
+                job = {"kafka": dict(kafka), "topic": topic, "partitions": group,
+                       "partition_count": partition_count, "scratch": str(scratch),
+                       "chunk": bulk_rebuild.CHUNK}  # fmt: skip
+                started.append(_Worker(len(started), job, messages))
+        return _write_all(con, topic, started, messages, progress=progress)
+    finally:
+        for worker in started:
+            worker.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _write_all(
+    con: duckdb.DuckDBPyConnection,
+    topic: str,
+    workers: list[_Worker],
+    messages: queue.Queue[Any],
+    *,
+    progress: Progress | None,
+) -> int:
+    """Commit chunks as workers announce them, until every worker has finished."""
+    running, total = {w.index for w in workers}, 0
+    while running:
+        index, message = messages.get()  # a worker's end always sends "eof"
+        if "chunk" in message:
+            paths = message["paths"]
+            write_chunk(con, message["chunk"], {n: _mapped(path) for n, path in paths.items()})
+            for path in paths.values():
+                Path(path).unlink()
+            workers[index].grant()
+        elif "progress" in message:
+            if progress is not None:
+                progress(message["progress"], message["records"])
+        elif "done" in message:
+            running.discard(index)
+            total += message["done"]
+        elif "failed" in message:
+            raise StoreError(f"refold of {topic} failed in a worker process: {message['failed']}")
+        elif index in running:  # eof before done: the worker died
+            code = workers[index].proc.wait()
+            raise StoreError(f"refold of {topic}: worker process {index} exited with {code}")
+    return total
+
+
+def _mapped(path: str) -> pa.Table:
+    with pa.memory_map(path) as source:
+        return pa.ipc.open_file(source).read_all()

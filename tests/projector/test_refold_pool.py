@@ -1,0 +1,34 @@
+"""The refold pool's process plumbing, without a broker: a worker that ends early."""
+
+from __future__ import annotations
+
+import queue
+from pathlib import Path
+from typing import Any
+
+from oncelog.projector import refold_pool
+
+
+def _job(tmp_path: Path) -> dict[str, Any]:
+    # librdkafka refuses the property at once: the worker fails before any connection.
+    return {"kafka": {"bootstrap.servers": "127.0.0.1:1", "no.such.property": "1"},
+            "topic": "t.requests", "partitions": [0], "partition_count": 1,
+            "scratch": str(tmp_path), "chunk": 10}  # fmt: skip
+
+
+def test_a_worker_reports_its_failure_then_its_end_and_a_late_grant_is_harmless(
+    tmp_path: Path,
+) -> None:
+    messages: queue.Queue[Any] = queue.Queue()
+    worker = refold_pool._Worker(0, _job(tmp_path), messages)
+    try:
+        first = messages.get(timeout=60)
+        last = messages.get(timeout=60)
+        assert first[0] == 0
+        assert "no.such.property" in first[1]["failed"]
+        assert last == (0, {"eof": True})
+        assert worker.proc.wait(60) == 0
+        worker.grant()  # the worker has ended: a slot for it is dropped, not an error
+    finally:
+        worker.stop()
+    assert worker.proc.returncode == 0
