@@ -36,7 +36,7 @@ import duckdb
 import pyarrow as pa
 
 import oncelog
-from oncelog.errors import StoreError
+from oncelog.errors import ConfigError, StoreError
 from oncelog.projector import bulk_rebuild
 from oncelog.projector.bulk_rebuild import write_chunk
 
@@ -48,7 +48,7 @@ _STOP_S: Final = 10.0
 class _Worker:
     """One worker process and the thread that turns its stdout lines into messages."""
 
-    def __init__(self, index: int, job: dict[str, Any], messages: queue.Queue[Any]) -> None:
+    def __init__(self, index: int, job: bytes, messages: queue.Queue[Any]) -> None:
         self.index = index
         source_root = str(Path(oncelog.__file__).resolve().parents[1])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -58,8 +58,9 @@ class _Worker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
         )  # fmt: skip
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(job).encode() + b"\n")
-        self.proc.stdin.flush()
+        with contextlib.suppress(BrokenPipeError):  # died at once: its stdout's end says so
+            self.proc.stdin.write(job + b"\n")
+            self.proc.stdin.flush()
         self._reader = threading.Thread(
             target=self._read, args=(messages,), name=f"oncelog-refold-{index}", daemon=True
         )
@@ -119,12 +120,22 @@ def refold_in_processes(
                 job = {"kafka": dict(kafka), "topic": topic, "partitions": group,
                        "partition_count": partition_count, "scratch": str(scratch),
                        "chunk": bulk_rebuild.CHUNK}  # fmt: skip
-                started.append(_Worker(len(started), job, messages))
+                started.append(_Worker(len(started), _encoded(job), messages))
         return _write_all(con, topic, started, messages, progress=progress)
     finally:
         for worker in started:
             worker.stop()
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _encoded(job: dict[str, Any]) -> bytes:
+    try:
+        return json.dumps(job).encode()
+    except (TypeError, ValueError) as exc:  # e.g. a callback among the Kafka settings
+        raise ConfigError(
+            f"a refold in worker processes sends its Kafka settings as JSON: {exc}; "
+            "refold in this process instead (workers=1)"
+        ) from exc
 
 
 def _write_all(

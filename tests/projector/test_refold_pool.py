@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import queue
 from pathlib import Path
 from typing import Any
 
+import duckdb
+import pytest
+
+from oncelog.errors import ConfigError
 from oncelog.projector import refold_pool
 
 
@@ -20,7 +25,7 @@ def test_a_worker_reports_its_failure_then_its_end_and_a_late_grant_is_harmless(
     tmp_path: Path,
 ) -> None:
     messages: queue.Queue[Any] = queue.Queue()
-    worker = refold_pool._Worker(0, _job(tmp_path), messages)
+    worker = refold_pool._Worker(0, json.dumps(_job(tmp_path)).encode(), messages)
     try:
         first = messages.get(timeout=60)
         last = messages.get(timeout=60)
@@ -32,3 +37,14 @@ def test_a_worker_reports_its_failure_then_its_end_and_a_late_grant_is_harmless(
     finally:
         worker.stop()
     assert worker.proc.returncode == 0
+
+
+def test_kafka_settings_that_are_not_json_are_refused_before_any_process_starts(
+    tmp_path: Path,
+) -> None:
+    kafka = {"bootstrap.servers": "127.0.0.1:1", "error_cb": print}
+    with pytest.raises(ConfigError, match="workers=1"), duckdb.connect() as con:
+        refold_pool.refold_in_processes(
+            kafka, "t.requests", [0, 1], 2, con, workers=2, scratch_in=tmp_path
+        )
+    assert list(tmp_path.iterdir()) == []  # its scratch folder is gone too
