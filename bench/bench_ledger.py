@@ -127,10 +127,12 @@ def projector_fold_rate(settings: Settings, total: int) -> float:
 
 
 def rebuild_rate(settings: Settings, total: int) -> float:
-    """Records/s of ``rebuild --from requests`` into a fresh DuckDB."""
+    """Records/s of ``rebuild --from requests`` into a fresh DuckDB, opened as the command
+    opens it (``oncelog/cli/rebuild_cmd.py``: the checkpoint threshold of the settings)."""
     assert settings.bootstrap_servers is not None
     kafka = settings.kafka_config(settings.bootstrap_servers)
-    with Store(settings.db_path.with_suffix(".rebuild.duckdb")) as store:
+    path = settings.db_path.with_suffix(".rebuild.duckdb")
+    with Store(path, checkpoint_mb=settings.duckdb_checkpoint_mb) as store:
         began = time.perf_counter()
         n = rebuild_from_requests(settings, kafka, store)
         return n / (time.perf_counter() - began)
