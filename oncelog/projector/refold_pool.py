@@ -11,7 +11,7 @@ the in-process path does). A partition's chunks are written in order: one
 worker folds it and its pipe keeps their order. Each worker may have one chunk
 waiting; it gets a slot back once that chunk is committed.
 
-Workers are fresh interpreters started with ``python -m``, not forked (this
+Workers are fresh interpreters (``python -c``, running :func:`refold_worker.main`), not forked (this
 process already runs librdkafka's and DuckDB's threads) and not through
 ``multiprocessing`` (whose spawn re-runs the caller's main script, which fails in
 a script without a ``__main__`` guard).
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import queue
 import shutil
 import subprocess
@@ -43,6 +42,12 @@ from oncelog.projector.bulk_rebuild import write_chunk
 Progress = Callable[[int, int], None]  # (partition, records done in it)
 
 _STOP_S: Final = 10.0
+# The worker's entry. The package's own folder goes last on the path, for a checkout that
+# is not installed; an installed oncelog (and the standard library) keep precedence.
+_ENTRY: Final = (
+    "import sys; sys.path.append(sys.argv.pop(1)); "
+    "from oncelog.projector.refold_worker import main; main()"
+)
 
 
 class _Worker:
@@ -51,11 +56,9 @@ class _Worker:
     def __init__(self, index: int, job: bytes, messages: queue.Queue[Any]) -> None:
         self.index = index
         source_root = str(Path(oncelog.__file__).resolve().parents[1])
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            [source_root, *filter(None, [os.environ.get("PYTHONPATH")])])}  # fmt: skip
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "oncelog.projector.refold_worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            [sys.executable, "-c", _ENTRY, source_root],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         )  # fmt: skip
         assert self.proc.stdin is not None
         with contextlib.suppress(BrokenPipeError):  # died at once: its stdout's end says so
@@ -68,9 +71,15 @@ class _Worker:
 
     def _read(self, messages: queue.Queue[Any]) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            messages.put((self.index, json.loads(line)))
-        messages.put((self.index, {"eof": True}))
+        try:
+            for line in self.proc.stdout:
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    message = {"failed": f"an unreadable line from the worker: {line[:200]!r}"}
+                messages.put((self.index, message))
+        finally:  # the writer waits for this, whatever happened
+            messages.put((self.index, {"eof": True}))
 
     def grant(self) -> None:
         """One committed chunk: the worker may write another."""

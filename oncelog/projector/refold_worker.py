@@ -1,4 +1,4 @@
-"""One refold worker process: ``python -m oncelog.projector.refold_worker``.
+"""One refold worker process (:func:`main`; also ``python -m oncelog.projector.refold_worker``).
 
 Started by :mod:`oncelog.projector.refold_pool`, which writes the job as one JSON
 line on stdin (the Kafka settings travel there, never in arguments or the

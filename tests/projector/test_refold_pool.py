@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 import queue
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import duckdb
@@ -48,3 +50,16 @@ def test_kafka_settings_that_are_not_json_are_refused_before_any_process_starts(
             kafka, "t.requests", [0, 1], 2, con, workers=2, scratch_in=tmp_path
         )
     assert list(tmp_path.iterdir()) == []  # its scratch folder is gone too
+
+
+def test_an_unreadable_line_fails_the_refold_and_the_end_is_always_reported() -> None:
+    reader = object.__new__(refold_pool._Worker)  # only its reading half
+    reader.index = 3
+    reader.proc = SimpleNamespace(stdout=io.BytesIO(b'{"progress": 0, "records": 5}\nnot json\n'))  # type: ignore[assignment]
+    messages: queue.Queue[Any] = queue.Queue()
+    reader._read(messages)
+    got = [messages.get_nowait() for _ in range(messages.qsize())]
+    assert got[0] == (3, {"progress": 0, "records": 5})
+    assert got[1][0] == 3
+    assert "unreadable line" in got[1][1]["failed"]
+    assert got[2] == (3, {"eof": True})
