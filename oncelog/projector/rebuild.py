@@ -102,7 +102,15 @@ def _workers(requested: int | None, kafka: Mapping[str, Any], topic: str, chosen
     ends = topic_ends(kafka, topic)
     if sum(ends.get(p, 0) for p in chosen) < PARALLEL_MIN_RECORDS:
         return 1
-    return min(os.cpu_count() or 1, len(chosen))
+    return min(_usable_cores(), len(chosen))
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (its affinity set where the OS tells it, which a
+    container's cpuset narrows), not every core of the machine."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 @contextmanager
