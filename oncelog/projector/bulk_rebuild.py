@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import duckdb
 from confluent_kafka import Message
@@ -48,7 +48,7 @@ Progress = Callable[[int, int], None]  # (partition, records done in it)
 # 1 KB per record with its state blob).
 CHUNK: Final = 250_000
 # How often the progress callback hears about a partition (records).
-PROGRESS_TICK: Final = 10_000
+_TICK: Final = 10_000
 
 # A version: the state, the offset of the request that made it, its decision.
 _Version = tuple[ExecutionState, int, Decision]
@@ -269,7 +269,14 @@ class ChunkWriter:
 # --- driving one partition -----------------------------------------------------------
 
 
-def _hand_over(refold: PartitionRefold, writer: ChunkWriter) -> None:
+class ChunkSink(Protocol):
+    """Where a refold hands its chunks: :class:`ChunkWriter` here, a worker's IPC files there."""
+
+    def submit(self, partition: int, tables: Mapping[str, Any]) -> None:
+        """Take one chunk's tables (its rows and the partition's position)."""
+
+
+def _hand_over(refold: PartitionRefold, writer: ChunkSink) -> None:
     tables = refold.take()
     if tables is not None:
         writer.submit(refold.partition, tables)
@@ -280,21 +287,24 @@ def refold_partition(
     topic: str,
     partition: int,
     partitions: int,
-    writer: ChunkWriter,
+    writer: ChunkSink,
     *,
     progress: Progress | None = None,
+    chunk: int | None = None,
 ) -> int:
-    """Refold ``topic[partition]`` from offset 0 to its high watermark through ``writer``."""
+    """Refold ``topic[partition]`` from offset 0 to its high watermark through ``writer``,
+    in chunks of ``chunk`` records (default :data:`CHUNK`)."""
+    chunk = CHUNK if chunk is None else chunk
     refold = PartitionRefold(topic, partition, partitions)
     total = 0
     for msg in read_to_end(kafka, topic, partition, timeout_s=3600, batch=10_000):
         refold.add(msg)
         total += 1
-        if progress is not None and total % PROGRESS_TICK == 0:
-            progress(partition, PROGRESS_TICK)
-        if refold.pending >= CHUNK:
+        if progress is not None and total % _TICK == 0:
+            progress(partition, _TICK)
+        if refold.pending >= chunk:
             _hand_over(refold, writer)
     _hand_over(refold, writer)
-    if progress is not None and total % PROGRESS_TICK:
-        progress(partition, total % PROGRESS_TICK)
+    if progress is not None and total % _TICK:
+        progress(partition, total % _TICK)
     return total

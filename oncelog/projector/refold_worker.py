@@ -4,7 +4,8 @@ Started by :mod:`oncelog.projector.refold_pool`, which writes the job as one JSO
 line on stdin (the Kafka settings travel there, never in arguments or the
 environment). The worker refolds its partitions in order with
 :class:`PartitionRefold`, writes each chunk's tables as Arrow IPC files into the
-job's scratch folder and says so as one JSON line on stdout:
+job's scratch folder (through :func:`refold_partition`, as the in-process
+refold) and says so as one JSON line on stdout:
 ``{"chunk": p, "paths": {...}}``, ``{"progress": p, "records": n}``, then
 ``{"done": records}`` or ``{"failed": why}``. It may hold one announced chunk
 that the writer has not committed; for the next it waits for a newline on stdin
@@ -18,13 +19,13 @@ import gc
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, Final
 
 import pyarrow as pa
 
-from oncelog.kafka.reader import read_to_end
-from oncelog.projector.bulk_rebuild import PROGRESS_TICK, PartitionRefold
+from oncelog.projector.bulk_rebuild import refold_partition
 
 #: Chunks announced and not yet committed by the writer.
 IN_FLIGHT: Final = 1
@@ -50,36 +51,24 @@ class _Channel:
         self._slots -= 1
 
 
-def _refold(job: dict[str, Any], p: int, channel: _Channel) -> int:
-    refold = PartitionRefold(job["topic"], p, job["partition_count"])
-    done = shipped = 0
-    for msg in read_to_end(job["kafka"], job["topic"], p, timeout_s=3600, batch=10_000):
-        refold.add(msg)
-        done += 1
-        if done % PROGRESS_TICK == 0:
-            channel.say(progress=p, records=PROGRESS_TICK)
-        if refold.pending >= job["chunk"]:
-            shipped += _ship(refold, Path(job["scratch"]) / f"{p}-{shipped}-", channel)
-    _ship(refold, Path(job["scratch"]) / f"{p}-{shipped}-", channel)
-    if done % PROGRESS_TICK:
-        channel.say(progress=p, records=done % PROGRESS_TICK)
-    return done
+class _Shipper:
+    """A :class:`ChunkSink` that writes each chunk as IPC files and announces them."""
 
+    def __init__(self, scratch: Path, channel: _Channel) -> None:
+        self._scratch, self._channel = scratch, channel
+        self._shipped = 0
 
-def _ship(refold: PartitionRefold, stem: Path, channel: _Channel) -> int:
-    """Write the pending rows as IPC files and announce them; 1 if there was a chunk."""
-    tables = refold.take()
-    if tables is None:
-        return 0
-    channel.take_slot()
-    paths = {}
-    for name, table in tables.items():
-        path = f"{stem}{name}.arrow"
-        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-        paths[name] = path
-    channel.say(chunk=refold.partition, paths=paths)
-    return 1
+    def submit(self, partition: int, tables: Mapping[str, Any]) -> None:
+        self._channel.take_slot()
+        stem = self._scratch / f"{partition}-{self._shipped}-"
+        self._shipped += 1
+        paths = {}
+        for name, table in tables.items():
+            path = f"{stem}{name}.arrow"
+            with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+            paths[name] = path
+        self._channel.say(chunk=partition, paths=paths)
 
 
 def main() -> None:
@@ -90,7 +79,17 @@ def main() -> None:
     job = json.loads(sys.stdin.readline())
     gc.disable()  # as the in-process refold: millions of acyclic tuples
     try:
-        total = sum(_refold(job, p, channel) for p in job["partitions"])
+        shipper = _Shipper(Path(job["scratch"]), channel)
+
+        def progress(partition: int, records: int) -> None:
+            channel.say(progress=partition, records=records)
+
+        total = 0
+        for p in job["partitions"]:
+            total += refold_partition(
+                job["kafka"], job["topic"], p, job["partition_count"], shipper,
+                progress=progress, chunk=job["chunk"],
+            )  # fmt: skip
     except Exception as exc:  # told to the writer, which raises a StoreError
         channel.say(failed=f"partitions {job['partitions']}: {type(exc).__name__}: {exc}")
         return
