@@ -1,0 +1,271 @@
+"""The floor under a claim and under the projector: a Python echo in the projector's place.
+
+    python -m bench.bench_echo [--sequential N] [--seconds S] [--in-flight W] [--rate R]
+
+Not a test. A child process does what ``oncelog serve`` does with Kafka and nothing else:
+it consumes the requests topic as a member of the projectors' consumer group (the same
+settings), and for every record it publishes a decision to the sender's reply partition
+and a snapshot to the executions topic, through the projector's lanes. The bytes are real
+(a claim's and a completion's encoded decision and snapshot, computed here once), but the
+echo does not decode, validate, fold, encode or write DuckDB. This process plays the
+client: requests through the client's lanes, answers read with the client's long-poll
+consumer of one reply partition.
+
+It measures, on one broker in one run:
+
+- ``raw_rtt_p50_ms``: the raw produce->consume round trip (``bench_ledger``), the claim
+  target's yardstick;
+- ``two_hop_p50_ms``: one request at a time through the echo and back. Any design that
+  answers through the log (request topic -> referee -> decisions topic) pays this before
+  doing any work: it is the floor of a claim's latency;
+- ``echo_cpu_us_per_request``: the echo's CPU (all its threads, from /proc) per request
+  with W requests in flight, each answer followed by the next request (the shape of
+  ``make bench-peers``' 64 workers; ``--rate`` paces it, e.g. to oncelog's requests/s there).
+  The Kafka part of the projector's CPU per request,
+  without the referee's work: its floor in this language and client library.
+
+The last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import select
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Protocol
+
+from confluent_kafka import Consumer, TopicPartition
+
+from bench.bench_ledger import raw_round_trip
+from bench.common import bench_settings, on_broker, pct
+from bench.peers import cpu
+from bench.synthetic import claim_complete
+from oncelog.kafka.lanes import Lanes
+from oncelog.kafka.reader import consume_available, high_watermarks, plain_consumer
+from oncelog.producer.dispatch import BATCH_LINGER_MS
+from oncelog.projector.fold import fold
+from oncelog.projector.service import EXPRESS_BATCH, PUBLISH_LINGER_MS, group_config
+from oncelog.schemas.codec import encode_decision, encode_request, encode_snapshot
+from oncelog.schemas.models import ExecutionSnapshot
+from oncelog.settings import Settings
+
+_REPLY_PARTITION = 0
+_READY_TIMEOUT_S = 60.0
+_ANSWER_TIMEOUT_S = 30.0
+
+
+def _records() -> dict[str, list[str]]:
+    """Hex of a claim's and a completion's request, decision and snapshot, as encoded live."""
+    claim, complete = claim_complete("echo-chan", "echo-key")
+    out: dict[str, list[str]] = {"request": [], "decision": [], "snapshot": []}
+    state = None
+    for t, request in enumerate((claim, complete)):
+        state, decision = fold(state, request, 1_700_000_000_000 + t)
+        assert state is not None
+        snap = ExecutionSnapshot(state, 0, t, request.request_id, decision.outcome, t)
+        out["request"].append(encode_request(request).hex())
+        out["decision"].append(encode_decision(decision).hex())
+        out["snapshot"].append(encode_snapshot(snap).hex())
+    return out
+
+
+# --- the echo (child process) ---------------------------------------------------------
+
+
+def serve_echo(settings: Settings, bootstrap: str, records: dict[str, list[str]]) -> None:
+    """Echo every request as the projector publishes: decision + snapshot, one lane a batch."""
+    kafka = settings.kafka_config(bootstrap)
+    decisions = [bytes.fromhex(h) for h in records["decision"]]
+    snapshots = [bytes.fromhex(h) for h in records["snapshot"]]
+    consumer = Consumer({**kafka, **group_config(settings)})
+    assigned: list[int] = []
+    consumer.subscribe(
+        [settings.requests_topic],
+        on_assign=lambda c, parts: assigned.extend(p.partition for p in parts),
+    )
+    lanes = Lanes(kafka, PUBLISH_LINGER_MS)
+    while len(assigned) < settings.partitions:
+        consumer.poll(0.1)
+    print("ready", flush=True)
+    while True:
+        batch = consume_available(consumer, 5000, 0.1)
+        send = lanes.lane(alone=len(batch) <= EXPRESS_BATCH).send_nowait
+        for msg in batch:
+            if msg.error() is not None:
+                continue
+            kind = (msg.offset() or 0) & 1  # alternate claim-sized and completion-sized
+            key = msg.key() or b""
+            send(settings.decisions_topic, _REPLY_PARTITION, key, decisions[kind])
+            send(settings.executions_topic, msg.partition() or 0, key, snapshots[kind])
+
+
+def _start_echo(
+    settings: Settings, bootstrap: str, records: dict[str, list[str]]
+) -> subprocess.Popen[str]:
+    # Topic names and partitions travel; everything else comes from the same environment.
+    job = json.dumps({"topic_prefix": settings.topic_prefix, "partitions": settings.partitions,
+                      "bootstrap": bootstrap, "records": records})  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.bench_echo", "--serve"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )  # fmt: skip
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    proc.stdin.write(job + "\n")
+    proc.stdin.close()
+    ready, _, _ = select.select([proc.stdout], [], [], _READY_TIMEOUT_S)
+    line = proc.stdout.readline() if ready else ""  # "ready" once every partition is assigned
+    if line.strip() != "ready":
+        proc.kill()
+        raise RuntimeError(f"the echo did not get ready: {line!r}")
+    return proc
+
+
+# --- the client side (this process) ---------------------------------------------------
+
+
+class Client(Protocol):
+    """What the two measurements drive: :class:`EchoClient`, or a stand-in in the tests."""
+
+    def send(self, *, alone: bool) -> bytes:
+        """Send one request; its key."""
+
+    def answers(self, wait_s: float = 0.05) -> list[bytes]:
+        """Keys of the answers fetched now."""
+
+
+class EchoClient:
+    """Requests through the client's lanes; answers from one reply partition."""
+
+    def __init__(self, settings: Settings, bootstrap: str, requests: list[bytes]) -> None:
+        kafka = settings.kafka_config(bootstrap)
+        self._settings = settings
+        self._requests = requests
+        self._lanes = Lanes(kafka, BATCH_LINGER_MS)
+        self._listener = plain_consumer({**kafka, "fetch.wait.max.ms": 500})
+        topic = settings.decisions_topic
+        end = high_watermarks(self._listener, topic, [_REPLY_PARTITION])[_REPLY_PARTITION]
+        self._listener.assign([TopicPartition(topic, _REPLY_PARTITION, end)])
+        self.sent = 0
+
+    def send(self, *, alone: bool) -> bytes:
+        """One request to a partition in turn; its key (the answer comes back under it)."""
+        key = uuid.uuid4().hex.encode()
+        partition = self.sent % self._settings.partitions
+        value = self._requests[self.sent & 1]
+        self._lanes.send(self._settings.requests_topic, partition, key, value, alone=alone)
+        self.sent += 1
+        return key
+
+    def answers(self, wait_s: float = 0.05) -> list[bytes]:
+        """Keys of the answers fetched now (waits up to ``wait_s`` for the first)."""
+        return [m.key() or b"" for m in consume_available(self._listener, 2000, wait_s)]
+
+    def close(self) -> None:
+        self._listener.close()
+        self._lanes.close()
+
+
+def sequential(client: Client, n: int) -> list[float]:
+    """Round trips (ms) of one request at a time through the echo."""
+    out = []
+    for _ in range(n):
+        began = time.perf_counter()
+        key = client.send(alone=True)
+        deadline = time.monotonic() + _ANSWER_TIMEOUT_S
+        while key not in client.answers():
+            if time.monotonic() > deadline:
+                raise TimeoutError("no echo within 30 s")
+        out.append((time.perf_counter() - began) * 1000)
+    return out
+
+
+def in_flight(client: Client, width: int, seconds: float, rate: float | None = None) -> int:
+    """Keep up to ``width`` requests in flight for ``seconds``, each answer followed by the
+    next request, at most ``rate`` requests/s when given; return the answers counted."""
+    began = time.monotonic()
+    owed, sent, answered = width, 0, 0
+    while (now := time.monotonic()) < began + seconds:
+        allowed = owed if rate is None else min(owed, int((now - began) * rate) + width - sent)
+        for _ in range(allowed):
+            client.send(alone=False)
+        owed, sent = owed - allowed, sent + allowed
+        # Paced sends leave in bursts a linger apart, as the client's batched lane groups them.
+        wait_s = 0.05 if rate is None or not owed else BATCH_LINGER_MS / 1000
+        keys = client.answers(wait_s)
+        answered += len(keys)
+        owed += len(keys)
+    return answered
+
+
+def measure(args: argparse.Namespace, bootstrap: str, tmp: Path) -> dict[str, Any]:
+    """The raw round trip, then the echo: warm-up, sequential round trips, the CPU window."""
+    settings = bench_settings(bootstrap, tmp, "echo")
+    kafka = settings.kafka_config(bootstrap)
+    raw_round_trip(kafka, settings.deadletter_topic, 50)
+    raw = raw_round_trip(kafka, settings.deadletter_topic, 300)
+    records = _records()
+    echo = _start_echo(settings, bootstrap, records)
+    client = EchoClient(settings, bootstrap, [bytes.fromhex(h) for h in records["request"]])
+    try:
+        in_flight(client, args.in_flight, args.warmup)
+        hops = sequential(client, args.sequential)
+        readers = {"echo": lambda: cpu.process_ticks(echo.pid), "client": cpu.own_ticks}
+        broker = cpu.our_broker_pid(bootstrap)
+        if broker is not None:
+            readers["broker"] = lambda: cpu.process_ticks(broker)
+        before, began = cpu.sample(readers), time.perf_counter()
+        answered = in_flight(client, args.in_flight, args.seconds, args.rate)
+        elapsed, after = time.perf_counter() - began, cpu.sample(readers)
+    finally:
+        client.close()
+        echo.kill()
+        echo.wait()
+    per_request = {k: round(v, 1) for k, v in cpu.us_per(before, after, answered).items()}
+    raw_p50, hop_p50 = statistics.median(raw), statistics.median(hops)
+    return {
+        "raw_rtt_p50_ms": round(raw_p50, 3),
+        "two_hop_p50_ms": round(hop_p50, 3),
+        "two_hop_p99_ms": round(pct(hops, 0.99), 3),
+        "two_hop_over_raw": round(hop_p50 / raw_p50, 2),
+        "requests_per_s": round(answered / elapsed, 1),
+        "echo_cpu_us_per_request": per_request["echo"],
+        "cpu_us_per_request": per_request,
+        "record_bytes": {k: [len(h) // 2 for h in v] for k, v in records.items()},
+    }
+
+
+def main() -> None:
+    """Run, print the figures; the last line is JSON (``--serve``: be the echo)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.bench_echo", description=__doc__)
+    parser.add_argument("--sequential", type=int, default=1000, help="round trips, one at a time")
+    parser.add_argument("--seconds", type=float, default=15.0, help="the CPU window")
+    parser.add_argument("--warmup", type=float, default=5.0, help="load before measuring")
+    parser.add_argument("--in-flight", type=int, default=64, help="requests in flight")
+    parser.add_argument("--rate", type=float, help="at most this many requests/s")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        job = json.loads(sys.stdin.readline())
+        settings = Settings(topic_prefix=job["topic_prefix"], partitions=job["partitions"])
+        serve_echo(settings, job["bootstrap"], job["records"])
+        return
+    figures = on_broker("echo", lambda bootstrap, tmp: measure(args, bootstrap, tmp))
+    print(
+        f"raw produce->consume RTT p50 {figures['raw_rtt_p50_ms']} ms; through the echo "
+        f"(two hops, no work) p50 {figures['two_hop_p50_ms']} ms "
+        f"({figures['two_hop_over_raw']}x); echo CPU {figures['echo_cpu_us_per_request']} "
+        f"us per request at {figures['requests_per_s']} requests/s"
+    )
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
