@@ -4,13 +4,14 @@ The live projector builds objects per record (``AuditEntry``, stamped
 decisions, snapshots) and publishes each decision. Over a whole log that costs
 many times the fold. This path runs the same decode, validation and fold per
 record (:func:`decode_request`, :func:`check_request`, :func:`fold`, the
-partition clock), but turns each decision straight into row tuples and writes
-each partition in a few large transactions of Arrow-registered inserts
-(history is append-only, as in the live store); :mod:`oncelog.projector.refold_pool`
-runs the same :class:`PartitionRefold` in worker processes for a large log. Each
-transaction also stores the partition's position, so the position always covers exactly the rows
-written (the rule of the live path). The rows are the live path's rows, column
-for column: ``tests/integration/test_bulk_rebuild.py`` compares every table.
+partition clock), but turns each decision straight into the store's row tuples
+(:mod:`oncelog.projector.rows`) and writes each partition in a few large
+transactions of Arrow-registered inserts (history is append-only, as in the live
+store); :mod:`oncelog.projector.refold_pool` runs the same :class:`PartitionRefold`
+in worker processes for a large log. Each transaction also stores the partition's
+position, so the position always covers exactly the rows written (the rule of the
+live path). ``tests/integration/test_bulk_rebuild.py`` compares every table with
+the live projection's.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ import duckdb
 from confluent_kafka import Message
 
 from oncelog.errors import CodecError, InvalidRequestError, LedgerError, StoreError
-from oncelog.identity.tokens import token_fingerprint
 from oncelog.kafka.reader import read_to_end, where
 from oncelog.projector.batch import _invalid_entry as invalid_entry
 from oncelog.projector.fold import PartitionClock, fold
+from oncelog.projector.rows import audit_row, execution_row, history_row
 from oncelog.projector.state_blob import encode_state
 from oncelog.projector.tables import (
     DEAD_LETTERS,
@@ -39,7 +40,7 @@ from oncelog.projector.tables import (
 )
 from oncelog.projector.validate import check_request
 from oncelog.schemas.codec import decode_request
-from oncelog.schemas.models import Claim, Decision, ExecutionState, Request
+from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState, Request
 
 Progress = Callable[[int, int], None]  # (partition, records done in it)
 
@@ -49,9 +50,6 @@ Progress = Callable[[int, int], None]  # (partition, records done in it)
 CHUNK: Final = 250_000
 # How often the progress callback hears about a partition (records).
 _TICK: Final = 10_000
-
-# A version: the state, the offset of the request that made it, its decision.
-_Version = tuple[ExecutionState, int, Decision]
 
 
 def _statements() -> tuple[tuple[str, str], ...]:
@@ -105,7 +103,7 @@ class PartitionRefold:
         self.pending = 0
         self._audit: list[tuple[Any, ...]] = []
         self._dead: list[tuple[Any, ...]] = []
-        self._versions: list[_Version] = []
+        self._versions: list[ExecutionSnapshot] = []
         self._latest: dict[str, int] = {}  # op -> index of its last version in the chunk
 
     def add(self, msg: Message) -> None:
@@ -128,13 +126,17 @@ class PartitionRefold:
         after, decision = fold(before, request, t)
         if after is not None and after is not before:
             self.states[op] = after
-        self._audit.append(_audit_row(self._p, offset, t, request, decision))
+        self._audit.append(audit_row(self._p, offset, t, request, decision))
         if decision.changed and after is not None:
             self._add_version(op, after, offset, decision)
 
     def _add_version(self, op: str, state: ExecutionState, offset: int, decision: Decision) -> None:
         self._latest[op] = len(self._versions)
-        self._versions.append((state, offset, decision))
+        # What the live projector publishes on the executions topic for this version.
+        snap = ExecutionSnapshot(
+            state, self._p, offset, decision.request_id, decision.outcome, decision.log_time_ms
+        )
+        self._versions.append(snap)
 
     def _reject(
         self, offset: int, ts: int, length: int, request: Request | None, exc: LedgerError
@@ -145,7 +147,7 @@ class PartitionRefold:
             return
         # The live projector's answer to it, so that both audit the same row.
         decision = invalid_entry(request, self._p, offset, ts, exc).decision
-        self._audit.append(_audit_row(self._p, offset, ts, request, decision))
+        self._audit.append(audit_row(self._p, offset, ts, request, decision))
 
     def take(self) -> dict[str, Any] | None:
         """The pending rows and the position as Arrow tables (None: nothing new); resets."""
@@ -158,12 +160,8 @@ class PartitionRefold:
 
     def _tables(self) -> dict[str, Any]:
         p = self._p
-        blobs = [encode_state(state) for state, _, _ in self._versions]
-        history = [
-            _history_row(p, version, blob)
-            for version, blob in zip(self._versions, blobs, strict=True)
-        ]
-        executions = [_execution_row(p, self._versions[i]) for i in self._latest.values()]
+        history = [history_row(v, encode_state(v.state)) for v in self._versions]
+        executions = [execution_row(self._versions[i]) for i in self._latest.values()]
         return {
             "_bulk_history": arrow_table(HISTORY, history),
             "_bulk_executions": arrow_table(EXECUTIONS, executions),
@@ -171,48 +169,6 @@ class PartitionRefold:
             "_bulk_dead": arrow_table(DEAD_LETTERS, self._dead),
             "_bulk_positions": arrow_table(POSITIONS, [(p, self.next_offset, self.clock.last_ms)]),
         }
-
-
-# --- rows: the columns of tables.py, as the live store writes them -------------------
-# (Enum members go to Arrow as they are: a StrEnum is a str holding its value.)
-
-
-def _audit_row(
-    p: int, offset: int, log_time_ms: int, request: Request, decision: Decision
-) -> tuple[Any, ...]:
-    body, state = request.body, decision.state
-    # The claim names its worker and effect; other kinds report the state's holder.
-    if type(body) is Claim:
-        worker, effect = body.worker_id, body.effect
-    elif state is not None:
-        worker, effect = state.worker_id, state.effect
-    else:
-        worker, effect = None, None
-    token_fp = token_fingerprint(request.claim_token) or None  # the token stays on the log
-    version = 0 if state is None else state.version
-    return (
-        p, offset, request.request_id, request.operation_id, request.channel_id,
-        request.key_name, decision.kind, decision.outcome, decision.changed, version,
-        decision.epoch, worker, token_fp, effect, log_time_ms,
-        decision.duplicate_effect_suspected, decision.retried,
-    )  # fmt: skip
-
-
-def _history_row(p: int, version: _Version, blob: bytes) -> tuple[Any, ...]:
-    s, offset, d = version
-    return (
-        s.operation_id, s.version, p, s.channel_id, s.key_name, offset,
-        d.log_time_ms, d.outcome, d.request_id, s.status, s.epoch, s.worker_id, s.token_fp,
-        s.effect, s.result, s.result_hash, s.expires_at_ms, blob,
-    )  # fmt: skip
-
-
-def _execution_row(p: int, version: _Version) -> tuple[Any, ...]:
-    s, offset, d = version
-    return (
-        s.operation_id, p, s.channel_id, s.key_name, s.status, s.version, s.epoch,
-        s.worker_id, s.effect, s.result, s.result_hash, s.expires_at_ms, offset, d.log_time_ms,
-    )  # fmt: skip
 
 
 # --- writing ---------------------------------------------------------------------

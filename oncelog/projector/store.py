@@ -55,8 +55,8 @@ from typing import Any, Final
 import duckdb
 
 from oncelog.errors import StoreError
-from oncelog.identity.tokens import token_fingerprint
 from oncelog.projector.migrate import migrate
+from oncelog.projector.rows import audit_row, execution_row, history_row
 from oncelog.projector.state_blob import decode_state, encode_state
 from oncelog.projector.tables import (
     DEAD_LETTERS,
@@ -70,7 +70,6 @@ from oncelog.projector.tables import (
     upsert_sets,
 )
 from oncelog.schemas.models import (
-    Claim,
     Decision,
     ExecutionSnapshot,
     ExecutionState,
@@ -128,42 +127,8 @@ class Batch:
 # --- rows out of the fold's records -------------------------------------------------
 
 
-def _execution_row(snap: ExecutionSnapshot) -> tuple[Any, ...]:
-    s = snap.state
-    return (
-        s.operation_id, snap.source_partition, s.channel_id, s.key_name, s.status.value,
-        s.version, s.epoch, s.worker_id, s.effect.value, s.result, s.result_hash,
-        s.expires_at_ms, snap.source_offset, snap.log_time_ms,
-    )  # fmt: skip
-
-
-def _history_row(snap: ExecutionSnapshot, blob: bytes) -> tuple[Any, ...]:
-    s = snap.state
-    return (
-        s.operation_id, s.version, snap.source_partition, s.channel_id, s.key_name,
-        snap.source_offset, snap.log_time_ms, snap.outcome.value,
-        snap.source_request_id, s.status.value, s.epoch, s.worker_id, s.token_fp,
-        s.effect.value, s.result, s.result_hash, s.expires_at_ms, blob,
-    )  # fmt: skip
-
-
-def _audit_row(entry: AuditEntry) -> tuple[Any, ...]:
-    request, decision, state = entry.request, entry.decision, entry.decision.state
-    body = request.body
-    # The claim names its worker and effect; other kinds report the state's holder.
-    if isinstance(body, Claim):
-        worker, effect = body.worker_id, body.effect.value
-    elif state is not None:
-        worker, effect = state.worker_id, state.effect.value
-    else:
-        worker, effect = None, None
-    token_fp = token_fingerprint(request.claim_token) or None  # the token stays on the log
-    return (
-        entry.partition, entry.offset, request.request_id, request.operation_id,
-        request.channel_id, request.key_name, request.kind.value, decision.outcome.value,
-        decision.changed, decision.version, decision.epoch, worker, token_fp,
-        effect, entry.log_time_ms, decision.duplicate_effect_suspected, decision.retried,
-    )  # fmt: skip
+def _audit(e: AuditEntry) -> tuple[Any, ...]:
+    return audit_row(e.partition, e.offset, e.log_time_ms, e.request, e.decision)
 
 
 def _dead_letter_row(d: DeadLetter) -> tuple[Any, ...]:
@@ -183,9 +148,8 @@ def _version_rows(snapshots: Sequence[ExecutionSnapshot]) -> _VersionRows:
     history: list[tuple[Any, ...]] = []
     last: dict[str, tuple[Any, ...]] = {}
     for snap in snapshots:
-        blob = encode_state(snap.state)
-        history.append(_history_row(snap, blob))
-        last[snap.state.operation_id] = _execution_row(snap)
+        history.append(history_row(snap, encode_state(snap.state)))
+        last[snap.state.operation_id] = execution_row(snap)
     return _VersionRows(
         history=arrow_table(HISTORY, history),
         executions=arrow_table(EXECUTIONS, list(last.values())),
@@ -408,7 +372,7 @@ class Store:
         """
         versions = _version_rows(batch.snapshots)
         tables = {
-            "_b_audit": arrow_table(REQUESTS, [_audit_row(e) for e in batch.audit]),
+            "_b_audit": arrow_table(REQUESTS, [_audit(e) for e in batch.audit]),
             "_b_history": versions.history,
             "_b_executions": versions.executions,
             "_b_dead": arrow_table(DEAD_LETTERS, [_dead_letter_row(d) for d in batch.dead_letters]),
