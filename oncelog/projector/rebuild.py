@@ -62,9 +62,11 @@ def rebuild_from_requests(
         # The bulk writer inserts without upserts: it relies on an empty projection.
         raise StoreError(f"{store.path} already holds a projection; rebuild needs an empty one")
     topic = settings.requests_topic
-    count = count_partitions(kafka, topic)
+    # One round trip for the partition count and the sizes that choose the workers.
+    ends = topic_ends(kafka, topic)
+    count = len(ends)
     chosen = _chosen(partitions, count)
-    processes = _workers(workers, kafka, topic, chosen)
+    processes = _workers(workers, ends, chosen)
     con = store.cursor()
     try:
         with _without_cyclic_gc():
@@ -92,14 +94,13 @@ def _refold_here(
         writer.close()
 
 
-def _workers(requested: int | None, kafka: Mapping[str, Any], topic: str, chosen: list[int]) -> int:
+def _workers(requested: int | None, ends: Mapping[int, int], chosen: list[int]) -> int:
     """Worker processes for a refold: ``requested``, else one per core when the chosen
     partitions (two or more) hold at least ``PARALLEL_MIN_RECORDS``; 1 means in-process."""
     if requested is not None:
         return max(1, min(requested, len(chosen)))
     if len(chosen) < 2:
         return 1
-    ends = topic_ends(kafka, topic)
     if sum(ends.get(p, 0) for p in chosen) < PARALLEL_MIN_RECORDS:
         return 1
     return min(_usable_cores(), len(chosen))
