@@ -17,7 +17,8 @@ It measures, on one broker in one run:
   target's yardstick;
 - ``two_hop_p50_ms``: one request at a time through the echo and back. Any design that
   answers through the log (request topic -> referee -> decisions topic) pays this before
-  doing any work: it is the floor of a claim's latency;
+  doing any work: it is the floor of a claim's latency. ``first_hop_p50_ms``: the way
+  there alone (the echo stamps when it read the request);
 - ``echo_cpu_us_per_request``: the echo's CPU (all its threads, from /proc) per request
   with W requests in flight, each answer followed by the next request (the shape of
   ``make bench-peers``' 64 workers; ``--rate`` paces it, e.g. to oncelog's requests/s there).
@@ -58,6 +59,9 @@ from oncelog.settings import Settings
 _REPLY_PARTITION = 0
 _READY_TIMEOUT_S = 60.0
 _ANSWER_TIMEOUT_S = 30.0
+# The header of a stamped request, and of its answer: when the echo read it (time_ns,
+# the wall clock that processes of one machine share).
+_STAMP = "echo_ns"
 
 
 def _records() -> dict[str, list[str]]:
@@ -101,7 +105,9 @@ def serve_echo(settings: Settings, bootstrap: str, records: dict[str, list[str]]
                 continue
             kind = (msg.offset() or 0) & 1  # alternate claim-sized and completion-sized
             key = msg.key() or b""
-            send(settings.decisions_topic, _REPLY_PARTITION, key, decisions[kind])
+            # A stamped request (the sequential phase) learns when it got here.
+            stamp = [(_STAMP, str(time.time_ns()).encode())] if msg.headers() else None
+            send(settings.decisions_topic, _REPLY_PARTITION, key, decisions[kind], stamp)
             send(settings.executions_topic, msg.partition() or 0, key, snapshots[kind])
 
 
@@ -134,11 +140,14 @@ def _start_echo(
 class Client(Protocol):
     """What the two measurements drive: :class:`EchoClient`, or a stand-in in the tests."""
 
-    def send(self, *, alone: bool) -> bytes:
+    def send(self, *, alone: bool, stamped: bool = False) -> bytes:
         """Send one request; its key."""
 
     def answers(self, wait_s: float = 0.05) -> list[bytes]:
         """Keys of the answers fetched now."""
+
+    def echo_ns(self, key: bytes) -> int | None:
+        """When the echo read the stamped request ``key`` (None: not stamped, or not yet)."""
 
 
 class EchoClient:
@@ -154,37 +163,56 @@ class EchoClient:
         end = high_watermarks(self._listener, topic, [_REPLY_PARTITION])[_REPLY_PARTITION]
         self._listener.assign([TopicPartition(topic, _REPLY_PARTITION, end)])
         self.sent = 0
+        self._stamps: dict[bytes, int] = {}
 
-    def send(self, *, alone: bool) -> bytes:
-        """One request to a partition in turn; its key (the answer comes back under it)."""
+    def send(self, *, alone: bool, stamped: bool = False) -> bytes:
+        """One request to a partition in turn; its key (the answer comes back under it).
+        ``stamped``: the echo tells when it read it (:meth:`echo_ns`)."""
         key = uuid.uuid4().hex.encode()
         partition = self.sent % self._settings.partitions
         value = self._requests[self.sent & 1]
-        self._lanes.send(self._settings.requests_topic, partition, key, value, alone=alone)
+        headers = [(_STAMP, b"")] if stamped else None
+        lane = self._lanes.lane(alone=alone)
+        lane.send_nowait(self._settings.requests_topic, partition, key, value, headers)
         self.sent += 1
         return key
 
     def answers(self, wait_s: float = 0.05) -> list[bytes]:
         """Keys of the answers fetched now (waits up to ``wait_s`` for the first)."""
-        return [m.key() or b"" for m in consume_available(self._listener, 2000, wait_s)]
+        keys = []
+        for msg in consume_available(self._listener, 2000, wait_s):
+            key = msg.key() or b""
+            keys.append(key)
+            stamp = dict(msg.headers() or []).get(_STAMP)
+            if stamp:
+                self._stamps[key] = int(stamp)
+        return keys
+
+    def echo_ns(self, key: bytes) -> int | None:
+        """When the echo read the stamped request ``key``."""
+        return self._stamps.pop(key, None)
 
     def close(self) -> None:
         self._listener.close()
         self._lanes.close()
 
 
-def sequential(client: Client, n: int) -> list[float]:
-    """Round trips (ms) of one request at a time through the echo."""
-    out = []
+def sequential(client: Client, n: int) -> tuple[list[float], list[float]]:
+    """Round trips (ms) of one request at a time through the echo, and the first hop of
+    each (send to the echo's read, ms) where the echo stamped it."""
+    trips, first_hops = [], []
     for _ in range(n):
-        began = time.perf_counter()
-        key = client.send(alone=True)
+        began, sent_ns = time.perf_counter(), time.time_ns()
+        key = client.send(alone=True, stamped=True)
         deadline = time.monotonic() + _ANSWER_TIMEOUT_S
         while key not in client.answers():
             if time.monotonic() > deadline:
                 raise TimeoutError("no echo within 30 s")
-        out.append((time.perf_counter() - began) * 1000)
-    return out
+        trips.append((time.perf_counter() - began) * 1000)
+        echoed = client.echo_ns(key)
+        if echoed is not None:
+            first_hops.append((echoed - sent_ns) / 1e6)
+    return trips, first_hops
 
 
 def in_flight(client: Client, width: int, seconds: float, rate: float | None = None) -> int:
@@ -216,7 +244,7 @@ def measure(args: argparse.Namespace, bootstrap: str, tmp: Path) -> dict[str, An
     client = EchoClient(settings, bootstrap, [bytes.fromhex(h) for h in records["request"]])
     try:
         in_flight(client, args.in_flight, args.warmup)
-        hops = sequential(client, args.sequential)
+        hops, first_hops = sequential(client, args.sequential)
         readers = {"echo": lambda: cpu.process_ticks(echo.pid), "client": cpu.own_ticks}
         broker = cpu.our_broker_pid(bootstrap)
         if broker is not None:
@@ -235,6 +263,8 @@ def measure(args: argparse.Namespace, bootstrap: str, tmp: Path) -> dict[str, An
         "two_hop_p50_ms": round(hop_p50, 3),
         "two_hop_p99_ms": round(pct(hops, 0.99), 3),
         "two_hop_over_raw": round(hop_p50 / raw_p50, 2),
+        # Client -> echo alone (wall clocks of one machine): each hop's share of the two.
+        "first_hop_p50_ms": round(statistics.median(first_hops), 3) if first_hops else None,
         "requests_per_s": round(answered / elapsed, 1),
         "echo_cpu_us_per_request": per_request["echo"],
         "cpu_us_per_request": per_request,
@@ -261,8 +291,9 @@ def main() -> None:
     print(
         f"raw produce->consume RTT p50 {figures['raw_rtt_p50_ms']} ms; through the echo "
         f"(two hops, no work) p50 {figures['two_hop_p50_ms']} ms "
-        f"({figures['two_hop_over_raw']}x); echo CPU {figures['echo_cpu_us_per_request']} "
-        f"us per request at {figures['requests_per_s']} requests/s"
+        f"({figures['two_hop_over_raw']}x; the first hop {figures['first_hop_p50_ms']} ms); "
+        f"echo CPU {figures['echo_cpu_us_per_request']} us per request "
+        f"at {figures['requests_per_s']} requests/s"
     )
     print(json.dumps(figures))
 

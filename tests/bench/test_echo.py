@@ -26,7 +26,7 @@ class _Instant:
         self.most_in_flight = 0
         self._unanswered: list[bytes] = []
 
-    def send(self, *, alone: bool) -> bytes:
+    def send(self, *, alone: bool, stamped: bool = False) -> bytes:
         key = str(self.sent).encode()
         self.sent += 1
         self._unanswered.append(key)
@@ -36,6 +36,9 @@ class _Instant:
     def answers(self, wait_s: float = 0.05) -> list[bytes]:
         out, self._unanswered = self._unanswered, []
         return out
+
+    def echo_ns(self, key: bytes) -> int | None:
+        return None
 
 
 def test_in_flight_keeps_the_width_and_answers_each_with_the_next_request() -> None:
@@ -55,6 +58,7 @@ def test_a_paced_window_sends_no_more_than_its_rate_allows() -> None:
 
 def test_sequential_waits_for_each_answer_in_turn() -> None:
     client = _Instant()
-    times = bench_echo.sequential(client, 5)
+    times, first_hops = bench_echo.sequential(client, 5)
     assert len(times) == 5
     assert client.sent == 5
+    assert first_hops == []  # the stand-in stamps nothing
