@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import queue
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -63,3 +64,33 @@ def test_an_unreadable_line_fails_the_refold_and_the_end_is_always_reported() ->
     assert got[1][0] == 3
     assert "unreadable line" in got[1][1]["failed"]
     assert got[2] == (3, {"eof": True})
+
+
+def test_a_chunk_that_cannot_be_committed_fails_the_refold_instead_of_waiting(
+    tmp_path: Path,
+) -> None:
+    # The worker waits for a grant that never comes: only the commit thread's report
+    # can wake the writer, which would otherwise wait on the messages for ever.
+    worker = object.__new__(refold_pool._Worker)
+    worker.index = 0
+    granted: list[int] = []
+    worker.grant = lambda: granted.append(1)  # type: ignore[method-assign]
+    messages: queue.Queue[Any] = queue.Queue()
+    missing = str(tmp_path / "gone.arrow")
+    messages.put((0, {"chunk": 0, "paths": {"_bulk_history": missing}}))
+    outcome: list[BaseException] = []
+
+    def write() -> None:
+        with duckdb.connect() as con:
+            try:
+                refold_pool._write_all(con, "t.requests", [worker], messages, progress=None)
+            except BaseException as exc:  # handed to the test's thread
+                outcome.append(exc)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    writer.join(timeout=30)
+    assert not writer.is_alive(), "the writer still waits for a chunk that failed"
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], FileNotFoundError)
+    assert granted == []
