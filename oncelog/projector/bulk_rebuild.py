@@ -160,7 +160,7 @@ class PartitionRefold:
 
     def _tables(self) -> dict[str, Any]:
         p = self._p
-        history = [history_row(v, encode_state(v.state)) for v in self._versions]
+        history = [history_row(v, encode_state(v.state, once=True)) for v in self._versions]
         executions = [execution_row(self._versions[i]) for i in self._latest.values()]
         return {
             "_bulk_history": arrow_table(HISTORY, history),

@@ -185,6 +185,12 @@ def _named_types() -> dict[str, Any]:
 
 @settings(max_examples=examples(1_000), deadline=None)
 @given(state=STATES)
+def test_a_state_encoded_once_is_the_memoized_blob(state: ExecutionState) -> None:
+    assert encode_state(state, once=True) == encode_state(state)
+
+
+@settings(max_examples=examples(1_000), deadline=None)
+@given(state=STATES)
 def test_state_blob_equals_fastavro(state: ExecutionState) -> None:
     data = encode_state(state)
     assert data == _fastavro(state_blob._SCHEMA, convert.state_to_avro(state))
