@@ -32,6 +32,20 @@ def validate_id(field: str, value: object) -> str:
     """Check an identifier (channel_id, key_name, tool_name, worker_id) and return it."""
     if value.__class__ is str and value in _PASSED:
         return value
+    checked = _checked_id(field, value)
+    if len(_PASSED) >= PASSED_KEPT:
+        _PASSED.clear()
+    _PASSED[checked] = None
+    return checked
+
+
+def validate_unique_id(field: str, value: object) -> str:
+    """Check an identifier that never repeats (a request id) by the same rules, without
+    remembering it: it would only push out the ids that do repeat."""
+    return _checked_id(field, value)
+
+
+def _checked_id(field: str, value: object) -> str:
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{field} must be a string, got {type(value).__name__}")
     if not value:
@@ -44,9 +58,6 @@ def validate_id(field: str, value: object) -> str:
         raise InvalidArgumentError(f"{field} is {size} UTF-8 bytes, at most {MAX_ID_BYTES}")
     if _CONTROL.search(value):
         raise InvalidArgumentError(f"{field} must not contain control characters")
-    if len(_PASSED) >= PASSED_KEPT:
-        _PASSED.clear()
-    _PASSED[value] = None
     return value
 
 

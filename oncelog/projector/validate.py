@@ -37,7 +37,7 @@ def check_request(request: Request, key: bytes | None, partition: int, partition
 
 
 def _check(request: Request, key: bytes | None, partition: int, partitions: int) -> None:
-    validation.validate_id("request_id", request.request_id)
+    validation.validate_unique_id("request_id", request.request_id)
     expected = _operation_id(request.channel_id, request.key_name)
     if request.operation_id != expected:
         raise InvalidArgumentError(f"operation_id does not match its channel/key (want {expected})")

@@ -14,6 +14,7 @@ from oncelog.identity.validation import (
     validate_params,
     validate_result,
     validate_retention_ms,
+    validate_unique_id,
 )
 
 
@@ -21,6 +22,15 @@ from oncelog.identity.validation import (
 def test_validate_id_refuses_bad_ids(bad: object) -> None:
     with pytest.raises(InvalidArgumentError):
         validate_id("channel_id", bad)
+    with pytest.raises(InvalidArgumentError):
+        validate_unique_id("request_id", bad)
+
+
+def test_a_unique_id_is_checked_but_not_remembered() -> None:
+    assert validate_unique_id("request_id", "r-never-again") == "r-never-again"
+    assert "r-never-again" not in validation._PASSED
+    assert validate_id("key_name", "r-kept") == "r-kept"
+    assert "r-kept" in validation._PASSED
 
 
 def test_validate_id_accepts_256_utf8_bytes() -> None:
