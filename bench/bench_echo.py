@@ -221,7 +221,9 @@ def in_flight(client: Client, width: int, seconds: float, rate: float | None = N
     began = time.monotonic()
     owed, sent, answered = width, 0, 0
     while (now := time.monotonic()) < began + seconds:
-        allowed = owed if rate is None else min(owed, int((now - began) * rate) + width - sent)
+        allowed = (
+            owed if rate is None else max(0, min(owed, int((now - began) * rate) + width - sent))
+        )
         for _ in range(allowed):
             client.send(alone=False)
         owed, sent = owed - allowed, sent + allowed
