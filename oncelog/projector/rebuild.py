@@ -18,7 +18,7 @@ from typing import Any, Final
 import duckdb
 
 from oncelog.errors import ConfigError, StoreError
-from oncelog.kafka.reader import partition_count, plain_consumer, topic_ends
+from oncelog.kafka.reader import high_watermarks, partition_count, plain_consumer
 from oncelog.projector.bulk_rebuild import ChunkWriter, refold_partition
 from oncelog.projector.refold_pool import refold_in_processes
 from oncelog.projector.restore import latest_snapshots, position_after
@@ -62,11 +62,7 @@ def rebuild_from_requests(
         # The bulk writer inserts without upserts: it relies on an empty projection.
         raise StoreError(f"{store.path} already holds a projection; rebuild needs an empty one")
     topic = settings.requests_topic
-    # One round trip for the partition count and the sizes that choose the workers.
-    ends = topic_ends(kafka, topic)
-    count = len(ends)
-    chosen = _chosen(partitions, count)
-    processes = _workers(workers, ends, chosen)
+    count, chosen, processes = _plan(kafka, topic, partitions, workers)
     con = store.cursor()
     try:
         with _without_cyclic_gc():
@@ -94,16 +90,26 @@ def _refold_here(
         writer.close()
 
 
-def _workers(requested: int | None, ends: Mapping[int, int], chosen: list[int]) -> int:
-    """Worker processes for a refold: ``requested``, else one per core when the chosen
-    partitions (two or more) hold at least ``PARALLEL_MIN_RECORDS``; 1 means in-process."""
-    if requested is not None:
-        return max(1, min(requested, len(chosen)))
-    if len(chosen) < 2:
-        return 1
-    if sum(ends.get(p, 0) for p in chosen) < PARALLEL_MIN_RECORDS:
-        return 1
-    return min(_usable_cores(), len(chosen))
+def _plan(
+    kafka: Mapping[str, Any], topic: str, partitions: Sequence[int] | None, requested: int | None
+) -> tuple[int, list[int], int]:
+    """(the topic's partition count, the chosen partitions, worker processes), asked of the
+    broker by one consumer. Workers: ``requested``, else one per core when the chosen
+    partitions (two or more) hold at least ``PARALLEL_MIN_RECORDS``; 1 means in-process.
+    Their ends are read only when they decide it (a read per partition)."""
+    consumer = plain_consumer(kafka)
+    try:
+        count = partition_count(consumer, topic)
+        chosen = _chosen(partitions, count)
+        if requested is not None:
+            return count, chosen, max(1, min(requested, len(chosen)))
+        if len(chosen) < 2:
+            return count, chosen, 1
+        if sum(high_watermarks(consumer, topic, chosen).values()) < PARALLEL_MIN_RECORDS:
+            return count, chosen, 1
+        return count, chosen, min(_usable_cores(), len(chosen))
+    finally:
+        consumer.close()
 
 
 def _usable_cores() -> int:
