@@ -17,7 +17,7 @@ from typing import Any
 
 from oncelog.identity.partitioner import partition_for
 from oncelog.producer.calls import PendingCall, RequestBuilder
-from oncelog.projector.fold import fold
+from oncelog.referee.fold import fold
 from oncelog.schemas.codec import decode_decision, encode_decision, encode_request
 from oncelog.schemas.models import ExecutionState
 

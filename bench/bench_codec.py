@@ -23,8 +23,8 @@ import fastavro
 
 from bench.bench_core import generate
 from oncelog.projector import state_blob
-from oncelog.projector.fold import PartitionClock, fold, snapshot_of
 from oncelog.projector.state_blob import encode_state
+from oncelog.referee.fold import PartitionClock, fold, snapshot_of
 from oncelog.schemas import codec, convert
 from oncelog.schemas.codec import decode_request, encode_decision, encode_snapshot
 from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState, evolve

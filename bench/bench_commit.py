@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from bench.synthetic import claim_complete
-from oncelog.projector.fold import PartitionClock, fold_batch, snapshot_of
 from oncelog.projector.store import AuditEntry, Batch, Position, Store
+from oncelog.referee.fold import PartitionClock, fold_batch, snapshot_of
 from oncelog.schemas.models import ExecutionState
 
 

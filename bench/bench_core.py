@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from oncelog.identity.canonical_json import canonical_json
 from oncelog.identity.ids import operation_id, request_hash
-from oncelog.projector.fold import PartitionClock, fold
+from oncelog.referee.fold import PartitionClock, fold
 from oncelog.schemas import codec, convert
 from oncelog.schemas.codec import decode_request, encode_request
 from oncelog.schemas.models import (

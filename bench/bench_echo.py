@@ -50,8 +50,8 @@ from bench.synthetic import claim_complete
 from oncelog.kafka.lanes import Lanes
 from oncelog.kafka.reader import consume_available, high_watermarks, plain_consumer
 from oncelog.producer.dispatch import BATCH_LINGER_MS
-from oncelog.projector.fold import fold
 from oncelog.projector.service import EXPRESS_BATCH, PUBLISH_LINGER_MS, group_config
+from oncelog.referee.fold import fold
 from oncelog.schemas.codec import encode_decision, encode_request, encode_snapshot
 from oncelog.schemas.models import ExecutionSnapshot
 from oncelog.settings import Settings

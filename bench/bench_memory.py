@@ -15,9 +15,9 @@ import json
 import tracemalloc
 
 from bench.synthetic import claim_complete
-from oncelog.projector.fold import PartitionClock, fold_batch
 from oncelog.projector.state_blob import decode_state, encode_state
 from oncelog.projector.states import StateCache
+from oncelog.referee.fold import PartitionClock, fold_batch
 
 
 def _blobs(operations: int) -> list[bytes]:

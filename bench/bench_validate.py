@@ -12,7 +12,7 @@ import time
 
 from bench.synthetic import claim_complete
 from oncelog.identity.partitioner import partition_for
-from oncelog.projector.validate import check_request
+from oncelog.referee.validate import check_request
 
 PARTITIONS = 6
 

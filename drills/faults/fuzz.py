@@ -19,7 +19,7 @@ from oncelog.errors import CodecError, InvalidRequestError, LedgerError
 from oncelog.kafka.reader import read_to_end, topic_ends
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
-from oncelog.projector.validate import check_request
+from oncelog.referee.validate import check_request
 from oncelog.schemas.codec import decode_request
 from oncelog.settings import Settings
 

@@ -39,7 +39,7 @@ assert Request._fields[6:] == ("reply_partition",)  # Dispatcher._send replaces 
 
 MAX_CALL_TIMEOUT_S: Final = 300.0
 """The longest a call may keep re-sending one request: the fold's retry memory
-(``oncelog.projector.fold.RETRY_MEMORY_MS``) covers it plus a delivery timeout."""
+(``oncelog.referee.fold.RETRY_MEMORY_MS``) covers it plus a delivery timeout."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,9 @@ from confluent_kafka import KafkaError, Message
 from oncelog.errors import CodecError, InvalidRequestError, LedgerError
 from oncelog.kafka.failures import kafka_failure
 from oncelog.kafka.reader import where
-from oncelog.projector.fold import PartitionClock, fold_batch, snapshot_of
 from oncelog.projector.store import AuditEntry, Batch, DeadLetter, Position
-from oncelog.projector.validate import check_request
+from oncelog.referee.fold import PartitionClock, fold_batch, snapshot_of
+from oncelog.referee.validate import check_request
 from oncelog.schemas.codec import decode_request
 from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState, Outcome, Request
 from oncelog.schemas.models import evolve as _evolve

@@ -26,7 +26,6 @@ from confluent_kafka import Message
 from oncelog.errors import CodecError, InvalidRequestError, LedgerError, StoreError
 from oncelog.kafka.reader import read_to_end, where
 from oncelog.projector.batch import _invalid_entry as invalid_entry
-from oncelog.projector.fold import PartitionClock, fold
 from oncelog.projector.rows import audit_row, execution_row, history_row
 from oncelog.projector.state_blob import encode_state
 from oncelog.projector.tables import (
@@ -38,7 +37,8 @@ from oncelog.projector.tables import (
     arrow_table,
     column_list,
 )
-from oncelog.projector.validate import check_request
+from oncelog.referee.fold import PartitionClock, fold
+from oncelog.referee.validate import check_request
 from oncelog.schemas.codec import decode_request
 from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState, Request
 

@@ -26,7 +26,6 @@ from oncelog.kafka.lanes import Lanes
 from oncelog.kafka.reader import consume_available, partition_count
 from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.committer import Committer
-from oncelog.projector.fold import PartitionClock
 from oncelog.projector.membership import describe_group, group_id, member_client_id
 from oncelog.projector.metrics import ProjectorMetrics
 from oncelog.projector.restore import needs_restore, partition_sizes, restore_partition
@@ -40,6 +39,7 @@ from oncelog.projector.unassigned_watch import (
     group_view,
     rejoin_reason,
 )
+from oncelog.referee.fold import PartitionClock
 from oncelog.schemas.codec import encode_decision, encode_snapshot
 from oncelog.schemas.models import ExecutionState
 from oncelog.settings import Settings

@@ -21,8 +21,8 @@ from oncelog.identity.partitioner import partition_for
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.results import Execution
 from oncelog.producer.sync_client import SyncLedgerClient
-from oncelog.projector.fold import PartitionClock, fold
-from oncelog.projector.validate import check_request
+from oncelog.referee.fold import PartitionClock, fold
+from oncelog.referee.validate import check_request
 from oncelog.schemas.codec import decode_decision, decode_request, encode_decision, encode_request
 from oncelog.schemas.models import (
     Decision,

@@ -9,7 +9,7 @@ from oncelog.identity.tokens import token_fingerprint
 from oncelog.kafka.producer import DEFAULT_PRODUCER_CONFIG
 from oncelog.producer.dispatch import MAX_CALL_TIMEOUT_S, Timeouts
 from oncelog.producer.protocol import claim_result
-from oncelog.projector.fold import RETRY_MEMORY_MS
+from oncelog.referee.fold import RETRY_MEMORY_MS
 from oncelog.schemas.models import Decision, ExecutionState, Kind, Outcome, Status, evolve
 from tests.projector.fold_factories import Op, given
 

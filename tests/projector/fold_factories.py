@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from oncelog.identity.canonical_json import canonical_json
 from oncelog.identity.ids import operation_id, request_hash
-from oncelog.projector.fold import fold
+from oncelog.referee.fold import fold
 from oncelog.schemas.models import (
     Body,
     Cancel,

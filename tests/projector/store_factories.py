@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import duckdb
 
-from oncelog.projector.fold import PartitionClock, fold_batch, snapshot_of
 from oncelog.projector.store import AuditEntry, Batch, DeadLetter, Position, Store
+from oncelog.referee.fold import PartitionClock, fold_batch, snapshot_of
 from oncelog.schemas.models import Request
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oncelog.projector.fold import fold, snapshot_of
 from oncelog.projector.restore import needs_restore, newest_versions
 from oncelog.projector.store import Position
+from oncelog.referee.fold import fold, snapshot_of
 from oncelog.schemas.models import ExecutionSnapshot
 from tests.projector.fold_factories import Op
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from oncelog.projector.fold import fold
 from oncelog.projector.states import StateCache
+from oncelog.referee.fold import fold
 from oncelog.schemas.models import ExecutionState
 from tests.projector.fold_factories import Op
 

@@ -10,9 +10,9 @@ import pytest
 
 from oncelog.errors import CodecError, StoreError
 from oncelog.identity.tokens import token_fingerprint
-from oncelog.projector.fold import fold
 from oncelog.projector.state_blob import decode_state, encode_state
 from oncelog.projector.store import Batch, DeadLetter, Position, Store
+from oncelog.referee.fold import fold
 from oncelog.schemas.models import ExecutionState, Status
 from tests.projector.fold_factories import LEASE_MS, RETENTION_MS, Op
 from tests.projector.store_factories import feed, fold_to_batch

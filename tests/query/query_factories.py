@@ -7,8 +7,8 @@ from pathlib import Path
 
 from oncelog.identity.canonical_json import canonical_json
 from oncelog.identity.ids import operation_id, request_hash, step_key_name
-from oncelog.projector.fold import PartitionClock, fold_batch, snapshot_of
 from oncelog.projector.store import AuditEntry, Batch, Position, Store
+from oncelog.referee.fold import PartitionClock, fold_batch, snapshot_of
 from oncelog.schemas.models import Body, Claim, Complete, Effect, Request
 
 LEASE_MS = 10_000

@@ -16,10 +16,10 @@ import fastavro
 from fastavro.schema import load_schema
 
 from oncelog.identity.tokens import token_fingerprint
-from oncelog.projector.fold import snapshot_of
 from oncelog.projector.state_blob import decode_state
 from oncelog.projector.store import Store
 from oncelog.projector.tables import EXECUTIONS
+from oncelog.referee.fold import snapshot_of
 from oncelog.schemas.codec import (
     HISTORY_DIR,
     MAGIC,
@@ -141,7 +141,7 @@ def test_a_pre_fingerprint_decision_decodes_with_fingerprints_not_tokens() -> No
 def test_an_upgraded_state_folds_on_as_before() -> None:
     """A retry of a remembered id is still a retry after the upgrade (empty fingerprints)."""
     op, state, _ = _reclaimed()
-    from oncelog.projector.fold import fold  # noqa: PLC0415 - keeps the import list short
+    from oncelog.referee.fold import fold  # noqa: PLC0415 - keeps the import list short
 
     grant = state.recent[-1].request_id
     after, again = fold(_as_upgraded(state), op.claim("B", worker="w2", rid=grant), 20_000)

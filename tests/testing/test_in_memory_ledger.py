@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from oncelog.errors import CodecError
 from oncelog.identity.partitioner import partition_for
-from oncelog.projector.fold import fold
+from oncelog.referee.fold import fold
 from oncelog.schemas.codec import encode_request
 from oncelog.schemas.models import Decision, ExecutionState, Outcome, Request, evolve
 from oncelog.testing import InMemoryLedger, ManualClock

@@ -8,7 +8,7 @@ import pytest
 
 from oncelog.identity.canonical_json import canonical_json
 from oncelog.identity.tokens import token_fingerprint as fp
-from oncelog.projector.fold import RETRY_MEMORY_MS, fold
+from oncelog.referee.fold import RETRY_MEMORY_MS, fold
 from oncelog.schemas.models import ExecutionState, Outcome, Request, Status
 from tests.projector.fold_factories import LEASE_MS, RETENTION_MS, Op, given, run
 

@@ -7,7 +7,7 @@ from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from oncelog.identity.tokens import token_fingerprint
-from oncelog.projector.fold import RETRY_MEMORY_MS, PartitionClock, fold, snapshot_of
+from oncelog.referee.fold import RETRY_MEMORY_MS, PartitionClock, fold, snapshot_of
 from oncelog.schemas.codec import decode_snapshot, encode_decision, encode_snapshot
 from oncelog.schemas.models import Claim, Decision, ExecutionState, Outcome, Request, Status
 from tests.budget import examples

@@ -14,7 +14,7 @@ from pathlib import Path
 import grimp
 
 FORBIDDEN_CALLS = {"print", "open", "input", "exec", "eval", "__import__"}
-FOLD = "oncelog.projector.fold"
+FOLD = "oncelog.referee.fold"
 
 
 def _fold_closure() -> set[str]:
@@ -38,7 +38,7 @@ def _source(module: str) -> str:
 
 
 def test_the_closure_reaches_the_models_and_the_packages() -> None:
-    assert {"oncelog", "oncelog.projector", "oncelog.schemas.models"} <= _fold_closure()
+    assert {"oncelog", "oncelog.referee", "oncelog.schemas.models"} <= _fold_closure()
 
 
 def test_fold_closure_calls_no_io_builtins() -> None:
