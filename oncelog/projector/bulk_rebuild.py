@@ -2,16 +2,16 @@
 
 The live projector builds objects per record (``AuditEntry``, stamped
 decisions, snapshots) and publishes each decision. Over a whole log that costs
-many times the fold. This path runs the same decode, validation and fold per
-record (:func:`decode_request`, :func:`check_request`, :func:`fold`, the
-partition clock), but turns each decision straight into the store's row tuples
-(:mod:`oncelog.projector.rows`) and writes each partition in a few large
-transactions of Arrow-registered inserts (history is append-only, as in the live
-store); :mod:`oncelog.projector.refold_pool` runs the same :class:`PartitionRefold`
-in worker processes for a large log. Each transaction also stores the partition's
-position, so the position always covers exactly the rows written (the rule of the
-live path). ``tests/integration/test_bulk_rebuild.py`` compares every table with
-the live projection's.
+many times the fold. This path runs the same referee step per record
+(:func:`oncelog.referee.judge.admit` and :func:`~oncelog.referee.judge.judge`), but
+turns each decision straight into the store's row tuples (:mod:`oncelog.projector.rows`)
+and writes each partition in a few large transactions of Arrow-registered inserts
+(history is append-only, as in the live store); :mod:`oncelog.projector.refold_pool`
+runs the same :class:`PartitionRefold` in worker processes for a large log. Each
+transaction also stores the partition's position, so the position always covers
+exactly the rows written (the rule of the live path).
+``tests/integration/test_bulk_rebuild.py`` compares every table with the live
+projection's: the step is shared, the row writers are not.
 """
 
 from __future__ import annotations
@@ -23,9 +23,8 @@ from typing import Any, Final, Protocol
 import duckdb
 from confluent_kafka import Message
 
-from oncelog.errors import CodecError, InvalidRequestError, LedgerError, StoreError
+from oncelog.errors import StoreError
 from oncelog.kafka.reader import read_to_end, where
-from oncelog.projector.batch import _invalid_entry as invalid_entry
 from oncelog.projector.rows import audit_row, execution_row, history_row
 from oncelog.projector.state_blob import encode_state
 from oncelog.projector.tables import (
@@ -37,10 +36,9 @@ from oncelog.projector.tables import (
     arrow_table,
     column_list,
 )
-from oncelog.referee.fold import PartitionClock, fold
-from oncelog.referee.validate import check_request
-from oncelog.schemas.codec import decode_request
-from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState, Request
+from oncelog.referee.fold import PartitionClock
+from oncelog.referee.judge import Refusal, admit, judge
+from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState
 
 Progress = Callable[[int, int], None]  # (partition, records done in it)
 
@@ -107,26 +105,25 @@ class PartitionRefold:
         self._latest: dict[str, int] = {}  # op -> index of its last version in the chunk
 
     def add(self, msg: Message) -> None:
-        """Decode, check and fold one record of this partition (log order)."""
-        _, offset = where(msg)
+        """Admit and judge one record of this partition (log order)."""
+        p, offset = where(msg)
         self.next_offset = offset + 1
         self.pending += 1
-        value = msg.value() or b""
-        ts: int = msg.timestamp()[1]
-        request: Request | None = None
-        try:
-            request = decode_request(value)
-            check_request(request, msg.key(), self._p, self._partitions)
-        except (CodecError, InvalidRequestError) as exc:
-            self._reject(offset, ts, len(value), request, exc)
+        value, ts = msg.value() or b"", msg.timestamp()[1]
+        verdict = admit(
+            value, msg.key(), partition=p, offset=offset, ts_ms=ts, partitions=self._partitions
+        )
+        if isinstance(verdict, Refusal):
+            self._reject(offset, ts, verdict)
             return
-        self.clock, t = self.clock.advance(ts)
-        op = request.operation_id
+        op = verdict.operation_id
         before = self.states.get(op)
-        after, decision = fold(before, request, t)
+        self.clock, after, decision = judge(
+            before, verdict, self.clock, ts_ms=ts, partition=p, offset=offset
+        )
         if after is not None and after is not before:
             self.states[op] = after
-        self._audit.append(audit_row(self._p, offset, t, request, decision))
+        self._audit.append(audit_row(p, offset, decision.log_time_ms, verdict, decision))
         if decision.changed and after is not None:
             self._add_version(op, after, offset, decision)
 
@@ -138,16 +135,12 @@ class PartitionRefold:
         )
         self._versions.append(snap)
 
-    def _reject(
-        self, offset: int, ts: int, length: int, request: Request | None, exc: LedgerError
-    ) -> None:
+    def _reject(self, offset: int, ts: int, refusal: Refusal) -> None:
         """A dead letter, plus an audited answer when the record decoded (its sender waits)."""
-        self._dead.append((self._topic, self._p, offset, ts, exc.code, str(exc), length))
-        if request is None:
-            return
-        # The live projector's answer to it, so that both audit the same row.
-        decision = invalid_entry(request, self._p, offset, ts, exc).decision
-        self._audit.append(audit_row(self._p, offset, ts, request, decision))
+        exc = refusal.error
+        self._dead.append((self._topic, self._p, offset, ts, exc.code, str(exc), refusal.length))
+        if refusal.request is not None and refusal.answer is not None:
+            self._audit.append(audit_row(self._p, offset, ts, refusal.request, refusal.answer))
 
     def take(self) -> dict[str, Any] | None:
         """The pending rows and the position as Arrow tables (None: nothing new); resets."""

@@ -16,22 +16,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from oncelog.errors import InvalidRequestError
 from oncelog.identity.partitioner import partition_for
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.results import Execution
 from oncelog.producer.sync_client import SyncLedgerClient
-from oncelog.referee.fold import PartitionClock, fold
-from oncelog.referee.validate import check_request
+from oncelog.referee.fold import PartitionClock
+from oncelog.referee.judge import Refusal, admit, judge
 from oncelog.schemas.codec import decode_decision, decode_request, encode_decision, encode_request
 from oncelog.schemas.models import (
     Decision,
     ExecutionState,
-    Outcome,
     Request,
     Status,
     Sweep,
-    evolve,
 )
 from oncelog.settings import Settings
 from oncelog.testing.clock import ManualClock
@@ -119,29 +116,28 @@ class InMemoryLedger:
         with self._appended:
             offset = self._next_offset.get(partition, 0)
             self._next_offset[partition] = offset + 1
-            clock, log_time = self._log_times.get(partition, PartitionClock()).advance(
-                self._clock.now_ms()
-            )
-            self._log_times[partition] = clock
-            request = decode_request(value)
-            decision = self._decide(request, key, partition, log_time)
-            decision = evolve(decision, source_partition=partition, source_offset=offset)
+            decision = self._decide(partition, offset, key, value)
             logged = LoggedRequest(partition, offset, key, value, encode_decision(decision))
             self._log.append(logged)
             self._appended.notify_all()
         return logged
 
-    def _decide(self, request: Request, key: bytes, partition: int, log_time: int) -> Decision:
-        try:
-            check_request(request, key, partition, self.partitions)
-        except InvalidRequestError as exc:
-            return Decision(
-                request_id=request.request_id, operation_id=request.operation_id,
-                kind=request.kind, outcome=Outcome.INVALID_REQUEST, changed=False,
-                log_time_ms=log_time, error=exc.message,
-            )  # fmt: skip
-        op = request.operation_id
-        after, decision = fold(self._states.get(op), request, log_time)
+    def _decide(self, partition: int, offset: int, key: bytes, value: bytes) -> Decision:
+        """The projector's referee step, with the manual clock's time as the broker's."""
+        ts = self._clock.now_ms()
+        verdict = admit(
+            value, key, partition=partition, offset=offset, ts_ms=ts, partitions=self.partitions
+        )
+        if isinstance(verdict, Refusal):
+            if verdict.answer is None:  # Kafka would dead-letter it; the caller gets the error
+                raise verdict.error
+            return verdict.answer
+        op = verdict.operation_id
+        clock = self._log_times.get(partition, PartitionClock())
+        clock, after, decision = judge(
+            self._states.get(op), verdict, clock, ts_ms=ts, partition=partition, offset=offset
+        )
+        self._log_times[partition] = clock
         if after is not None:
             self._states[op] = after
         return decision
