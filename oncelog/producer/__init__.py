@@ -1,1 +1,1 @@
-"""The SDK side: identity (keys) and, later, the ledger clients."""
+"""The SDK: the ledger clients, the tool runner and the transports that carry requests."""

@@ -1,1 +1,2 @@
-"""The projector: the pure fold and, later, the service that runs it."""
+"""The projector service: it runs the referee (:mod:`oncelog.referee`) over the requests log,
+publishes decisions and snapshots, and keeps the DuckDB projection."""
