@@ -1,2 +1,5 @@
-"""Wire records: the .avsc files, their models and the codecs (the layout is still written
-in several places here: see issue 25 and docs/performance.md)."""
+"""Wire records: the .avsc files, their models and the codecs.
+
+The layout is not yet derived from the .avsc files alone: the models, the converters
+and the fast readers and writers repeat it, and tests/schemas proves they agree.
+"""
