@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import (
@@ -67,9 +68,14 @@ class Grant:
         """The confluent-kafka binding (any host)."""
         pattern = ResourcePatternType.PREFIXED if self.prefixed else ResourcePatternType.LITERAL
         return AclBinding(
-            self.resource, self.name, pattern, self.principal, "*",
-            self.operation, AclPermissionType.ALLOW,
-        )  # fmt: skip
+            self.resource,
+            self.name,
+            pattern,
+            self.principal,
+            "*",
+            self.operation,
+            AclPermissionType.ALLOW,
+        )
 
     def target(self) -> str:
         """The kafka-acls.sh options naming the resource."""
@@ -146,10 +152,16 @@ def apply_acls(admin: AdminClient, grants: list[Grant]) -> None:
 def describe_acls(admin: AdminClient) -> list[AclBinding]:
     """Every ACL the broker holds."""
     # None matches any name, principal and host (documented; the annotations say str).
+    anything: Any = None
     match_all = AclBindingFilter(
-        ResourceType.ANY, None, ResourcePatternType.ANY, None, None,  # type: ignore[arg-type]
-        AclOperation.ANY, AclPermissionType.ANY,
-    )  # fmt: skip
+        ResourceType.ANY,
+        anything,
+        ResourcePatternType.ANY,
+        anything,
+        anything,
+        AclOperation.ANY,
+        AclPermissionType.ANY,
+    )
     try:
         found: list[AclBinding] = admin.describe_acls(
             match_all, request_timeout=_ADMIN_TIMEOUT_S

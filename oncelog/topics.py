@@ -188,9 +188,12 @@ def check_topics(
         problems += _config_problems(spec, configs)
         factor = min(len(p.replicas) for p in metadata[spec.name].partitions.values())
         problems += replication_problems(
-            spec.name, factor, int(configs.get("min.insync.replicas", "1")),
-            len(cluster.brokers), replication,
-        )  # fmt: skip
+            spec.name,
+            factor,
+            int(configs.get("min.insync.replicas", "1")),
+            len(cluster.brokers),
+            replication,
+        )
     sharded = {s.name: counts[s.name] for s in specs if s.sharded and s.name in counts}
     if len(set(sharded.values())) > 1:
         problems.append(f"partition counts differ, they must be equal: {sharded}")

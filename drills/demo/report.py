@@ -95,7 +95,7 @@ def render(report: DemoReport, console: Console) -> None:
     )
     run, step = CRASH_AFTER_EFFECT
     console.rule(f"timeline of {run} (its worker crashed after charging, step {step})")
-    query_cmd.print_timeline(run, report.crash_timeline)
+    query_cmd.print_timeline(report.crash_timeline, channel_id=run)
     run, step = LOST_RESPONSE
     for status in report.lost_response:
         console.rule(f"oncelog status {run} {step} --as-of {status.as_of}")

@@ -221,17 +221,21 @@ class LocalCluster:
 
     def _launch(self, jvm: Jvm, node: NodeInfo) -> None:
         data = self.node_dir(node.node_id)
-        pid = jvm.launch(self._settings.broker_heap, data / "server.properties",
-                         data / "broker.log")  # fmt: skip
+        pid = jvm.launch(
+            self._settings.broker_heap, data / "server.properties", data / "broker.log"
+        )
         (data / "node.json").write_text(json.dumps({"pid": pid}))
 
     def _wait_all(self, bootstrap: str) -> ClusterInfo:
         timeout_s = self._settings.broker_start_timeout_s
         try:
             wait_for_metadata(
-                {"bootstrap.servers": bootstrap}, timeout_s,
-                lambda: self.status() is not None, self.log_tail, brokers=self.size,
-            )  # fmt: skip
+                {"bootstrap.servers": bootstrap},
+                timeout_s,
+                lambda: self.status() is not None,
+                self.log_tail,
+                brokers=self.size,
+            )
         except BrokerError:
             self.stop()
             raise
@@ -264,10 +268,11 @@ def answers_for_itself(node: NodeInfo, topics: Iterable[str] = (), timeout_s: fl
     except Exception:  # not answering yet
         return False
     known = all(
-        t in meta.topics and meta.topics[t].partitions
+        t in meta.topics
+        and meta.topics[t].partitions
         and all(p.leader >= 0 for p in meta.topics[t].partitions.values())
         for t in topics
-    )  # fmt: skip
+    )
     return meta.orig_broker_id == node.node_id and node.node_id in meta.brokers and known
 
 

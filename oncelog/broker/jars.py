@@ -46,9 +46,15 @@ def ensure_jars(cache_dir: Path) -> Path:
     tmp = work / "libs.partial"
     shutil.rmtree(tmp, ignore_errors=True)
     cmd = [
-        mvn, "-q", "-B", "-f", str(work / "pom.xml"), "dependency:copy-dependencies",
-        f"-DoutputDirectory={tmp}", "-DincludeScope=runtime",
-    ]  # fmt: skip
+        mvn,
+        "-q",
+        "-B",
+        "-f",
+        str(work / "pom.xml"),
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={tmp}",
+        "-DincludeScope=runtime",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr)[-2000:]

@@ -51,9 +51,12 @@ class Jvm:
         cmd += ["-cp", self.classpath, "kafka.Kafka", str(props)]
         with log_path.open("ab") as log:
             proc = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
                 start_new_session=True,
-            )  # fmt: skip
+            )
         return proc.pid
 
     def format_storage(self, props: Path, cluster_id: str) -> subprocess.Popen[str]:
@@ -61,8 +64,10 @@ class Jvm:
         tool = [str(self.java), self.log4j, "-cp", self.classpath, "kafka.tools.StorageTool"]
         return subprocess.Popen(
             [*tool, "format", "-t", cluster_id, "-c", str(props)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
 
 
 def formatted(proc: subprocess.Popen[str], where: Path) -> None:

@@ -41,9 +41,14 @@ from oncelog.net import free_port
 from oncelog.settings import Settings
 
 __all__ = [
-    "BrokerInfo", "LocalBroker", "RunBroker", "broker_for_run", "resolve_bootstrap",
-    "running_cluster_bootstrap", "server_properties",
-]  # fmt: skip
+    "BrokerInfo",
+    "LocalBroker",
+    "RunBroker",
+    "broker_for_run",
+    "resolve_bootstrap",
+    "running_cluster_bootstrap",
+    "server_properties",
+]
 
 
 @dataclass(frozen=True)

@@ -55,9 +55,13 @@ def refold_progress(label: str, total: int, *, enabled: bool) -> Iterator[Refold
         yield None
         return
     columns = (
-        TextColumn(label), BarColumn(), MofNCompleteColumn(), RecordsPerSecondColumn(),
-        TextColumn("ETA"), TimeRemainingColumn(),
-    )  # fmt: skip
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RecordsPerSecondColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=Console(stderr=True)) as bar:
         task = bar.add_task(label, total=total)
         yield lambda _partition, records: bar.advance(task, records)

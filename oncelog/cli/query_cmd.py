@@ -8,6 +8,8 @@ and the configured DuckDB file second.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -97,36 +99,62 @@ def _answer(
         show(answer)
 
 
-def _answer_of(
-    db: Path | None,
-    url: str | None,
-    as_json: bool,
-    ask: Callable[[QuerySource], Callable[[str, int], A]],
-    show: Callable[[str, A], None],
-    of: str,
-    limit: int,
+def _output_options(
+    db: DbOption = None, url: UrlOption = None, as_json: JsonOption = False
 ) -> None:
-    """:func:`_answer` for one id's rows: at most ``limit``, shown with the id."""
-    _answer(db, url, as_json, lambda source: ask(source)(of, limit), lambda rows: show(of, rows))
+    """The options every query command takes after its own arguments (a template)."""
 
 
-def status(
-    channel_id: str,
-    step_or_key: Annotated[str, typer.Argument(help="A step number or a key name.")],
-    as_of: Annotated[str | None, typer.Option("--as-of", help="An offset or ISO time.")] = None,
-    db: DbOption = None,
-    url: UrlOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Did the step finish? Prints the status word first, then the details."""
-    _answer(
-        db, url, as_json,
-        lambda source: source.status(channel_id, step_or_key, parse_as_of(as_of)),
-        print_status,
-    )  # fmt: skip
+_OUTPUT_OPTIONS = tuple(inspect.signature(_output_options, eval_str=True).parameters.values())
 
 
-def print_status(answer: StepStatus) -> None:
+def _query_command(
+    show: Callable[..., None],
+) -> Callable[[Callable[..., Any]], Callable[..., None]]:
+    """Make a command of ``ask(source, **arguments) -> answer``, printed by ``show``.
+
+    The command takes ``ask``'s arguments after ``source``, then ``--db``,
+    ``--url`` and ``--json``; it prints the answer as one JSON document or with
+    ``show(answer, **arguments)``. typer reads the command's parameters from its
+    ``__signature__``, built here from ``ask``'s and the template's.
+    """
+
+    def make(ask: Callable[..., Any]) -> Callable[..., None]:
+        own = tuple(inspect.signature(ask, eval_str=True).parameters.values())[1:]
+
+        @functools.wraps(ask)
+        def command(
+            db: Path | None = None, url: str | None = None, as_json: bool = False, **arguments: Any
+        ) -> None:
+            _answer(
+                db,
+                url,
+                as_json,
+                lambda source: ask(source, **arguments),
+                lambda a: show(a, **arguments),
+            )
+
+        signature = inspect.Signature([*own, *_OUTPUT_OPTIONS], return_annotation=None)
+        command.__signature__ = signature  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
+        return command
+
+    return make
+
+
+def _table_of(columns: str, title: str) -> Callable[..., None]:
+    """A ``show`` printing rows as a table of ``columns`` (space-separated).
+
+    ``title`` is formatted with the command's arguments and the row count ``n``.
+    """
+
+    def show(rows: Sequence[BaseModel], **arguments: Any) -> None:
+        _table(rows, columns.split(), title.format(n=len(rows), **arguments))
+
+    return show
+
+
+def print_status(answer: StepStatus, **_: Any) -> None:
     """``status`` for people: the status word first, then the details."""
     typer.echo(answer.status)
     details = answer.model_dump(mode="json", exclude={"status"})
@@ -134,55 +162,64 @@ def print_status(answer: StepStatus) -> None:
         typer.echo(f"  {key}: {json.dumps(value) if not isinstance(value, str) else value}")
 
 
-def history(operation_id: str, limit: LimitOption = 100, db: DbOption = None,
-            url: UrlOption = None, as_json: JsonOption = False) -> None:  # fmt: skip
+@_query_command(print_status)
+def status(
+    source: QuerySource,
+    channel_id: str,
+    step_or_key: Annotated[str, typer.Argument(help="A step number or a key name.")],
+    as_of: Annotated[str | None, typer.Option("--as-of", help="An offset or ISO time.")] = None,
+) -> StepStatus:
+    """Did the step finish? Prints the status word first, then the details."""
+    return source.status(channel_id, step_or_key, parse_as_of(as_of))
+
+
+print_history = _table_of(
+    "version status outcome epoch worker_id valid_from_offset valid_to_offset result",
+    "history of {operation_id}",
+)
+"""``history`` for people: one table row per state version."""
+
+
+@_query_command(print_history)
+def history(source: QuerySource, operation_id: str, limit: LimitOption = 100) -> list[Version]:
     """Every state version of one operation."""
-    _answer_of(db, url, as_json, lambda source: source.history, print_history, operation_id, limit)
+    return source.history(operation_id, limit)
 
 
-def print_history(operation_id: str, rows: Sequence[Version]) -> None:
-    """``history`` for people: one table row per state version."""
-    columns = ["version", "status", "outcome", "epoch", "worker_id", "valid_from_offset",
-               "valid_to_offset", "result"]  # fmt: skip
-    _table(rows, columns, f"history of {operation_id}")
+print_timeline = _table_of(
+    "offset key_name kind outcome epoch worker_id effect duplicate_effect_suspected",
+    "timeline of {channel_id}",
+)
+"""``timeline`` for people: one table row per request."""
 
 
-def timeline(channel_id: str, limit: LimitOption = 1000, db: DbOption = None,
-             url: UrlOption = None, as_json: JsonOption = False) -> None:  # fmt: skip
+@_query_command(print_timeline)
+def timeline(
+    source: QuerySource, channel_id: str, limit: LimitOption = 1000
+) -> list[TimelineEntry]:
     """Every request of a channel and its outcome, in log order."""
-    _answer_of(db, url, as_json, lambda source: source.timeline, print_timeline, channel_id, limit)
+    return source.timeline(channel_id, limit)
 
 
-def print_timeline(channel_id: str, rows: Sequence[TimelineEntry]) -> None:
-    """``timeline`` for people: one table row per request."""
-    columns = ["offset", "key_name", "kind", "outcome", "epoch", "worker_id", "effect",
-               "duplicate_effect_suspected"]  # fmt: skip
-    _table(rows, columns, f"timeline of {channel_id}")
-
-
-def effects(channel_id: str, from_step: int, to_step: int, db: DbOption = None,
-            url: UrlOption = None, as_json: JsonOption = False) -> None:  # fmt: skip
-    """Which steps in a range were pure and which touched the outside world."""
-    _answer(
-        db, url, as_json,
-        lambda source: source.side_effects(channel_id, from_step, to_step),
-        print_effects,
-    )  # fmt: skip
-
-
-def print_effects(answer: SideEffects) -> None:
+def print_effects(answer: SideEffects, **_: Any) -> None:
     """``effects`` for people: the three step lists, one a line."""
     typer.echo(f"external: {answer.external}\npure: {answer.pure}\nunclaimed: {answer.unclaimed}")
 
 
-def duplicates(limit: LimitOption = 100, db: DbOption = None, url: UrlOption = None,
-               as_json: JsonOption = False) -> None:  # fmt: skip
+@_query_command(print_effects)
+def effects(source: QuerySource, channel_id: str, from_step: int, to_step: int) -> SideEffects:
+    """Which steps in a range were pure and which touched the outside world."""
+    return source.side_effects(channel_id, from_step, to_step)
+
+
+print_duplicates = _table_of(
+    "offset channel_id key_name stale_epoch stale_worker_id current_epoch",
+    "suspected duplicate effects ({n})",
+)
+"""``duplicates`` for people: one table row per completion by a fenced token."""
+
+
+@_query_command(print_duplicates)
+def duplicates(source: QuerySource, limit: LimitOption = 100) -> list[SuspectedDuplicate]:
     """Completions by fenced tokens: side effects that may have fired twice."""
-    _answer(db, url, as_json, lambda source: source.duplicates(limit), print_duplicates)
-
-
-def print_duplicates(rows: Sequence[SuspectedDuplicate]) -> None:
-    """``duplicates`` for people: one table row per completion by a fenced token."""
-    columns = ["offset", "channel_id", "key_name", "stale_epoch", "stale_worker_id",
-               "current_epoch"]  # fmt: skip
-    _table(rows, columns, f"suspected duplicate effects ({len(rows)})")
+    return source.duplicates(limit)

@@ -67,15 +67,23 @@ def rebuild(
     with Store(settings.db_path, checkpoint_mb=settings.duckdb_checkpoint_mb) as store:
         if source is Source.executions:
             n = rebuild_from_executions(settings, kafka, store, partition)
-            _say(as_json, f"restored {n} executions into {settings.db_path}",
-                 restored=n, db_path=str(settings.db_path))  # fmt: skip
+            _say(
+                as_json,
+                f"restored {n} executions into {settings.db_path}",
+                restored=n,
+                db_path=str(settings.db_path),
+            )
             return
         show = wanted(as_json)
         total = _log_size(kafka, settings.requests_topic, partition) if show else 0
         with refold_progress("refolding", total, enabled=show) as progress:
             n = rebuild_from_requests(settings, kafka, store, progress, partition)
-    _say(as_json, f"refolded {n} requests into {settings.db_path}",
-         refolded=n, db_path=str(settings.db_path))  # fmt: skip
+    _say(
+        as_json,
+        f"refolded {n} requests into {settings.db_path}",
+        refolded=n,
+        db_path=str(settings.db_path),
+    )
 
 
 def _say(as_json: bool, line: str, **facts: Any) -> None:
@@ -135,10 +143,13 @@ def _print_report(report: Report, console: Console) -> None:
 
 def _print_report_json(report: Report, live_note: str | None) -> None:
     facts = {
-        "ok": report.ok, "refolded": report.refolded,
-        "compared_snapshots": report.compared_snapshots, "compared_live": report.compared_live,
-        "live_note": live_note, "differences": report.differences,
-    }  # fmt: skip
+        "ok": report.ok,
+        "refolded": report.refolded,
+        "compared_snapshots": report.compared_snapshots,
+        "compared_live": report.compared_live,
+        "live_note": live_note,
+        "differences": report.differences,
+    }
     typer.echo(json.dumps(facts, sort_keys=True))
 
 

@@ -39,9 +39,12 @@ class ToolCaller(Protocol):
     """What ``LedgerMcpTools`` wraps: ``mcp.Client`` and ``mcp.ClientSession`` both fit."""
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None = None, *,
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
         meta: RequestParamsMeta | None = None,
-    ) -> CallToolResult: ...  # fmt: skip
+    ) -> CallToolResult: ...
 
 
 class LedgerMcpTools:

@@ -98,10 +98,14 @@ class ToolPolicy:
     def spec(self, tool_name: str) -> ToolSpec:
         """The executor's spec for a call of ``tool_name``."""
         return ToolSpec(
-            tool_name, dedup_fields=self.dedup_fields, lease_seconds=self.lease_seconds,
-            retention_seconds=self.retention_seconds, effect=self.effect,
-            on_in_progress=self.on_in_progress, retry_on=self.retry_on,
-        )  # fmt: skip
+            tool_name,
+            dedup_fields=self.dedup_fields,
+            lease_seconds=self.lease_seconds,
+            retention_seconds=self.retention_seconds,
+            effect=self.effect,
+            on_in_progress=self.on_in_progress,
+            retry_on=self.retry_on,
+        )
 
 
 @dataclass

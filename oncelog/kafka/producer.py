@@ -65,6 +65,14 @@ def producer_config(
     return merged
 
 
+def _flush(producer: Producer) -> object:
+    return producer.flush(0.1)
+
+
+def _poll(producer: Producer) -> object:
+    return producer.poll(0.1)
+
+
 def delivery_error(topic: str, partition: int, err: KafkaError | Exception) -> KafkaOperationError:
     """A delivery failure, naming where the record was going (``not_authorized`` on ACLs)."""
     return kafka_failure(f"delivery to {topic}[{partition}] failed", topic, err)
@@ -136,18 +144,8 @@ class FutureProducer:
             else:
                 future.set_result(where(msg))
 
-        producer = self._client()
-        while True:
-            try:
-                producer.produce(
-                    topic, value, key, partition=partition, on_delivery=on_delivery,
-                    headers=list(headers) if headers else None,
-                )  # fmt: skip
-                return future
-            except BufferError:
-                producer.flush(0.1)  # the local queue is full: let deliveries drain
-            except KafkaException as exc:
-                raise delivery_error(topic, partition, exc) from exc
+        self._produce(topic, partition, key, value, headers, drain=_flush, on_delivery=on_delivery)
+        return future
 
     def send_nowait(
         self, topic: str, partition: int, key: bytes, value: bytes, headers: Headers | None = None
@@ -159,16 +157,34 @@ class FutureProducer:
         tells that everything queued so far was acknowledged.
         """
         self.raise_pending()
+        self._produce(topic, partition, key, value, headers, drain=_poll)
+
+    def _produce(
+        self,
+        topic: str,
+        partition: int,
+        key: bytes,
+        value: bytes,
+        headers: Headers | None,
+        *,
+        drain: Callable[[Producer], object],
+        on_delivery: Callable[[KafkaError | None, Message], None] | None = None,
+    ) -> None:
+        """Queue one record, draining with ``drain`` while the local queue is full."""
         producer = self._client()
         while True:
             try:
                 producer.produce(
-                    topic, value, key, partition=partition,
+                    topic,
+                    value,
+                    key,
+                    partition=partition,
                     headers=list(headers) if headers else None,
-                )  # fmt: skip
+                    on_delivery=on_delivery,
+                )
                 return
             except BufferError:
-                producer.poll(0.1)  # the local queue is full: let deliveries drain
+                drain(producer)  # the local queue is full: let deliveries drain
             except KafkaException as exc:
                 raise delivery_error(topic, partition, exc) from exc
 

@@ -123,9 +123,12 @@ def _asking_until_led(consumer: Consumer, topic: str, what: str, ask: Callable[[
     """
     try:
         for attempt in stamina.retry_context(
-            on=_leader_pending, attempts=None, timeout=_METADATA_TIMEOUT_S,
-            wait_initial=0.05, wait_max=1.0,
-        ):  # fmt: skip
+            on=_leader_pending,
+            attempts=None,
+            timeout=_METADATA_TIMEOUT_S,
+            wait_initial=0.05,
+            wait_max=1.0,
+        ):
             with attempt:
                 return ask()
     except KafkaException as exc:

@@ -68,18 +68,29 @@ def rebuild_from_requests(
         with _without_cyclic_gc():
             if processes > 1:
                 return refold_in_processes(
-                    kafka, topic, chosen, count, con,
-                    workers=processes, progress=progress, scratch_in=store.path.parent,
-                )  # fmt: skip
+                    kafka,
+                    topic,
+                    chosen,
+                    count,
+                    con,
+                    workers=processes,
+                    progress=progress,
+                    scratch_in=store.path.parent,
+                )
             return _refold_here(kafka, topic, chosen, count, con, progress=progress)
     finally:
         con.close()
 
 
 def _refold_here(
-    kafka: Mapping[str, Any], topic: str, chosen: list[int], count: int,
-    con: duckdb.DuckDBPyConnection, *, progress: Progress | None,
-) -> int:  # fmt: skip
+    kafka: Mapping[str, Any],
+    topic: str,
+    chosen: list[int],
+    count: int,
+    con: duckdb.DuckDBPyConnection,
+    *,
+    progress: Progress | None,
+) -> int:
     """Refold in this process, DuckDB writing on a thread of its own."""
     writer = ChunkWriter(con)
     try:

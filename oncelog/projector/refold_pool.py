@@ -60,8 +60,9 @@ class _Worker:
         source_root = str(Path(oncelog.__file__).resolve().parents[1])
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _ENTRY, source_root],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        )  # fmt: skip
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
         assert self.proc.stdin is not None
         with contextlib.suppress(BrokenPipeError):  # died at once: its stdout's end says so
             self.proc.stdin.write(job + b"\n")
@@ -128,9 +129,14 @@ def refold_in_processes(
         for i in range(workers):
             group = list(partitions[i::workers])
             if group:
-                job = {"kafka": dict(kafka), "topic": topic, "partitions": group,
-                       "partition_count": partition_count, "scratch": str(scratch),
-                       "chunk": bulk_rebuild.CHUNK}  # fmt: skip
+                job = {
+                    "kafka": dict(kafka),
+                    "topic": topic,
+                    "partitions": group,
+                    "partition_count": partition_count,
+                    "scratch": str(scratch),
+                    "chunk": bulk_rebuild.CHUNK,
+                }
                 started.append(_Worker(len(started), _encoded(job), messages))
         return _write_all(con, topic, started, messages, progress=progress)
     finally:

@@ -87,9 +87,14 @@ def main() -> None:
         total = 0
         for p in job["partitions"]:
             total += refold_partition(
-                job["kafka"], job["topic"], p, job["partition_count"], shipper,
-                progress=progress, chunk=job["chunk"],
-            )  # fmt: skip
+                job["kafka"],
+                job["topic"],
+                p,
+                job["partition_count"],
+                shipper,
+                progress=progress,
+                chunk=job["chunk"],
+            )
     except Exception as exc:  # told to the writer, which raises a StoreError
         channel.say(failed=f"partitions {job['partitions']}: {type(exc).__name__}: {exc}")
         return

@@ -173,14 +173,19 @@ class InMemoryLedger:
         now = self._clock.now_ms()
         with self._appended:
             due = [
-                s for s in self._states.values()
+                s
+                for s in self._states.values()
                 if s.status is Status.COMPLETED and (s.expires_at_ms or now + 1) <= now
-            ]  # fmt: skip
+            ]
         for state in due:
             request = Request(
-                str(uuid.uuid4()), state.operation_id, state.channel_id, state.key_name, None,
+                str(uuid.uuid4()),
+                state.operation_id,
+                state.channel_id,
+                state.key_name,
+                None,
                 Sweep(),
-            )  # fmt: skip
+            )
             self.call(request)
         return len(due)
 
