@@ -42,6 +42,11 @@ _DESCRIBE_TIMEOUT_S = 5.0
 _COMMITTED_TIMEOUT_S = 10.0
 
 
+def _further(handoff: Position | None, own: Position | None) -> bool:
+    """Whether the group's handoff is past this file's own position of a partition."""
+    return handoff is not None and own is not None and handoff.next_offset > own.next_offset
+
+
 class Assignment:
     """The partitions held, with their log-time clocks; the group's rebalance callbacks."""
 
@@ -143,11 +148,7 @@ class Assignment:
         handoffs = self._handoffs(consumer, partitions)  # read before the executions topic
         positions = self._store.positions()
         # Sizes only matter where another member got further than this file.
-        passed = [
-            p for p in partitions
-            if p in positions and p in handoffs
-            and handoffs[p].next_offset > positions[p].next_offset
-        ]  # fmt: skip
+        passed = [p for p in partitions if _further(handoffs.get(p), positions.get(p))]
         sizes = partition_sizes(self._kafka, self._settings.executions_topic, passed)
         starts: dict[int, Position] = {}
         restored: list[int] = []

@@ -93,21 +93,27 @@ class Projector:
         self.metrics = ProjectorMetrics(metrics or CollectorRegistry(), settings.requests_topic)
         # A flush before each commit: a committed position always means "published".
         self._committer = Committer(
-            store, on_batch,
+            store,
+            on_batch,
             before_commit=self._publisher.flush,
             committed={p: pos.next_offset for p, pos in store.positions().items()},
             on_commit_seconds=self.metrics.committed,
-        )  # fmt: skip
+        )
         self._reader = store.reader()
         self._memory = StateMemory(store, self._reader, max_states)
         self.metrics.count_cached_states(self._memory.states.__len__)
         self._sweeps = SweepScheduler(settings.requests_topic, sweep_interval_s)
         self._assignment = Assignment(
-            settings, kafka, store,
-            committer=self._committer, memory=self._memory, sweeps=self._sweeps,
-            metrics=self.metrics, report=on_rebalance,
+            settings,
+            kafka,
+            store,
+            committer=self._committer,
+            memory=self._memory,
+            sweeps=self._sweeps,
+            metrics=self.metrics,
+            report=on_rebalance,
             unassigned_grace_s=settings.group_session_timeout_ms / 1000 + unassigned_margin_s,
-        )  # fmt: skip
+        )
         self._group = GroupConsumer(settings, kafka, self._assignment, on_rebalance)
 
     # --- lifecycle -----------------------------------------------------------------
