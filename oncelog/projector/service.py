@@ -54,6 +54,23 @@ __all__ = [
 LAG_REPORT_S = 0.5
 
 
+def _committer(
+    store: Store,
+    on_batch: Callable[[Batch], None] | None,
+    publisher: Publisher,
+    metrics: ProjectorMetrics,
+) -> Committer:
+    """The committer thread, from the store's positions on."""
+    return Committer(
+        store,
+        on_batch,
+        # A flush before each commit: a committed position always means "published".
+        before_commit=publisher.flush,
+        committed={p: pos.next_offset for p, pos in store.positions().items()},
+        on_commit_seconds=metrics.committed,
+    )
+
+
 class Projector:
     """One projector process: owns the DuckDB file, consumes in a consumer group."""
 
@@ -91,14 +108,7 @@ class Projector:
         self._folder: BatchFolder | None = None  # made by start(), which counts partitions
         self._publisher = Publisher(settings, kafka)
         self.metrics = ProjectorMetrics(metrics or CollectorRegistry(), settings.requests_topic)
-        # A flush before each commit: a committed position always means "published".
-        self._committer = Committer(
-            store,
-            on_batch,
-            before_commit=self._publisher.flush,
-            committed={p: pos.next_offset for p, pos in store.positions().items()},
-            on_commit_seconds=self.metrics.committed,
-        )
+        self._committer = _committer(store, on_batch, self._publisher, self.metrics)
         self._reader = store.reader()
         self._memory = StateMemory(store, self._reader, max_states)
         self.metrics.count_cached_states(self._memory.states.__len__)
