@@ -64,7 +64,7 @@ class FailoverReport:
     untyped_errors: list[str] = field(default_factory=list)
     wrong_answers: list[str] = field(default_factory=list)
     projector_survived: bool = False
-    projector_rejoins: int = 0  # fenced consumers it replaced by itself (see Projector._rejoin)
+    projector_rejoins: int = 0  # fenced consumers it replaced by itself (see GroupConsumer.rejoin)
     log: LogCheck = field(default_factory=LogCheck)
     seconds: float = 0.0
 

@@ -1,0 +1,86 @@
+"""What the projector publishes for a folded batch: decisions, snapshots and dead letters.
+
+Everything goes out through two lanes of one producer role (:mod:`oncelog.kafka.lanes`):
+a small batch's records (someone waits on each decision, alone) leave at once; under
+load they linger to share produce requests. The committer flushes the lanes before each
+DuckDB commit, so a committed position always means "published".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from oncelog.identity.partitioner import reply_partition_for
+from oncelog.kafka.lanes import Lanes
+from oncelog.kafka.producer import FutureProducer
+from oncelog.projector.batch import Folded
+from oncelog.projector.store import DeadLetter
+from oncelog.schemas.codec import encode_decision, encode_snapshot
+from oncelog.settings import Settings
+
+#: How long the projector's records wait for others to share their produce request (ms)
+#: when they are not alone (oncelog.kafka.lanes): a poll batch of more than
+#: ``EXPRESS_BATCH`` requests, or any batch while earlier batched records are unacknowledged.
+PUBLISH_LINGER_MS = 2.0
+EXPRESS_BATCH = 2
+FLUSH_TIMEOUT_S = 60.0
+#: A dead letter's error message is cut here: a header, not a second copy of the record.
+_MAX_ERROR_BYTES = 4096
+
+
+def dead_letter_headers(dead: DeadLetter) -> list[tuple[str, bytes]]:
+    """Where a dead letter came from and why it was refused, as Kafka record headers."""
+    return [
+        ("source_topic", dead.topic.encode()),
+        ("source_partition", str(dead.partition).encode()),
+        ("source_offset", str(dead.offset).encode()),
+        ("error_code", dead.code.encode()),
+        ("error", dead.message.encode()[:_MAX_ERROR_BYTES]),
+    ]
+
+
+class Publisher:
+    """The projector's producers: a folded batch's records, queued in one lane."""
+
+    def __init__(self, settings: Settings, kafka: Mapping[str, Any]) -> None:
+        self._settings = settings
+        self._lanes = Lanes(kafka, PUBLISH_LINGER_MS)
+        #: Partitions of the decisions topic, known once the projector checked the topics.
+        self.reply_partitions = 0
+
+    @property
+    def express(self) -> FutureProducer:
+        """The lane for a record that is alone (the projector's sweeps take it)."""
+        return self._lanes.express
+
+    def publish(self, out: Folded) -> None:
+        """Queue every decision, snapshot and dead letter of the batch (flushed before commit).
+
+        All in one lane (oncelog.kafka.lanes): the lane that still holds unacknowledged
+        records, else express for a small batch. So a decision's snapshot is appended with
+        it, and a key's versions in order.
+        """
+        s = self._settings
+        send = self._lanes.lane(alone=len(out.audit) <= EXPRESS_BATCH).send_nowait
+        replies = self.reply_partitions
+        for entry in out.audit:
+            decision = entry.decision
+            key = decision.request_id.encode()
+            # Where its client listens (spec §3): a function of the request alone.
+            reply = reply_partition_for(entry.request.reply_partition, entry.partition, replies)
+            send(s.decisions_topic, reply, key, encode_decision(decision))
+        for snap in out.snapshots:
+            key = snap.state.operation_id.encode()
+            send(s.executions_topic, snap.source_partition, key, encode_snapshot(snap))
+        for dead in out.dead:
+            raw = out.raw[(dead.partition, dead.offset)]
+            send(s.deadletter_topic, dead.partition, b"", raw, dead_letter_headers(dead))
+
+    def flush(self) -> None:
+        """Wait until everything queued is acknowledged (or raise its delivery error)."""
+        self._lanes.flush(FLUSH_TIMEOUT_S)
+
+    def close(self) -> None:
+        """Flush and release both lanes."""
+        self._lanes.close()
