@@ -49,6 +49,7 @@ from starlette.routing import Match, Route
 from oncelog.errors import NoOwnerError, OwnerUnavailableError
 from oncelog.identity.partitioner import partition_for
 from oncelog.query.api import REDACT, REDACTED, ROUTES, ApiRoute, redacted
+from oncelog.query.member_client import MemberClient, MemberDownError
 from oncelog.query.owners import Member, OwnerView
 from oncelog.query.source import ledger_error_of, path_segment
 
@@ -78,14 +79,6 @@ class OwnerSource(Protocol):
     def refreshed(self) -> OwnerView: ...
 
 
-class _MemberDownError(Exception):
-    """A member did not answer usefully (timeout, refused, no API); internal."""
-
-    def __init__(self, member: Member, why: str) -> None:
-        super().__init__(f"{member.describe()}: {why}")
-        self.member = member
-
-
 class QueryRouter:
     """The routing middleware's logic; one per API, shared by its requests."""
 
@@ -102,21 +95,14 @@ class QueryRouter:
         self._id = projector_id
         self._timeout_s = timeout_s
         self._redact = redact_results
-        # Identity: a member's body is passed on as its bytes, never decompressed here.
-        self._headers = {
-            "Accept": "application/json",
-            "Accept-Encoding": "identity",
-            FORWARDED_BY: projector_id,
-        }
+        headers = {FORWARDED_BY: projector_id}
         if redact_results:
-            self._headers[REDACT] = "true"
-        if token is not None:
-            self._headers["Authorization"] = f"Bearer {token.get_secret_value()}"
+            headers[REDACT] = "true"
+        self._members = MemberClient(token, timeout_s, headers)
         self._matchers = [
             (Route(r.path, r.endpoint, methods=["GET"]), r) for r in ROUTES if r.answerer != "here"
         ]
         self._readers = {r.path: TypeAdapter[Any](r.model) for _, r in self._matchers}
-        self._http: httpx.AsyncClient | None = None
 
     def question(self, request: Request) -> Question | None:
         """What the group is asked, None when this instance answers alone (a forwarded
@@ -165,7 +151,7 @@ class QueryRouter:
         async def ask_member(member: Member) -> Any:
             if member.projector_id == self._id:
                 return await local()
-            response = await self._fetch(member, question.target)
+            response = await self._members.fetch(member, question.target)
             if response.is_error:
                 raise ledger_error_of(response)
             return self._read(route, response)
@@ -175,8 +161,7 @@ class QueryRouter:
 
     async def aclose(self) -> None:
         """Close the HTTP client (at the API's shutdown)."""
-        if self._http is not None:
-            await self._http.aclose()
+        await self._members.aclose()
 
     # --- one owner -----------------------------------------------------------------
 
@@ -205,17 +190,17 @@ class QueryRouter:
             )
         try:
             return await ask(owner)
-        except _MemberDownError as down:
+        except MemberDownError as down:
             # The view may be stale (a member left and its partitions moved): look again, once.
             successor = (await run_in_threadpool(self._owners.refreshed)).owner_of(partition)
             if successor is None or successor == owner:
                 raise self._unavailable(partition, down) from down
         try:
             return await ask(successor)
-        except _MemberDownError as down:
+        except MemberDownError as down:
             raise self._unavailable(partition, down) from down
 
-    def _unavailable(self, partition: int, down: _MemberDownError) -> OwnerUnavailableError:
+    def _unavailable(self, partition: int, down: MemberDownError) -> OwnerUnavailableError:
         return OwnerUnavailableError(
             f"partition {partition} is owned by {down.member.projector_id} "
             f"({down.member.url}), which gave no answer (timeout {self._timeout_s} s): {down}"
@@ -223,10 +208,10 @@ class QueryRouter:
 
     async def _relay(self, member: Member, question: Question) -> Response:
         """The member's answer as it came: its status, content type and body, streamed."""
-        response = await self._within(member, self._open(member, question.target))
+        response = await self._members.within(member, self._members.open(member, question.target))
         if response.status_code == 200 and self._must_redact(question.route, response):
             try:
-                await self._within(member, response.aread())
+                await self._members.within(member, response.aread())
             finally:
                 await response.aclose()
             return self._json(question.route, self._read(question.route, response))
@@ -251,18 +236,18 @@ class QueryRouter:
         )
         if isinstance(mine, Response):
             return mine  # the question itself is wrong (400): every member says so
-        down = [r for r in remote if isinstance(r, _MemberDownError)]
+        down = [r for r in remote if isinstance(r, MemberDownError)]
         if down:
             view = await self._still_members(view, down)
         answers: dict[str, Any] = {self._id: mine}
         for member, result in zip(others, remote, strict=True):
-            if not isinstance(result, _MemberDownError):
+            if not isinstance(result, MemberDownError):
                 answers[member.projector_id] = result
         assert question.route.merge is not None
         merged = question.route.merge(answers, view)
         return redacted(merged) if self._redact and question.route.redact else merged
 
-    async def _still_members(self, view: OwnerView, down: Sequence[_MemberDownError]) -> OwnerView:
+    async def _still_members(self, view: OwnerView, down: Sequence[MemberDownError]) -> OwnerView:
         """The fresh view, once every member that did not answer has left the group.
 
         A member that is gone is not asked (its file cannot be); one still in the
@@ -293,12 +278,12 @@ class QueryRouter:
     async def _member_answer(self, member: Member, question: Question) -> Any:
         """A gathered member's answer, or why it has none (a gather needs every answer)."""
         try:
-            response = await self._fetch(member, question.target)
-        except _MemberDownError as down:
+            response = await self._members.fetch(member, question.target)
+        except MemberDownError as down:
             return down
         if response.status_code != 200:
             why = f"answered HTTP {response.status_code}: {response.content[:300]!r}"
-            return _MemberDownError(member, why)
+            return MemberDownError(member, why)
         return self._read(question.route, response)
 
     # --- HTTP ------------------------------------------------------------------------
@@ -317,43 +302,3 @@ class QueryRouter:
         headers = {REDACTED: "true"} if self._redact and route.redact else None
         body = answer.model_dump_json().encode()
         return Response(body, 200, headers=headers, media_type="application/json")
-
-    async def _fetch(self, member: Member, target: str) -> httpx.Response:
-        """The member's whole answer to ``target``, within the timeout."""
-
-        async def whole() -> httpx.Response:
-            response = await self._open(member, target)
-            try:
-                await response.aread()
-            finally:
-                await response.aclose()
-            return response
-
-        return await self._within(member, whole())
-
-    async def _within(self, member: Member, work: Awaitable[T]) -> T:
-        """``work`` on ``member``, at most ``timeout_s``; no answer is a ``_MemberDownError``."""
-        try:
-            return await asyncio.wait_for(work, self._timeout_s)
-        except (TimeoutError, httpx.HTTPError) as exc:
-            raise _MemberDownError(member, f"{type(exc).__name__}: {exc}".rstrip(": ")) from exc
-
-    async def _open(self, member: Member, target: str) -> httpx.Response:
-        """GET ``target`` (path and query string) from ``member``: the status and headers."""
-        if member.url is None:
-            raise _MemberDownError(member, "it serves no query API")
-        client = self._client()
-        request = client.build_request(
-            "GET", member.url.rstrip("/") + target, headers=self._headers
-        )
-        response = await client.send(request, stream=True)
-        if response.status_code in (401, 403):
-            await response.aclose()
-            why = "it refused this instance's bearer token (set one ONCELOG_HTTP_TOKEN for all)"
-            raise _MemberDownError(member, why)
-        return response
-
-    def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            self._http = httpx.AsyncClient(timeout=self._timeout_s, follow_redirects=False)
-        return self._http
