@@ -127,20 +127,31 @@ def test_a_redacting_instance_leaves_results_out_whoever_answers(
 
 @pytest.fixture
 def secret_claim(ledger: Ledger) -> Ledger:
-    commit(ledger.store, 2, [
-        (claim(CHANNEL, "secret-step", "s0", SECRET, "w5"), 30_000),
-        (complete(CHANNEL, "secret-step", "s1", SECRET, {"done": 1}), 30_001),
-    ])  # fmt: skip
+    commit(
+        ledger.store,
+        2,
+        [
+            (claim(CHANNEL, "secret-step", "s0", SECRET, "w5"), 30_000),
+            (complete(CHANNEL, "secret-step", "s1", SECRET, {"done": 1}), 30_001),
+        ],
+    )
     return ledger
 
 
 def test_no_claim_token_on_any_readable_surface(secret_claim: Ledger, tmp_path: Path) -> None:
     op = operation_id(CHANNEL, "secret-step")
     paths = [
-        f"/v1/status/{CHANNEL}/secret-step", f"/v1/history/{op}", f"/v1/timeline/{CHANNEL}",
-        f"/v1/side-effects/{CHANNEL}?from_step=1&to_step=2", "/v1/duplicates", "/v1/positions",
-        "/ui/", run_href(CHANNEL), run_href(CHANNEL) + "?as_of_offset=8", "/openapi.json",
-    ]  # fmt: skip
+        f"/v1/status/{CHANNEL}/secret-step",
+        f"/v1/history/{op}",
+        f"/v1/timeline/{CHANNEL}",
+        f"/v1/side-effects/{CHANNEL}?from_step=1&to_step=2",
+        "/v1/duplicates",
+        "/v1/positions",
+        "/ui/",
+        run_href(CHANNEL),
+        run_href(CHANNEL) + "?as_of_offset=8",
+        "/openapi.json",
+    ]
     app = create_app(secret_claim.store.cursor, token=SecretStr(TOKEN))
     for url in _serve(app):
         for client in _forwarder(tmp_path, url, redact=False):

@@ -23,8 +23,15 @@ TOKEN = "routing-token-0123456789"
 
 def _request(raw_path: bytes, query: bytes = b"", method: str = "GET") -> Request:
     path = urllib.parse.unquote(raw_path.decode("latin-1"))
-    scope = {"type": "http", "method": method, "path": path, "raw_path": raw_path,
-             "query_string": query, "headers": [], "root_path": ""}  # fmt: skip
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "raw_path": raw_path,
+        "query_string": query,
+        "headers": [],
+        "root_path": "",
+    }
     return Request(scope)
 
 
