@@ -11,9 +11,9 @@ against the same entries (Starlette's route matching) to decide who answers it:
 
 Redaction is :func:`redacted`, the only place that leaves results out. A route
 marked ``redact`` applies it to its answer when the app redacts
-(``--redact-results``) or when the request carries ``Oncelog-Redact-Results``
-(a forwarding member that redacts asks its owner to), and then says so in the
-``Oncelog-Results-Redacted`` header of its answer.
+(``--redact-results``) or when a forwarded request carries
+``Oncelog-Redact-Results`` (a forwarding member that redacts asks its owner to),
+and then says so in the ``Oncelog-Results-Redacted`` header of its answer.
 """
 
 from __future__ import annotations
@@ -41,8 +41,11 @@ from oncelog.query.owners import OwnerView
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
+FORWARDED_BY: Final = "oncelog-forwarded-by"
+"""The header that marks a forwarded request (value: the sender's projector id)."""
 REDACT: Final = "oncelog-redact-results"
-"""A request header: answer with results left out, whatever this instance's setting."""
+"""A forwarded request's header: answer with results left out, whatever this instance's
+setting (the forwarding member redacts)."""
 REDACTED: Final = "oncelog-results-redacted"
 """An answer header (value ``true``): :func:`redacted` was applied to this answer."""
 
@@ -98,7 +101,10 @@ def shower(redact: bool) -> Shower:
 
 
 def _show(request: Request, response: Response) -> Shower:
-    redact = bool(request.app.state.redact_results) or REDACT in request.headers
+    headers = request.headers
+    redact = bool(request.app.state.redact_results) or (
+        REDACT in headers and FORWARDED_BY in headers
+    )
     if redact:
         response.headers[REDACTED] = "true"
     return shower(redact)

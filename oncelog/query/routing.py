@@ -48,13 +48,12 @@ from starlette.routing import Match, Route
 
 from oncelog.errors import NoOwnerError, OwnerUnavailableError
 from oncelog.identity.partitioner import partition_for
-from oncelog.query.api import REDACT, REDACTED, ROUTES, ApiRoute, redacted
+from oncelog.query.api import FORWARDED_BY, REDACT, REDACTED, ROUTES, ApiRoute, redacted
 from oncelog.query.member_client import MemberClient, MemberDownError
 from oncelog.query.owners import Member, OwnerView
 from oncelog.query.source import ledger_error_of, path_segment
 
-FORWARDED_BY: Final = "oncelog-forwarded-by"
-"""The header that marks a forwarded request (value: the sender's projector id)."""
+__all__ = ["FORWARDED_BY", "OwnerSource", "QueryRouter", "Question"]
 
 CallNext = Callable[[Request], Awaitable[Response]]
 T = TypeVar("T")

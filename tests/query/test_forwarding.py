@@ -165,3 +165,11 @@ def test_no_claim_token_on_any_readable_surface(secret_claim: Ledger, tmp_path: 
     for answer in answers:
         assert SECRET not in answer.text, answer.url
         assert SECRET not in str(answer.headers), answer.url
+
+
+def test_only_a_forwarded_request_asks_for_redaction(ledger: Ledger) -> None:
+    with TestClient(create_app(ledger.store.cursor)) as client:
+        asked = client.get(OWNED[0], headers={REDACT: "true"})
+        forwarded = client.get(OWNED[0], headers={REDACT: "true", FORWARDED_BY: "p-x"})
+    assert (asked.json()["result"], REDACTED in asked.headers) == ("charged", False)
+    assert (forwarded.json()["result"], forwarded.headers[REDACTED]) == (None, "true")
