@@ -11,6 +11,10 @@ Before the narrow ``executions`` table (issue 10), each current row held every
 column of its version and the state blob; the migration keeps the narrow
 columns (the rest is the version's ``history`` row). Such a file keeps its
 history primary key: commits are correct with it, only slower.
+
+Before the query side read columns only, ``history`` had no ``lease_deadline_ms``
+and ``tool_name``: the migration adds them and fills them from each row's state
+blob, so that no reader but the writer's ever decodes a blob.
 """
 
 from __future__ import annotations
@@ -18,14 +22,17 @@ from __future__ import annotations
 from typing import Final
 
 import duckdb
+import pyarrow as pa
 
 from oncelog.identity.tokens import TOKEN_FP_HEX
+from oncelog.projector.state_blob import decode_state
 from oncelog.projector.tables import EXECUTIONS, EXECUTIONS_DDL, column_list
 
 TOKEN_TABLES: Final = ("executions", "history", "requests")
 # DuckDB refuses to alter a table that an index depends on: these are dropped
 # first, and the schema DDL (run after the migration) creates them again.
 INDEXES: Final = {"history": "history_operation", "requests": "requests_channel"}
+BACKFILL_ROWS: Final = 50_000  # history rows decoded per step: bounds the blobs held at once
 
 
 def _has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
@@ -45,7 +52,43 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     if _has_column(con, "executions", "state"):
         _narrow_executions(con)
         changed = sorted({*changed, "executions"})
+    if _has_column(con, "history", "state") and not _has_column(con, "history", "tool_name"):
+        _lease_and_tool_columns(con)
+        changed = sorted({*changed, "history"})
     return changed
+
+
+def _lease_and_tool_columns(con: duckdb.DuckDBPyConnection) -> None:
+    """Add ``lease_deadline_ms`` and ``tool_name`` to ``history``, from the blobs."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(f"DROP INDEX IF EXISTS {INDEXES['history']}")
+        con.execute("ALTER TABLE history ADD COLUMN lease_deadline_ms BIGINT")
+        con.execute("ALTER TABLE history ADD COLUMN tool_name VARCHAR")
+        [(last,)] = con.execute("SELECT coalesce(max(rowid), -1) FROM history").fetchall()
+        for start in range(0, last + 1, BACKFILL_ROWS):
+            rows = con.execute(
+                "SELECT rowid, state FROM history WHERE rowid >= ? AND rowid < ?",
+                [start, start + BACKFILL_ROWS],
+            ).fetchall()
+            states = [decode_state(blob) for _, blob in rows]
+            filled = pa.table(
+                {
+                    "id": [rowid for rowid, _ in rows],
+                    "lease": [s.lease_deadline_ms for s in states],
+                    "tool": [s.tool_name for s in states],
+                }
+            )
+            con.register("_filled", filled)
+            con.execute(
+                "UPDATE history SET lease_deadline_ms = f.lease, tool_name = f.tool "
+                "FROM _filled f WHERE history.rowid = f.id"
+            )
+            con.unregister("_filled")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
 def _narrow_executions(con: duckdb.DuckDBPyConnection) -> None:

@@ -44,7 +44,7 @@ def history_row(snap: ExecutionSnapshot, blob: bytes) -> tuple[Any, ...]:
         s.operation_id, s.version, snap.source_partition, s.channel_id, s.key_name,
         snap.source_offset, snap.log_time_ms, snap.outcome, snap.source_request_id, s.status,
         s.epoch, s.worker_id, s.token_fp, s.effect, s.result, s.result_hash, s.expires_at_ms,
-        blob,
+        blob, s.lease_deadline_ms, s.tool_name,
     )  # fmt: skip
 
 

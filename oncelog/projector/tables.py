@@ -60,6 +60,10 @@ HISTORY: Final[tuple[Column, ...]] = (
     ("result_hash", "VARCHAR", STR),
     ("expires_at_ms", "BIGINT", INT),
     ("state", "BLOB NOT NULL", BIN),
+    # Read by the query side, which never decodes the state blob (after it: files of the
+    # version before get them appended by the migration, with the same layout).
+    ("lease_deadline_ms", "BIGINT", INT),
+    ("tool_name", "VARCHAR", STR),
 )
 
 REQUESTS: Final[tuple[Column, ...]] = (

@@ -4,12 +4,14 @@ It never writes: a middleware refuses every method but GET with 405 before any
 routing, so no route added later can accept a write by accident. Each request
 gets its own DuckDB cursor from ``cursor_factory`` (DuckDB connections are not
 shared across threads), closed when the request ends. Errors are JSON
-``{"code", "message"}`` with the ``LedgerError``'s HTTP status.
+``{"code", "message"}`` with the ``LedgerError``'s HTTP status. The routes are
+the table of :mod:`oncelog.query.api`, declared once for the API and the routing.
 
 With a bearer token configured, a second middleware answers 401 to every path
 but ``OPEN_PATHS`` unless ``Authorization: Bearer <token>`` matches (compared in
 constant time). With ``redact_results`` every answer's ``result`` is null and
-``result_redacted`` is true; ``result_hash`` stays, so auditors can compare.
+``result_redacted`` is true (:func:`oncelog.query.api.redacted`); ``result_hash``
+stays, so auditors can compare.
 Parameters are never part of an answer, so there is nothing more to redact.
 
 With a ``router`` (``oncelog serve`` in a group), a middleware answers for any
@@ -20,12 +22,11 @@ caller holding the token is ever forwarded.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, TypeVar
 
 import duckdb
-from fastapi import Depends, FastAPI, Query, Request, Response
+from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from prometheus_client import CollectorRegistry
@@ -33,23 +34,11 @@ from pydantic import SecretStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from oncelog.errors import InvalidArgumentError, LedgerError, UnauthorizedError
-from oncelog.query import queries
+from oncelog.query.api import install_routes
 from oncelog.query.bearer import bearer_matches
 from oncelog.query.metrics_endpoint import install_metrics
-from oncelog.query.models import (
-    Page,
-    Positions,
-    SideEffects,
-    StepStatus,
-    SuspectedDuplicate,
-    TimelineEntry,
-    Version,
-)
 from oncelog.query.routing import QueryRouter
 from oncelog.query.ui import install_ui, is_login_post, is_ui_path
-
-T = TypeVar("T")
-R = TypeVar("R", StepStatus, Version)
 
 ALLOWED_METHODS = frozenset({"GET"})
 # Open without the token: /healthz answers only "ok" (process supervisors probe it), and
@@ -60,13 +49,6 @@ OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redi
 
 def _error(status: int, code: str, message: str, **headers: str) -> JSONResponse:
     return JSONResponse({"code": code, "message": message}, status_code=status, headers=headers)
-
-
-def _page(fetch: Callable[[int], list[T]], limit: int, max_rows: int) -> Page[T]:
-    """Ask for one row more than the cap, to tell a full page from a truncated one."""
-    cap = min(limit, max_rows)
-    rows = fetch(cap + 1)
-    return Page[T](items=rows[:cap], limit=cap, truncated=len(rows) > cap)
 
 
 def _install_auth(app: FastAPI, token: SecretStr) -> None:
@@ -85,14 +67,6 @@ def _install_auth(app: FastAPI, token: SecretStr) -> None:
         why = "no bearer token" if header is None else "a wrong bearer token"
         message = f"this API needs its bearer token (Authorization: Bearer ...); got {why}"
         return _error(401, UnauthorizedError.code, message, **{"WWW-Authenticate": "Bearer"})
-
-
-def _redacted(answer: R) -> R:
-    return answer.model_copy(update={"result": None, "result_redacted": True})
-
-
-def _as_is(answer: R) -> R:
-    return answer
 
 
 def _install_guards(app: FastAPI) -> None:
@@ -134,19 +108,6 @@ def _install_routing(app: FastAPI, router: QueryRouter) -> None:
             return _error(exc.http_status, exc.code, exc.message)
 
 
-def _cursor(request: Request) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A cursor of its own for one HTTP request, closed afterwards."""
-    con: duckdb.DuckDBPyConnection = request.app.state.cursor_factory()
-    try:
-        yield con
-    finally:
-        con.close()
-
-
-Con = Annotated[duckdb.DuckDBPyConnection, Depends(_cursor)]
-Limit = Annotated[int, Query(ge=0, description="Rows wanted; capped at the server's max_rows")]
-
-
 def create_app(
     cursor_factory: Callable[[], duckdb.DuckDBPyConnection],
     *,
@@ -182,60 +143,13 @@ def create_app(
     _install_guards(app)
     if token is not None:
         _install_auth(app, token)  # added last, so it runs first
-    show = _redacted if redact_results else _as_is
-
     app.state.cursor_factory = cursor_factory
+    app.state.max_rows = max_rows
+    app.state.redact_results = redact_results
     if metrics is not None:
         install_metrics(app, metrics)
-
-    @app.get("/healthz")
-    def healthz(con: Con) -> dict[str, str]:
-        con.execute("SELECT 1").fetchall()
-        return {"status": "ok"}
-
-    @app.get("/v1/status/{channel_id}/{step_or_key}", response_model=StepStatus)
-    def status(
-        con: Con,
-        channel_id: str,
-        step_or_key: str,
-        as_of: Annotated[
-            str | None, Query(description="An offset of the channel's partition, or ISO-8601")
-        ] = None,
-    ) -> StepStatus:
-        """Did this step (a number) or key finish, now or as of a position?"""
-        point = queries.parse_as_of(as_of)
-        if step_or_key.isdigit():
-            return show(queries.step_status(con, channel_id, step=int(step_or_key), as_of=point))
-        return show(queries.step_status(con, channel_id, key_name=step_or_key, as_of=point))
-
-    @app.get("/v1/history/{operation_id}", response_model=Page[Version])
-    def history(con: Con, operation_id: str, limit: Limit = 100) -> Page[Version]:
-        """Every state version of one operation, oldest first."""
-
-        def fetch(n: int) -> list[Version]:
-            return [show(v) for v in queries.operation_history(con, operation_id, n)]
-
-        return _page(fetch, limit, max_rows)
-
-    @app.get("/v1/timeline/{channel_id}", response_model=Page[TimelineEntry])
-    def timeline(con: Con, channel_id: str, limit: Limit = 100) -> Page[TimelineEntry]:
-        """Every request of a channel and its outcome, in log order."""
-        return _page(lambda n: queries.channel_timeline(con, channel_id, n), limit, max_rows)
-
-    @app.get("/v1/side-effects/{channel_id}", response_model=SideEffects)
-    def effects(con: Con, channel_id: str, from_step: int, to_step: int) -> SideEffects:
-        """Which steps of a range were declared pure and which external."""
-        return queries.side_effects(con, channel_id, from_step, to_step)
-
-    @app.get("/v1/duplicates", response_model=Page[SuspectedDuplicate])
-    def duplicates(con: Con, limit: Limit = 100) -> Page[SuspectedDuplicate]:
-        """Completions by fenced tokens: side effects that may have happened twice."""
-        return _page(lambda n: queries.suspected_duplicates(con, n), limit, max_rows)
-
-    @app.get("/v1/positions", response_model=Positions)
-    def positions(con: Con) -> Positions:
-        """How far the projection has folded and committed, per requests partition."""
-        return queries.positions(con)
-
-    install_ui(app, token=token, max_rows=max_rows, in_group=router is not None)  # added last
+    install_routes(app)
+    install_ui(  # added last
+        app, token=token, max_rows=max_rows, redact_results=redact_results, router=router
+    )
     return app

@@ -2,7 +2,8 @@
 
 Every function takes a DuckDB connection or cursor, validates its arguments
 first (raising :class:`InvalidArgumentError` before touching the database) and
-never writes. Lookups by operation go through the ART indexes: ``executions``
+never writes. They read columns only, never the projector's state blobs (whose
+layout is the writer's to change). Lookups by operation go through the ART indexes: ``executions``
 by its primary key and ``history`` by ``history_operation``. DuckDB only picks
 an index scan for a bare equality filter, so the history lookups first
 materialise the operation's versions (``WITH … AS MATERIALIZED``) and filter
@@ -25,7 +26,6 @@ from oncelog.errors import InvalidArgumentError, StoreError
 from oncelog.identity.ids import operation_id as make_operation_id
 from oncelog.identity.ids import step_key_name
 from oncelog.identity.validation import validate_id
-from oncelog.projector.state_blob import decode_state
 from oncelog.query import models
 
 M = TypeVar("M", bound=BaseModel)
@@ -56,13 +56,14 @@ _AS_OF_TIME: Final = _VERSIONS.format(column="log_time_ms")
 _HISTORY: Final = """
 WITH v AS MATERIALIZED (
   SELECT operation_id, version, status, outcome, request_id, epoch, worker_id, token_fp,
-         effect, valid_from_offset, log_time_ms, result, result_hash, state
+         effect, valid_from_offset, log_time_ms, result, result_hash, lease_deadline_ms,
+         tool_name
   FROM history WHERE operation_id = ?
 )
 SELECT operation_id, version, status, outcome, request_id, epoch, worker_id, token_fp,
        effect, valid_from_offset,
        lead(valid_from_offset) OVER (ORDER BY version) AS valid_to_offset,
-       log_time_ms, result, result_hash, state
+       log_time_ms, result, result_hash, lease_deadline_ms, tool_name
 FROM v ORDER BY version LIMIT ?
 """
 _TIMELINE: Final = """
@@ -246,21 +247,14 @@ def operation_history(
     return [_version(row) for row in rows]
 
 
-# Set by the API (result_redacted) or read from the state blob, not a column of _HISTORY.
-_NOT_COLUMNS: Final = frozenset({"result_redacted", "lease_deadline_ms", "tool_name"})
-_VERSION_COLUMNS: Final = [n for n in models.Version.model_fields if n not in _NOT_COLUMNS]
+# Set by the API, not a column of _HISTORY.
+_VERSION_COLUMNS: Final = [n for n in models.Version.model_fields if n != "result_redacted"]
 
 
 def _version(row: Sequence[Any]) -> models.Version:
-    """One ``_HISTORY`` row: its columns, then the state blob (lease deadline, tool)."""
-    *columns, blob = row
-    fields = dict(zip(_VERSION_COLUMNS, columns, strict=True))
-    state = decode_state(blob)
-    return models.Version(
-        **{**fields, "result": _json(fields["result"])},
-        lease_deadline_ms=state.lease_deadline_ms,
-        tool_name=state.tool_name,
-    )
+    """One ``_HISTORY`` row: its columns, the result decoded."""
+    fields = dict(zip(_VERSION_COLUMNS, row, strict=True))
+    return models.Version(**{**fields, "result": _json(fields["result"])})
 
 
 def channel_timeline(

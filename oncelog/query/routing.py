@@ -1,13 +1,18 @@
 """Any instance answers for any channel: forward to the partition's owner, or gather.
 
-- ``/v1/status`` and ``/v1/side-effects`` go to the member that owns the channel's
-  partition of the requests topic (:func:`oncelog.identity.partitioner.partition_for`):
-  it holds the channel's current states. This instance answers itself when it is
-  the owner.
-- ``/v1/timeline``, ``/v1/history`` and ``/v1/duplicates`` gather every member's
-  answer and merge them (:mod:`oncelog.query.merge`): after partitions moved, rows
-  of one channel or operation can sit in several members' files.
-- ``/v1/positions`` gathers too, and keeps each partition's position from its owner.
+Who answers a request is the ``answerer`` of its entry in the route table
+(:data:`oncelog.query.api.ROUTES`), found by Starlette's own route matching:
+
+- ``"owner"`` routes (``/v1/status``, ``/v1/side-effects``) go to the member that
+  owns the channel's partition of the requests topic
+  (:func:`oncelog.identity.partitioner.partition_for`): it holds the channel's
+  current states. This instance answers itself when it is the owner. The owner's
+  answer passes through as it came: its status, content type and body, streamed.
+- ``"every"`` routes (``/v1/timeline``, ``/v1/history``, ``/v1/duplicates``) gather
+  every member's answer and merge them (:mod:`oncelog.query.merge`): after
+  partitions moved, rows of one channel or operation can sit in several members'
+  files. ``/v1/positions`` gathers too, and keeps each partition's position from
+  its owner.
 
 A forwarded request carries ``Oncelog-Forwarded-By: <projector id>`` and is always
 answered locally, so a query takes at most one hop: no loop is possible. The
@@ -15,61 +20,55 @@ forwarding instance sends its own bearer token, only in the ``Authorization``
 header and only to members of the group; nothing of the caller's request but its
 path and query string goes along. Each member gets ``timeout_s``; a member that
 does not answer in time is named in a 503 (``owner_unavailable``).
+
+With ``redact_results`` this instance asks every member to leave results out
+(``Oncelog-Redact-Results``). An owner's answer that does not say it did
+(``Oncelog-Results-Redacted``: a member of another version) is read and redacted
+here, and so is every merged answer: this instance's rule holds whoever answered.
+
+The UI builds its pages in process through :meth:`QueryRouter.ask`: this
+instance's part comes from the query functions, the other members' over HTTP.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import urllib.parse
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol, cast, get_args
+from typing import Any, Final, Protocol, TypeVar
 
 import httpx
 from fastapi import Request, Response
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel, SecretStr, TypeAdapter
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
+from starlette.responses import StreamingResponse
+from starlette.routing import Match, Route
 
 from oncelog.errors import NoOwnerError, OwnerUnavailableError
 from oncelog.identity.partitioner import partition_for
-from oncelog.query import merge
-from oncelog.query.models import Page, Positions, SuspectedDuplicate, TimelineEntry, Version
+from oncelog.query.api import FORWARDED_BY, REDACT, REDACTED, ROUTES, ApiRoute, redacted
+from oncelog.query.member_client import MemberClient, MemberDownError
 from oncelog.query.owners import Member, OwnerView
+from oncelog.query.source import ledger_error_of, path_segment
 
-FORWARDED_BY: Final = "oncelog-forwarded-by"
-"""The header that marks a forwarded request (value: the sender's projector id)."""
+__all__ = ["FORWARDED_BY", "OwnerSource", "QueryRouter", "Question"]
 
 CallNext = Callable[[Request], Awaitable[Response]]
-Kind = Literal["status", "side-effects", "timeline", "history", "duplicates", "positions"]
-_KINDS: Final = frozenset(get_args(Kind))
-_TO_OWNER: Final = frozenset({"status", "side-effects"})
-_REDACTABLE: Final = frozenset({"status", "history"})
+T = TypeVar("T")
+# What of an owner's answer is passed on: its body is exactly the bytes these describe.
+_PASSED_HEADERS: Final = ("content-type", "content-length", REDACTED)
 
 
 @dataclass(frozen=True)
-class Route:
-    """How one API path is answered: by the channel's owner, or gathered from all."""
+class Question:
+    """A request the group answers: its route, the path and query string a member is
+    asked (still percent-encoded), and the channel it names (``"owner"`` routes)."""
 
-    kind: Kind
+    route: ApiRoute
+    target: str
     channel: str | None = None
-
-    @property
-    def to_owner(self) -> bool:
-        """True for the per-channel questions the partition's owner answers."""
-        return self.kind in _TO_OWNER
-
-
-def route_of(raw_path: str) -> Route | None:
-    """The route of a (still percent-encoded) request path; None: answered locally."""
-    parts = [urllib.parse.unquote(p) for p in raw_path.split("/")]
-    if len(parts) < 3 or parts[:2] != ["", "v1"] or parts[2] not in _KINDS:
-        return None
-    kind = cast(Kind, parts[2])
-    if kind in _TO_OWNER:
-        return Route(kind, parts[3]) if len(parts) > 3 and parts[3] else None
-    return Route(kind)
 
 
 class OwnerSource(Protocol):
@@ -77,20 +76,6 @@ class OwnerSource(Protocol):
 
     def view(self) -> OwnerView: ...
     def refreshed(self) -> OwnerView: ...
-
-
-class _MemberDownError(Exception):
-    """A member did not answer usefully (timeout, refused, no API); internal."""
-
-    def __init__(self, member: Member, why: str) -> None:
-        super().__init__(f"{member.describe()}: {why}")
-        self.member = member
-
-
-@dataclass(frozen=True)
-class _Answer:
-    status: int
-    body: bytes
 
 
 class QueryRouter:
@@ -109,31 +94,88 @@ class QueryRouter:
         self._id = projector_id
         self._timeout_s = timeout_s
         self._redact = redact_results
-        self._headers = {"Accept": "application/json", FORWARDED_BY: projector_id}
-        if token is not None:
-            self._headers["Authorization"] = f"Bearer {token.get_secret_value()}"
-        self._http: httpx.AsyncClient | None = None
+        headers = {FORWARDED_BY: projector_id}
+        if redact_results:
+            headers[REDACT] = "true"
+        self._members = MemberClient(token, timeout_s, headers)
+        self._matchers = [
+            (Route(r.path, r.endpoint, methods=["GET"]), r) for r in ROUTES if r.answerer != "here"
+        ]
+        self._readers = {r.path: TypeAdapter[Any](r.model) for _, r in self._matchers}
+
+    def question(self, request: Request) -> Question | None:
+        """What the group is asked, None when this instance answers alone (a forwarded
+        request, a method but GET, a path of no ``"owner"`` or ``"every"`` route)."""
+        if request.method != "GET" or FORWARDED_BY in request.headers:
+            return None
+        for matcher, route in self._matchers:
+            match, child = matcher.matches(request.scope)
+            if match is Match.FULL:
+                path = request.scope.get("raw_path") or request.url.path.encode()
+                query = request.scope.get("query_string", b"")
+                target = (path + b"?" + query if query else path).decode("latin-1")
+                return Question(route, target, child["path_params"].get("channel_id"))
+        return None
 
     async def dispatch(self, request: Request, call_next: CallNext) -> Response:
         """Answer locally, forward to the owner, or gather; raises ``LedgerError``s."""
-        route = route_of(request.scope.get("raw_path", b"").decode("latin-1"))
-        if route is None or request.method != "GET" or FORWARDED_BY in request.headers:
+        question = self.question(request)
+        if question is None:
             return await call_next(request)
-        if route.to_owner:
-            assert route.channel is not None
-            answer = await self._from_owner(request, call_next, route.channel)
-        else:
-            answer = await self._gathered(request, call_next, route.kind)
-        return self._response(route.kind, answer)
+        if question.route.answerer == "owner":
+            return await self._owner_answer(question, request, call_next)
+        merged = await self._gathered(question, lambda: self._local(question, request, call_next))
+        return merged if isinstance(merged, Response) else self._json(question.route, merged)
+
+    async def ask(
+        self,
+        route: ApiRoute,
+        params: Mapping[str, str],
+        query: Mapping[str, object],
+        local: Callable[[], Awaitable[BaseModel]],
+    ) -> Any:
+        """The group's answer to ``route`` as a model, for a page built in process.
+
+        ``params`` fill the route's path, ``query`` its query string (None values are
+        left out); ``local`` is this instance's own answer (the query functions).
+        Raises the ``LedgerError`` of a member's error answer.
+        """
+        path = route.path.format(**{k: path_segment(v) for k, v in params.items()})
+        present = {k: v for k, v in query.items() if v is not None}
+        target = f"{path}?{urllib.parse.urlencode(present)}" if present else path
+        question = Question(route, target, params.get("channel_id"))
+        if route.answerer == "every":
+            return await self._gathered(question, local)
+
+        async def ask_member(member: Member) -> Any:
+            if member.projector_id == self._id:
+                return await local()
+            response = await self._members.fetch(member, question.target)
+            if response.is_error:
+                raise ledger_error_of(response)
+            return self._read(route, response)
+
+        assert question.channel is not None
+        return await self._from_owner(question.channel, ask_member)
 
     async def aclose(self) -> None:
         """Close the HTTP client (at the API's shutdown)."""
-        if self._http is not None:
-            await self._http.aclose()
+        await self._members.aclose()
 
     # --- one owner -----------------------------------------------------------------
 
-    async def _from_owner(self, request: Request, call_next: CallNext, channel: str) -> _Answer:
+    async def _owner_answer(
+        self, question: Question, request: Request, call_next: CallNext
+    ) -> Response:
+        async def ask_member(member: Member) -> Response:
+            if member.projector_id == self._id:
+                return await call_next(request)
+            return await self._relay(member, question)
+
+        assert question.channel is not None
+        return await self._from_owner(question.channel, ask_member)
+
+    async def _from_owner(self, channel: str, ask: Callable[[Member], Awaitable[T]]) -> T:
         view = await run_in_threadpool(self._owners.view)
         partition = partition_for(channel, view.partitions)
         owner = view.owner_of(partition)
@@ -146,49 +188,65 @@ class QueryRouter:
                 f"{channel!r}) yet: the group is rebalancing or no projector runs; retry"
             )
         try:
-            return await self._ask(owner, request, call_next)
-        except _MemberDownError as down:
+            return await ask(owner)
+        except MemberDownError as down:
             # The view may be stale (a member left and its partitions moved): look again, once.
             successor = (await run_in_threadpool(self._owners.refreshed)).owner_of(partition)
             if successor is None or successor == owner:
                 raise self._unavailable(partition, down) from down
         try:
-            return await self._ask(successor, request, call_next)
-        except _MemberDownError as down:
+            return await ask(successor)
+        except MemberDownError as down:
             raise self._unavailable(partition, down) from down
 
-    def _unavailable(self, partition: int, down: _MemberDownError) -> OwnerUnavailableError:
+    def _unavailable(self, partition: int, down: MemberDownError) -> OwnerUnavailableError:
         return OwnerUnavailableError(
             f"partition {partition} is owned by {down.member.projector_id} "
             f"({down.member.url}), which gave no answer (timeout {self._timeout_s} s): {down}"
         )
 
-    async def _ask(self, member: Member, request: Request, call_next: CallNext) -> _Answer:
-        if member.projector_id == self._id:
-            return await _local(request, call_next)
-        return await self._fetch(member, request)
+    async def _relay(self, member: Member, question: Question) -> Response:
+        """The member's answer as it came: its status, content type and body, streamed."""
+        response = await self._members.within(member, self._members.open(member, question.target))
+        if response.status_code == 200 and self._must_redact(question.route, response):
+            try:
+                await self._members.within(member, response.aread())
+            finally:
+                await response.aclose()
+            return self._json(question.route, self._read(question.route, response))
+        headers = {k: response.headers[k] for k in _PASSED_HEADERS if k in response.headers}
+        return StreamingResponse(
+            response.aiter_raw(),
+            response.status_code,
+            headers=headers,
+            background=BackgroundTask(response.aclose),
+        )
 
     # --- every member --------------------------------------------------------------
 
-    async def _gathered(self, request: Request, call_next: CallNext, kind: Kind) -> _Answer:
+    async def _gathered(
+        self, question: Question, local: Callable[[], Awaitable[BaseModel | Response]]
+    ) -> BaseModel | Response:
+        """The members' answers merged, or this instance's own answer when it is an error."""
         view = await run_in_threadpool(self._owners.view)
         others = [m for m in view.members if m.projector_id != self._id]
-        local, remote = await asyncio.gather(
-            _local(request, call_next),
-            asyncio.gather(*(self._fetch_or_down(m, request) for m in others)),
+        mine, remote = await asyncio.gather(
+            local(), asyncio.gather(*(self._member_answer(m, question) for m in others))
         )
-        if local.status != 200:
-            return local  # the question itself is wrong (400): every member says so
-        down = [r for r in remote if isinstance(r, _MemberDownError)]
+        if isinstance(mine, Response):
+            return mine  # the question itself is wrong (400): every member says so
+        down = [r for r in remote if isinstance(r, MemberDownError)]
         if down:
             view = await self._still_members(view, down)
-        answers = {self._id: local.body}
+        answers: dict[str, Any] = {self._id: mine}
         for member, result in zip(others, remote, strict=True):
-            if isinstance(result, _Answer):
-                answers[member.projector_id] = result.body
-        return _Answer(200, _merged(kind, answers, view).model_dump_json().encode())
+            if not isinstance(result, MemberDownError):
+                answers[member.projector_id] = result
+        assert question.route.merge is not None
+        merged = question.route.merge(answers, view)
+        return redacted(merged) if self._redact and question.route.redact else merged
 
-    async def _still_members(self, view: OwnerView, down: Sequence[_MemberDownError]) -> OwnerView:
+    async def _still_members(self, view: OwnerView, down: Sequence[MemberDownError]) -> OwnerView:
         """The fresh view, once every member that did not answer has left the group.
 
         A member that is gone is not asked (its file cannot be); one still in the
@@ -205,74 +263,41 @@ class QueryRouter:
             )
         return fresh
 
+    async def _local(
+        self, question: Question, request: Request, call_next: CallNext
+    ) -> BaseModel | Response:
+        """This instance's own answer (the routes below the middleware): read, or an error."""
+        response = await call_next(request)
+        if response.status_code != 200:
+            return response
+        body = b"".join([chunk async for chunk in response.body_iterator])  # type: ignore[attr-defined]
+        model: BaseModel = self._readers[question.route.path].validate_json(body)
+        return model
+
+    async def _member_answer(self, member: Member, question: Question) -> Any:
+        """A gathered member's answer, or why it has none (a gather needs every answer)."""
+        try:
+            response = await self._members.fetch(member, question.target)
+        except MemberDownError as down:
+            return down
+        if response.status_code != 200:
+            why = f"answered HTTP {response.status_code}: {response.content[:300]!r}"
+            return MemberDownError(member, why)
+        return self._read(question.route, response)
+
     # --- HTTP ------------------------------------------------------------------------
 
-    async def _fetch_or_down(self, member: Member, request: Request) -> _Answer | _MemberDownError:
-        """A gathered member's page, or why it has none (a gather needs every answer)."""
-        try:
-            answer = await self._fetch(member, request)
-        except _MemberDownError as down:
-            return down
-        if answer.status != 200:
-            return _MemberDownError(member, f"answered HTTP {answer.status}: {answer.body[:300]!r}")
-        return answer
+    def _read(self, route: ApiRoute, response: httpx.Response) -> Any:
+        """A member's (read) answer as the route's model; redacted here unless it says it is."""
+        answer = self._readers[route.path].validate_json(response.content)
+        return redacted(answer) if self._must_redact(route, response) else answer
 
-    async def _fetch(self, member: Member, request: Request) -> _Answer:
-        """GET the same path and query string from ``member``, within the timeout."""
-        if member.url is None:
-            raise _MemberDownError(member, "it serves no query API")
-        url = f"{member.url.rstrip('/')}{request.scope.get('raw_path', b'').decode('latin-1')}"
-        query = request.scope.get("query_string", b"").decode("latin-1")
-        try:
-            response = await asyncio.wait_for(
-                self._client().get(f"{url}?{query}" if query else url, headers=self._headers),
-                self._timeout_s,
-            )
-        except (TimeoutError, httpx.HTTPError) as exc:
-            raise _MemberDownError(member, f"{type(exc).__name__}: {exc}".rstrip(": ")) from exc
-        if response.status_code in (401, 403):
-            why = "it refused this instance's bearer token (set one ONCELOG_HTTP_TOKEN for all)"
-            raise _MemberDownError(member, why)
-        return _Answer(response.status_code, response.content)
+    def _must_redact(self, route: ApiRoute, response: httpx.Response) -> bool:
+        """Whether results must be left out of a member's answer here: this instance
+        redacts, the route carries results, and the member did not say it left them out."""
+        return self._redact and route.redact and response.headers.get(REDACTED) != "true"
 
-    def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            self._http = httpx.AsyncClient(timeout=self._timeout_s, follow_redirects=False)
-        return self._http
-
-    def _response(self, kind: Kind, answer: _Answer) -> Response:
-        if not (self._redact and kind in _REDACTABLE and answer.status == 200):
-            return Response(answer.body, answer.status, media_type="application/json")
-        # A member without --redact-results may have answered: this instance's rule holds.
-        return JSONResponse(_redacted(kind, json.loads(answer.body)))
-
-
-async def _local(request: Request, call_next: CallNext) -> _Answer:
-    """This instance's own answer (the routes below the middleware), as bytes."""
-    response = await call_next(request)
-    body: AsyncIterator[bytes] = response.body_iterator  # type: ignore[attr-defined]
-    return _Answer(response.status_code, b"".join([chunk async for chunk in body]))
-
-
-def _pages(model: type[BaseModel], answers: Mapping[str, bytes]) -> list[Any]:
-    """Each member's page, in projector-id order (the merge keeps the first of equal rows)."""
-    return [Page[model].model_validate_json(answers[m]) for m in sorted(answers)]  # type: ignore[valid-type]
-
-
-def _merged(kind: Kind, answers: Mapping[str, bytes], view: OwnerView) -> BaseModel:
-    if kind == "timeline":
-        return merge.merge_timeline(_pages(TimelineEntry, answers))
-    if kind == "history":
-        return merge.merge_history(_pages(Version, answers))
-    if kind == "duplicates":
-        return merge.merge_duplicates(_pages(SuspectedDuplicate, answers))
-    positions = {m: Positions.model_validate_json(body) for m, body in answers.items()}
-    owners = {p: member.projector_id for p, member in view.owners.items()}
-    return merge.merge_positions(positions, owners)
-
-
-def _redacted(kind: Kind, body: dict[str, Any]) -> dict[str, Any]:
-    blank = {"result": None, "result_redacted": True}
-    if kind == "status":
-        return {**body, **blank}
-    return {**body, "items": [{**item, **blank} for item in body["items"]]}
+    def _json(self, route: ApiRoute, answer: BaseModel) -> Response:
+        headers = {REDACTED: "true"} if self._redact and route.redact else None
+        body = answer.model_dump_json().encode()
+        return Response(body, 200, headers=headers, media_type="application/json")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import uvicorn
 from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
+from starlette.types import ASGIApp
 
 from oncelog.errors import InsecureBindError, LedgerError
 from oncelog.projector.store import Store
@@ -85,6 +86,11 @@ def start_http(
         store.cursor, max_rows=max_rows, token=token, redact_results=redact_results,
         router=router, metrics=metrics,
     )  # fmt: skip
+    return serve_app(app, host, port)
+
+
+def serve_app(app: ASGIApp, host: str, port: int) -> HttpServer:
+    """Serve ``app`` with uvicorn in a thread; return once it accepts connections."""
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     # Off the main thread uvicorn leaves signals alone: the projector owns them.
     server = uvicorn.Server(config)

@@ -8,6 +8,7 @@ from pathlib import Path
 from oncelog.identity.canonical_json import canonical_json
 from oncelog.identity.ids import operation_id, request_hash, step_key_name
 from oncelog.projector.store import AuditEntry, Batch, Position, Store
+from oncelog.query.owners import OwnerView
 from oncelog.referee.fold import PartitionClock, fold_batch, snapshot_of
 from oncelog.schemas.models import Body, Claim, Complete, Effect, Request
 
@@ -88,3 +89,19 @@ def build(store: Store) -> None:
         ],
     )
     commit(store, 0, [(claim("run-7", STEP1, "r7", "t5", "w9"), 500)])
+
+
+class Owners:
+    """A fixed owner view of a projector group; ``fresh`` is what a refresh finds."""
+
+    def __init__(self, view: OwnerView, fresh: OwnerView | None = None) -> None:
+        self._view = view
+        self._fresh = fresh or view
+        self.refreshes = 0
+
+    def view(self) -> OwnerView:
+        return self._view
+
+    def refreshed(self) -> OwnerView:
+        self.refreshes += 1
+        return self._fresh

@@ -11,6 +11,7 @@ import pytest
 from oncelog.errors import InvalidArgumentError
 from oncelog.identity.ids import operation_id
 from oncelog.identity.tokens import token_fingerprint
+from oncelog.projector.store import Store
 from oncelog.query.queries import (
     MAX_STEP_RANGE,
     channel_timeline,
@@ -20,7 +21,7 @@ from oncelog.query.queries import (
     step_status,
     suspected_duplicates,
 )
-from tests.query.query_factories import CHANNEL, CHARGE, LEASE_MS, STEP1, STEP2
+from tests.query.query_factories import CHANNEL, CHARGE, LEASE_MS, STEP1, STEP2, Ledger
 
 Con = duckdb.DuckDBPyConnection
 
@@ -206,3 +207,38 @@ def test_parse_as_of_refuses_with_a_typed_error(raw: str, why: str) -> None:
     with pytest.raises(InvalidArgumentError, match=why) as info:
         parse_as_of(raw)
     assert info.value.code == "invalid_argument"
+
+
+def test_history_reads_columns_never_the_state_blob(ledger: Ledger) -> None:
+    con = ledger.store.cursor()
+    op = operation_id(CHANNEL, STEP2)
+    before = operation_history(con, op)
+    assert [(v.lease_deadline_ms, v.tool_name) for v in before] == [
+        (3_000 + LEASE_MS, "tool"),
+        (3_000 + 2 * LEASE_MS, "tool"),
+        (3_000 + 2 * LEASE_MS, "tool"),
+    ]
+    con.execute("UPDATE history SET state = 'not a state blob'::BLOB")
+    assert operation_history(con, op) == before
+
+
+def test_a_file_without_the_lease_and_tool_columns_gets_them_from_its_blobs(
+    ledger: Ledger,
+) -> None:
+    op = operation_id(CHANNEL, STEP2)
+    before = operation_history(ledger.store.cursor(), op)
+    ledger.store.close()
+    with duckdb.connect(str(ledger.path)) as old:  # as the version before wrote it
+        old.execute("DROP INDEX history_operation")
+        old.execute("ALTER TABLE history DROP COLUMN lease_deadline_ms")
+        old.execute("ALTER TABLE history DROP COLUMN tool_name")
+    with Store(ledger.path) as store:
+        assert operation_history(store.cursor(), op) == before
+        [(missing,)] = (
+            store.cursor()
+            .execute(
+                "SELECT count(*) FROM history WHERE tool_name IS NULL OR lease_deadline_ms IS NULL"
+            )
+            .fetchall()
+        )
+        assert missing == 0

@@ -1,56 +1,75 @@
-"""Routing without a network: which route a path takes, the guard order, local answers."""
+"""Routing without a network: who answers a path, the guard order, local answers."""
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
+from starlette.requests import Request
 
+from oncelog.query import api
 from oncelog.query.http import create_app
 from oncelog.query.owners import Member, OwnerView
-from oncelog.query.routing import FORWARDED_BY, QueryRouter, Route, route_of
-from tests.query.query_factories import CHANNEL, Ledger
+from oncelog.query.routing import FORWARDED_BY, QueryRouter
+from tests.query.query_factories import CHANNEL, Ledger, Owners
 
 SELF = Member("p-self", "http://127.0.0.1:1")
 DARK = Member("p-dark", None)  # a member without a query API: never reachable
 TOKEN = "routing-token-0123456789"
 
 
+def _request(raw_path: bytes, query: bytes = b"", method: str = "GET") -> Request:
+    path = urllib.parse.unquote(raw_path.decode("latin-1"))
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "raw_path": raw_path,
+        "query_string": query,
+        "headers": [],
+        "root_path": "",
+    }
+    return Request(scope)
+
+
 @pytest.mark.parametrize(
-    ("path", "route"),
+    ("path", "answerer", "route", "channel"),
     [
-        ("/v1/status/run%2F1/2", Route("status", "run/1")),
-        ("/v1/side-effects/run-1", Route("side-effects", "run-1")),
-        ("/v1/timeline/run-1", Route("timeline")),
-        ("/v1/history/op-1", Route("history")),
-        ("/v1/duplicates", Route("duplicates")),
-        ("/v1/positions", Route("positions")),
-        ("/v1/status/", None),
-        ("/v1/other/x", None),
-        ("/healthz", None),
-        ("/docs", None),
+        (b"/v1/status/run%201/2", "owner", api.STATUS, "run 1"),
+        (b"/v1/side-effects/run-1", "owner", api.SIDE_EFFECTS, "run-1"),
+        (b"/v1/timeline/run-1", "every", api.TIMELINE, "run-1"),
+        (b"/v1/history/op-1", "every", api.HISTORY, None),
+        (b"/v1/duplicates", "every", api.DUPLICATES, None),
+        (b"/v1/positions", "every", api.POSITIONS, None),
     ],
 )
-def test_which_paths_go_to_the_owner_and_which_are_gathered(path: str, route: Route) -> None:
-    assert route_of(path) == route
+def test_the_route_table_says_who_answers(
+    path: bytes, answerer: str, route: api.ApiRoute, channel: str | None
+) -> None:
+    router = QueryRouter(Owners(_owned_by(SELF)), SELF.projector_id, token=None, timeout_s=0.5)
+    question = router.question(_request(path, b"limit=3"))
+    assert question is not None
+    assert (question.route, question.route.answerer, question.channel) == (route, answerer, channel)
+    assert question.target == path.decode() + "?limit=3"  # as it came: still encoded
 
 
-class Owners:
-    """A fixed owner view; ``fresh`` is what a refresh finds."""
+@pytest.mark.parametrize(
+    "path",
+    # A "/" in a channel (run%2F1) makes one segment more: no /v1 path carries it.
+    [b"/v1/status/", b"/v1/status/run%2F1/2", b"/v1/other/x", b"/healthz", b"/docs", b"/ui/"],
+)
+def test_paths_of_no_routed_question_are_answered_here(path: bytes) -> None:
+    router = QueryRouter(Owners(_owned_by(SELF)), SELF.projector_id, token=None, timeout_s=0.5)
+    assert router.question(_request(path)) is None
+    assert router.question(_request(b"/v1/positions", method="POST")) is None
 
-    def __init__(self, view: OwnerView, fresh: OwnerView | None = None) -> None:
-        self._view = view
-        self._fresh = fresh or view
-        self.refreshes = 0
 
-    def view(self) -> OwnerView:
-        return self._view
-
-    def refreshed(self) -> OwnerView:
-        self.refreshes += 1
-        return self._fresh
+def test_every_api_route_is_in_the_openapi_schema_from_the_one_table(ledger: Ledger) -> None:
+    spec = create_app(ledger.store.cursor).openapi()
+    assert sorted(spec["paths"]) == sorted(r.path for r in api.ROUTES)
 
 
 def _client(ledger: Ledger, owners: Owners) -> TestClient:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
+from fastapi import Request, Response
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
@@ -197,3 +198,21 @@ def test_sessions_expire_and_are_bound_to_the_token() -> None:
 )  # fmt: skip
 def test_login_only_redirects_into_the_ui(wanted: str | None, goes_to: str) -> None:
     assert safe_next(wanted) == goes_to
+
+
+def test_the_run_page_is_built_in_process_not_over_http_to_itself(hostile: Ledger) -> None:
+    app = create_app(hostile.store.cursor)
+    seen: list[str] = []
+
+    @app.middleware("http")
+    async def record(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        seen.append(request.url.path)
+        return await call_next(request)
+
+    with TestClient(app) as client:
+        page = client.get(RUN, params={"as_of_offset": "3"})
+    assert page.status_code == 200
+    assert 'data-kind="reclaim"' in page.text
+    assert seen == [RUN]  # no /v1 request: the handlers were called, not the API

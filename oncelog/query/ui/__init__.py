@@ -1,7 +1,8 @@
 """The run timeline pages of ``oncelog serve``: ``/ui/`` and ``/ui/runs/{channel}``.
 
 Server-rendered HTML with inline SVG (no script, no CDN: they work offline),
-built from the API's own ``/v1`` answers, behind the API's auth. See
+built with the ``/v1`` routes' own handlers (in a group, the group's answers),
+behind the API's auth. See
 :func:`oncelog.query.ui.routes.install_ui`.
 """
 

@@ -10,17 +10,18 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Final
 
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Query
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import SecretStr
 from starlette.concurrency import run_in_threadpool
 
 from oncelog.errors import InvalidArgumentError, LedgerError
 from oncelog.query.queries import parse_as_of
+from oncelog.query.routing import QueryRouter
 from oncelog.query.ui.channels import recent_channels
 from oncelog.query.ui.login import UI_PREFIX, Sessions, install_login
 from oncelog.query.ui.pages import UI_ROOT, error_page, index_page, run_page
-from oncelog.query.ui.run_source import ApiRunSource
+from oncelog.query.ui.run_source import RunSource
 from oncelog.query.ui.timeline_model import build_view
 
 INDEX_LIMIT: Final = 50
@@ -73,27 +74,33 @@ def parse_ui_as_of(offset: str | None, time: str | None) -> int | datetime | Non
 
 
 def install_ui(
-    app: FastAPI, *, token: SecretStr | None, max_rows: int, in_group: bool = False
+    app: FastAPI,
+    *,
+    token: SecretStr | None,
+    max_rows: int,
+    redact_results: bool = False,
+    router: QueryRouter | None = None,
 ) -> None:
     """Add the UI to the API's ``app`` (call it last: its guard must run first).
 
     ``token``: the API's bearer token; the UI then asks for it, or its session cookie.
-    ``max_rows``: the page cap the UI asks the API for. ``in_group``: the API routes
-    queries through a projector group (only the index's note differs).
+    ``max_rows``: the API's page cap. ``redact_results``: the API's redaction.
+    ``router``: the API's, when it routes queries through a projector group.
     """
     if token is not None:
         install_login(app, Sessions(token))
-    source = ApiRunSource(app, token, limit=max_rows)
-    note = _GROUP_NOTE if in_group else _SOLO_NOTE
+    cursor_factory = app.state.cursor_factory
+    source = RunSource(cursor_factory, limit=max_rows, redact=redact_results, router=router)
+    note = _SOLO_NOTE if router is None else _GROUP_NOTE
 
     @app.get(UI_PREFIX, include_in_schema=False)
     def ui_root() -> RedirectResponse:
         return RedirectResponse(UI_ROOT, status_code=307)
 
     @app.get(UI_ROOT, include_in_schema=False)
-    async def index(request: Request) -> HTMLResponse:
+    async def index() -> HTMLResponse:
         def read() -> str:
-            con = request.app.state.cursor_factory()
+            con = cursor_factory()
             try:
                 return index_page(recent_channels(con, INDEX_LIMIT), INDEX_LIMIT, note)
             finally:

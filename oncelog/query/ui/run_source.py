@@ -1,32 +1,36 @@
-"""A run's data, read through the API's own ``/v1`` routes, in process.
+"""A run's data, read with the API's own handlers over this instance's DuckDB file.
 
-The page asks the same app it is served by (an ASGI transport: no socket), so it
-sees exactly what the API answers: the same bearer check, the same redaction,
-and in a group the same routing: ``/v1/timeline`` and ``/v1/history`` are
-gathered from every member and merged, ``/v1/status`` goes to the channel's
-owner (:mod:`oncelog.query.routing`). The page is thereby correct through any
-member, with no routing of its own.
+The page calls the functions the ``/v1`` routes call (:mod:`oncelog.query.api`),
+in process, with the API's caps and redaction: it sees what the API answers. In
+a projector group it asks the group as the API does
+(:meth:`oncelog.query.routing.QueryRouter.ask`): the timeline and the histories
+are gathered from every member and merged, each as-of status comes from the
+channel's owner; this instance's part is still read here, the other members'
+over HTTP. The page is thereby correct through any member.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-import httpx
-from pydantic import SecretStr
-from starlette.types import ASGIApp
+import duckdb
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 
+from oncelog.query import api
 from oncelog.query.models import Page, StepStatus, TimelineEntry, Version
-from oncelog.query.source import ledger_error_of, path_segment
+from oncelog.query.routing import QueryRouter
 from oncelog.query.ui.timeline_model import AsOf, RunData
 
 MAX_STEPS: Final = 300
 """The most operations one page reads the history of; more are left out (and said so)."""
 _CONCURRENCY: Final = 8
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_BASE: Final = "http://oncelog-ui.internal"  # never resolved: the transport is the app itself
+
+Read = Callable[[duckdb.DuckDBPyConnection], BaseModel]
 
 
 def as_of_param(point: int | datetime) -> str:
@@ -44,64 +48,103 @@ def as_of_point(point: int | datetime) -> AsOf:
     return AsOf(time_ms=(point - _EPOCH) // timedelta(milliseconds=1))
 
 
-class ApiRunSource:
-    """Reads one run's requests, versions and as-of statuses from the app's ``/v1`` API."""
+class RunSource:
+    """Reads one run's requests, versions and as-of statuses, as the ``/v1`` API answers.
 
-    def __init__(self, app: ASGIApp, token: SecretStr | None, limit: int) -> None:
-        self._app = app
+    ``cursor_factory``: a fresh cursor per read (``Store.cursor``). ``limit``: the
+    page cap (the API's ``max_rows``). ``redact``: leave results out, as the API
+    does. ``router``: the group's, when the API routes queries (None: alone).
+    """
+
+    def __init__(
+        self,
+        cursor_factory: Callable[[], duckdb.DuckDBPyConnection],
+        *,
+        limit: int,
+        redact: bool = False,
+        router: QueryRouter | None = None,
+    ) -> None:
+        self._cursor_factory = cursor_factory
         self._limit = limit
-        self._headers = {"Accept": "application/json"}
-        if token is not None:
-            self._headers["Authorization"] = f"Bearer {token.get_secret_value()}"
+        self._show = api.shower(redact)
+        self._router = router
 
     async def run(self, channel: str, as_of: int | datetime | None) -> RunData:
         """Everything :func:`oncelog.query.ui.timeline_model.build_view` needs for ``channel``."""
-        transport = httpx.ASGITransport(app=self._app)
-        async with httpx.AsyncClient(transport=transport, base_url=_BASE) as http:
-            page = await self._get(http, f"/v1/timeline/{path_segment(channel)}", limit=self._limit)
-            requests = [TimelineEntry.model_validate(r) for r in page["items"]]
-            ops = list(dict.fromkeys(r.operation_id for r in requests))
-            keys = list(dict.fromkeys(r.key_name for r in requests))
-            gate = asyncio.Semaphore(_CONCURRENCY)
-            histories = await asyncio.gather(
-                *(self._history(http, gate, op) for op in ops[:MAX_STEPS])
+        page = await self._timeline(channel)
+        requests: list[TimelineEntry] = page.items
+        ops = list(dict.fromkeys(r.operation_id for r in requests))
+        keys = list(dict.fromkeys(r.key_name for r in requests))
+        gate = asyncio.Semaphore(_CONCURRENCY)
+        histories = await asyncio.gather(*(self._history(gate, op) for op in ops[:MAX_STEPS]))
+        statuses = None
+        if as_of is not None:
+            found = await asyncio.gather(
+                *(self._status(gate, channel, key, as_of) for key in keys[:MAX_STEPS])
             )
-            statuses = None
-            if as_of is not None:
-                found = await asyncio.gather(
-                    *(self._status(http, gate, channel, key, as_of) for key in keys[:MAX_STEPS])
-                )
-                statuses = dict(zip(keys, found, strict=False))
+            statuses = dict(zip(keys, found, strict=False))
         return RunData(
             channel=channel,
             requests=requests,
             versions=dict(zip(ops, histories, strict=False)),
-            truncated=bool(page["truncated"]) or len(ops) > MAX_STEPS,
+            truncated=page.truncated or len(ops) > MAX_STEPS,
             as_of=None if as_of is None else as_of_point(as_of),
             statuses=statuses,
         )
 
-    async def _history(
-        self, http: httpx.AsyncClient, gate: asyncio.Semaphore, op: str
-    ) -> list[Version]:
+    async def _timeline(self, channel: str) -> Page[TimelineEntry]:
+        def read(con: duckdb.DuckDBPyConnection) -> Page[TimelineEntry]:
+            return api.timeline(con, self._limit, channel, self._limit)
+
+        params = {"channel_id": channel}
+        page: Page[TimelineEntry] = await self._answer(api.TIMELINE, params, self._paged, read)
+        return page
+
+    async def _history(self, gate: asyncio.Semaphore, op: str) -> list[Version]:
+        def read(con: duckdb.DuckDBPyConnection) -> Page[Version]:
+            return api.history(con, self._show, self._limit, op, self._limit)
+
         async with gate:
-            page = await self._get(http, f"/v1/history/{path_segment(op)}", limit=self._limit)
-        return [Version.model_validate(v) for v in Page[Any].model_validate(page).items]
+            page = await self._answer(api.HISTORY, {"operation_id": op}, self._paged, read)
+        versions: list[Version] = page.items
+        return versions
 
     async def _status(
-        self,
-        http: httpx.AsyncClient,
-        gate: asyncio.Semaphore,
-        channel: str,
-        key: str,
-        as_of: int | datetime,
+        self, gate: asyncio.Semaphore, channel: str, key: str, as_of: int | datetime
     ) -> StepStatus:
-        path = f"/v1/status/{path_segment(channel)}/{path_segment(key)}"
-        async with gate:
-            return StepStatus.model_validate(await self._get(http, path, as_of=as_of_param(as_of)))
+        text = as_of_param(as_of)
 
-    async def _get(self, http: httpx.AsyncClient, path: str, **params: Any) -> Any:
-        response = await http.get(path, params=params, headers=self._headers)
-        if response.is_error:
-            raise ledger_error_of(response)
-        return response.json()
+        def read(con: duckdb.DuckDBPyConnection) -> StepStatus:
+            return api.status(con, self._show, channel, key, text)
+
+        params = {"channel_id": channel, "step_or_key": key}
+        async with gate:
+            status: StepStatus = await self._answer(api.STATUS, params, {"as_of": text}, read)
+        return status
+
+    @property
+    def _paged(self) -> dict[str, object]:
+        return {"limit": self._limit}
+
+    async def _answer(
+        self,
+        route: api.ApiRoute,
+        params: Mapping[str, str],
+        query: Mapping[str, object],
+        read: Read,
+    ) -> Any:
+        """This instance's answer (``read`` over a cursor of its own), or the group's."""
+
+        async def local() -> BaseModel:
+            return await run_in_threadpool(self._read, read)
+
+        if self._router is None:
+            return await local()
+        return await self._router.ask(route, params, query, local)
+
+    def _read(self, read: Read) -> BaseModel:
+        con = self._cursor_factory()
+        try:
+            return read(con)
+        finally:
+            con.close()

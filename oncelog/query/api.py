@@ -1,0 +1,239 @@
+"""The query API's routes, declared once: path, who answers in a group, handler, model.
+
+:func:`oncelog.query.http.create_app` registers a FastAPI route for each entry of
+:data:`ROUTES`; :class:`oncelog.query.routing.QueryRouter` matches a request
+against the same entries (Starlette's route matching) to decide who answers it:
+
+- ``"here"``: this instance, always (``/healthz``).
+- ``"owner"``: the member owning the partition of the channel named by the path
+  parameter ``channel_id`` (it holds the channel's current states).
+- ``"every"``: every member, their pages merged by the entry's ``merge``.
+
+Redaction is :func:`redacted`, the only place that leaves results out. A route
+marked ``redact`` applies it to its answer when the app redacts
+(``--redact-results``) or when a forwarded request carries
+``Oncelog-Redact-Results`` (a forwarding member that redacts asks its owner to),
+and then says so in the ``Oncelog-Results-Redacted`` header of its answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Final, Literal, Protocol, TypeVar
+
+import duckdb
+from fastapi import Depends, FastAPI, Query, Request, Response
+from pydantic import BaseModel
+
+from oncelog.query import merge, queries
+from oncelog.query.models import (
+    Page,
+    Positions,
+    SideEffects,
+    StepStatus,
+    SuspectedDuplicate,
+    TimelineEntry,
+    Version,
+)
+from oncelog.query.owners import OwnerView
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+FORWARDED_BY: Final = "oncelog-forwarded-by"
+"""The header that marks a forwarded request (value: the sender's projector id)."""
+REDACT: Final = "oncelog-redact-results"
+"""A forwarded request's header: answer with results left out, whatever this instance's
+setting (the forwarding member redacts)."""
+REDACTED: Final = "oncelog-results-redacted"
+"""An answer header (value ``true``): :func:`redacted` was applied to this answer."""
+
+Answerer = Literal["here", "owner", "every"]
+Merge = Callable[[Mapping[str, Any], OwnerView], BaseModel]
+"""Members' answers (by projector id) and the owner view -> the merged answer."""
+
+
+def redacted(answer: M) -> M:
+    """``answer`` (a status, a version or a page of them) with ``result`` null and
+    ``result_redacted`` true; ``result_hash`` stays, so that auditors can compare."""
+    if isinstance(answer, Page):
+        return answer.model_copy(update={"items": [redacted(item) for item in answer.items]})
+    return answer.model_copy(update={"result": None, "result_redacted": True})
+
+
+def _as_is(answer: M) -> M:
+    return answer
+
+
+def page_of(fetch: Callable[[int], list[T]], limit: int, max_rows: int) -> Page[T]:
+    """Ask for one row more than the cap, to tell a full page from a truncated one."""
+    cap = min(limit, max_rows)
+    rows = fetch(cap + 1)
+    return Page[T](items=rows[:cap], limit=cap, truncated=len(rows) > cap)
+
+
+# --- what the handlers depend on -------------------------------------------------------
+
+
+def _cursor(request: Request) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor of its own for one HTTP request, closed afterwards."""
+    con: duckdb.DuckDBPyConnection = request.app.state.cursor_factory()
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def _max_rows(request: Request) -> int:
+    return int(request.app.state.max_rows)
+
+
+class Shower(Protocol):
+    """:func:`redacted`, or the answer as it is."""
+
+    def __call__(self, answer: M, /) -> M: ...
+
+
+def shower(redact: bool) -> Shower:
+    """:func:`redacted` when ``redact``, else the answer as it is."""
+    return redacted if redact else _as_is
+
+
+def _show(request: Request, response: Response) -> Shower:
+    headers = request.headers
+    redact = bool(request.app.state.redact_results) or (
+        REDACT in headers and FORWARDED_BY in headers
+    )
+    if redact:
+        response.headers[REDACTED] = "true"
+    return shower(redact)
+
+
+Con = Annotated[duckdb.DuckDBPyConnection, Depends(_cursor)]
+MaxRows = Annotated[int, Depends(_max_rows)]
+Show = Annotated[Shower, Depends(_show)]
+Limit = Annotated[int, Query(ge=0, description="Rows wanted; capped at the server's max_rows")]
+AsOf = Annotated[str | None, Query(description="An offset of the channel's partition, or ISO-8601")]
+
+
+# --- the handlers ----------------------------------------------------------------------
+
+
+def healthz(con: Con) -> dict[str, str]:  # no docstring: it would be the OpenAPI text
+    con.execute("SELECT 1").fetchall()
+    return {"status": "ok"}
+
+
+def status(
+    con: Con, show: Show, channel_id: str, step_or_key: str, as_of: AsOf = None
+) -> StepStatus:
+    """Did this step (a number) or key finish, now or as of a position?"""
+    point = queries.parse_as_of(as_of)
+    if step_or_key.isdigit():
+        return show(queries.step_status(con, channel_id, step=int(step_or_key), as_of=point))
+    return show(queries.step_status(con, channel_id, key_name=step_or_key, as_of=point))
+
+
+def history(
+    con: Con, show: Show, max_rows: MaxRows, operation_id: str, limit: Limit = 100
+) -> Page[Version]:
+    """Every state version of one operation, oldest first."""
+    return show(page_of(lambda n: queries.operation_history(con, operation_id, n), limit, max_rows))
+
+
+def timeline(
+    con: Con, max_rows: MaxRows, channel_id: str, limit: Limit = 100
+) -> Page[TimelineEntry]:
+    """Every request of a channel and its outcome, in log order."""
+    return page_of(lambda n: queries.channel_timeline(con, channel_id, n), limit, max_rows)
+
+
+def effects(con: Con, channel_id: str, from_step: int, to_step: int) -> SideEffects:
+    """Which steps of a range were declared pure and which external."""
+    return queries.side_effects(con, channel_id, from_step, to_step)
+
+
+def duplicates(con: Con, max_rows: MaxRows, limit: Limit = 100) -> Page[SuspectedDuplicate]:
+    """Completions by fenced tokens: side effects that may have happened twice."""
+    return page_of(lambda n: queries.suspected_duplicates(con, n), limit, max_rows)
+
+
+def positions(con: Con) -> Positions:
+    """How far the projection has folded and committed, per requests partition."""
+    return queries.positions(con)
+
+
+# --- how a group merges the members' answers -------------------------------------------
+
+
+def _pages(answers: Mapping[str, Any]) -> list[Any]:
+    """Each member's page, in projector-id order (the merge keeps the first of equal rows)."""
+    return [answers[member] for member in sorted(answers)]
+
+
+def _merged_positions(answers: Mapping[str, Any], view: OwnerView) -> Positions:
+    owners = {p: member.projector_id for p, member in view.owners.items()}
+    return merge.merge_positions(answers, owners)
+
+
+# --- the table -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ApiRoute:
+    """One GET route of the API: its path, who answers it in a group, and how."""
+
+    path: str
+    answerer: Answerer
+    endpoint: Callable[..., Any]
+    model: Any
+    """The answer's model: FastAPI's ``response_model``, and what a member's body is read as."""
+    merge: Merge | None = None
+    """For ``"every"``: how the members' answers become one."""
+    redact: bool = False
+    """Whether the answer carries results, which :func:`redacted` leaves out."""
+
+
+def _merged(how: Callable[[list[Any]], BaseModel]) -> Merge:
+    return lambda answers, _view: how(_pages(answers))
+
+
+HEALTHZ: Final = ApiRoute("/healthz", "here", healthz, dict[str, str])
+STATUS: Final = ApiRoute(
+    "/v1/status/{channel_id}/{step_or_key}", "owner", status, StepStatus, redact=True
+)
+HISTORY: Final = ApiRoute(
+    "/v1/history/{operation_id}",
+    "every",
+    history,
+    Page[Version],
+    _merged(merge.merge_history),
+    redact=True,
+)
+TIMELINE: Final = ApiRoute(
+    "/v1/timeline/{channel_id}",
+    "every",
+    timeline,
+    Page[TimelineEntry],
+    _merged(merge.merge_timeline),
+)
+SIDE_EFFECTS: Final = ApiRoute("/v1/side-effects/{channel_id}", "owner", effects, SideEffects)
+DUPLICATES: Final = ApiRoute(
+    "/v1/duplicates",
+    "every",
+    duplicates,
+    Page[SuspectedDuplicate],
+    _merged(merge.merge_duplicates),
+)
+POSITIONS: Final = ApiRoute("/v1/positions", "every", positions, Positions, _merged_positions)
+
+ROUTES: Final = (HEALTHZ, STATUS, HISTORY, TIMELINE, SIDE_EFFECTS, DUPLICATES, POSITIONS)
+"""Every route of the API, in the order of its OpenAPI schema; the UI's HTML pages and
+``/metrics`` are added apart."""
+
+
+def install_routes(app: FastAPI) -> None:
+    """Register a FastAPI GET route for each entry of :data:`ROUTES`."""
+    for route in ROUTES:
+        app.add_api_route(route.path, route.endpoint, methods=["GET"], response_model=route.model)
