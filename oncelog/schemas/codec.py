@@ -18,19 +18,19 @@ import fastavro
 from fastavro.schema import fingerprint, load_schema, to_parsing_canonical_form
 
 from oncelog.errors import CodecError
-from oncelog.schemas import convert, record_writer, upgrade
+from oncelog.schemas import convert, layout, record_writer, upgrade
 from oncelog.schemas.decision_reader import read_decision
 from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState, Request
 from oncelog.schemas.request_reader import CANONICAL_FORM, read_request
 
 MAGIC: Final = b"\xc3\x01"
 HEADER_LEN: Final = 10
-SCHEMA_DIR: Final = Path(__file__).parent
+SCHEMA_DIR: Final = layout.SCHEMA_DIR
 HISTORY_DIR: Final = SCHEMA_DIR / "history"
 
-REQUEST: Final = "dev.oncelog.Request"
-SNAPSHOT: Final = "dev.oncelog.ExecutionSnapshot"
-DECISION: Final = "dev.oncelog.Decision"
+REQUEST: Final = layout.REQUEST
+SNAPSHOT: Final = layout.SNAPSHOT
+DECISION: Final = layout.DECISION
 
 
 def form_fingerprint(canonical_form: str) -> bytes:
@@ -85,8 +85,8 @@ class SchemaRegistry:
 def default_registry() -> SchemaRegistry:
     """The current schemas from this package plus every file under ``history/``."""
     registry = SchemaRegistry()
-    for stem in ("request", "execution_snapshot", "decision"):
-        registry.add_current(load_schema(str(SCHEMA_DIR / f"{stem}.avsc")))
+    for parsed in layout.CURRENT.values():  # checked against the models at import
+        registry.add_current(parsed)
     if HISTORY_DIR.is_dir():
         for path in sorted(HISTORY_DIR.glob("*.avsc")):
             # dev.oncelog.X.avsc files are named types the old schemas include, not records.
