@@ -19,9 +19,8 @@ from fastavro.schema import fingerprint, load_schema, to_parsing_canonical_form
 
 from oncelog.errors import CodecError
 from oncelog.schemas import convert, layout, record_writer, upgrade
-from oncelog.schemas.decision_reader import read_decision
+from oncelog.schemas.inline_reader import fast_reader
 from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState, Request
-from oncelog.schemas.request_reader import CANONICAL_FORM, read_request
 
 MAGIC: Final = b"\xc3\x01"
 HEADER_LEN: Final = 10
@@ -156,8 +155,11 @@ def _decode(registry: SchemaRegistry, name: str, data: bytes, build: Callable[[A
         ) from exc
 
 
-# The layout oncelog.schemas.request_reader reads and record_writer writes by hand.
-_FAST_REQUEST: Final = form_fingerprint(CANONICAL_FORM)
+# The readers generated from the package's current schemas (oncelog.schemas.inline_reader),
+# used for records of those schemas while the registry's reader schema is the same one.
+_READ_REQUEST: Final = fast_reader(layout.CURRENT[REQUEST], HEADER_LEN)
+_READ_DECISION: Final = fast_reader(layout.CURRENT[DECISION], HEADER_LEN)
+_FAST_REQUEST: Final = schema_fingerprint(layout.CURRENT[REQUEST])
 _FAST_HEADER: Final = MAGIC + _FAST_REQUEST
 
 
@@ -172,16 +174,17 @@ def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> byt
 def decode_request(data: bytes, registry: SchemaRegistry = REGISTRY) -> Request:
     """Decode a request; any failure is a :class:`CodecError`.
 
-    Records of the current schema take the hand-written reader when it is also
+    Records of the current schema take the generated reader when it is also
     the registry's reader schema (no resolution needed); anything else, and any
     record that reader is unsure of, takes fastavro.
     """
     if (
-        type(data) is bytes  # a bytearray would leak into the bytes fields
+        _READ_REQUEST is not None
+        and type(data) is bytes  # a bytearray would leak into the bytes fields
         and data.startswith(_FAST_HEADER)  # no slices: this runs per record
         and registry.current_fingerprint.get(REQUEST) == _FAST_REQUEST
     ):
-        request = read_request(data)
+        request: Request | None = _READ_REQUEST(data)
         if request is not None:
             return request
     return _decode(registry, REQUEST, data, convert.request_from_avro)
@@ -238,15 +241,16 @@ def encode_decision(decision: Decision, registry: SchemaRegistry = REGISTRY) -> 
 def decode_decision(data: bytes, registry: SchemaRegistry = REGISTRY) -> Decision:
     """Decode a decision; any failure is a :class:`CodecError`.
 
-    The hand-written reader takes records of the current schema (as for requests);
+    The generated reader takes records of the current schema (as for requests);
     anything else, and anything it is unsure of, takes fastavro.
     """
     if (
-        type(data) is bytes
+        _READ_DECISION is not None
+        and type(data) is bytes
         and data.startswith(_DECISION_HEADER)
         and registry.current_fingerprint.get(DECISION) == _FAST_DECISION
     ):
-        decision = read_decision(data)
+        decision: Decision | None = _READ_DECISION(data)
         if decision is not None:
             return decision
     return _decode(registry, DECISION, data, convert.decision_from_avro)
