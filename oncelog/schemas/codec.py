@@ -161,13 +161,17 @@ _READ_REQUEST: Final = fast_reader(layout.CURRENT[REQUEST], HEADER_LEN)
 _READ_DECISION: Final = fast_reader(layout.CURRENT[DECISION], HEADER_LEN)
 _FAST_REQUEST: Final = schema_fingerprint(layout.CURRENT[REQUEST])
 _FAST_HEADER: Final = MAGIC + _FAST_REQUEST
+# The request id is unique per request: memoizing its bytes would only churn the memo.
+_WRITE_REQUEST: Final = record_writer.compile_writer(
+    layout.CURRENT[REQUEST], unmemoized={(REQUEST, "request_id")}
+)
 
 
 def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> bytes:
-    """Single-object encode a request (by hand while the current schema is the one
-    :mod:`oncelog.schemas.record_writer` implements, else fastavro)."""
+    """Single-object encode a request (with the writer generated from the package's
+    schema while it is the registry's current one, else fastavro)."""
     if registry.current_fingerprint.get(REQUEST) == _FAST_REQUEST:
-        return _FAST_HEADER + record_writer.request_body(request)
+        return _FAST_HEADER + _WRITE_REQUEST(request)
     return _encode(registry, REQUEST, convert.request_to_avro(request))
 
 
@@ -190,12 +194,16 @@ def decode_request(data: bytes, registry: SchemaRegistry = REGISTRY) -> Request:
     return _decode(registry, REQUEST, data, convert.request_from_avro)
 
 
-# The layouts oncelog.schemas.record_writer writes by hand, and their headers.
-_FAST_SNAPSHOT: Final = form_fingerprint(record_writer.SNAPSHOT_CANONICAL_FORM)
-_FAST_DECISION: Final = form_fingerprint(record_writer.DECISION_CANONICAL_FORM)
+# The writers generated from the package's schemas, and their headers. The state inside
+# a decision or a snapshot is written once and spliced (record_writer.StateBodies).
+_FAST_SNAPSHOT: Final = schema_fingerprint(layout.CURRENT[SNAPSHOT])
+_FAST_DECISION: Final = schema_fingerprint(layout.CURRENT[DECISION])
 _SNAPSHOT_HEADER: Final = MAGIC + _FAST_SNAPSHOT
 _DECISION_HEADER: Final = MAGIC + _FAST_DECISION
 _STATE_BODIES: Final = record_writer.StateBodies()
+_WITH_STATE: Final = {layout.STATE: _STATE_BODIES.body}
+_WRITE_SNAPSHOT: Final = record_writer.compile_writer(layout.CURRENT[SNAPSHOT], _WITH_STATE)
+_WRITE_DECISION: Final = record_writer.compile_writer(layout.CURRENT[DECISION], _WITH_STATE)
 
 
 def encode_state_body(state: ExecutionState) -> bytes:
@@ -215,12 +223,11 @@ def clear_state_bodies() -> None:
 def encode_snapshot(snapshot: ExecutionSnapshot, registry: SchemaRegistry = REGISTRY) -> bytes:
     """Single-object encode an execution snapshot.
 
-    The hand-written writer is used while it implements the registry's current
-    schema (the same bytes as fastavro's, which writes otherwise).
+    The generated writer is used while its schema is the registry's current one
+    (the same bytes as fastavro's, which writes otherwise).
     """
     if registry.current_fingerprint.get(SNAPSHOT) == _FAST_SNAPSHOT:
-        body = _STATE_BODIES.body(snapshot.state)
-        return _SNAPSHOT_HEADER + record_writer.snapshot_body(snapshot, body)
+        return _SNAPSHOT_HEADER + _WRITE_SNAPSHOT(snapshot)
     return _encode(registry, SNAPSHOT, convert.snapshot_to_avro(snapshot))
 
 
@@ -230,11 +237,9 @@ def decode_snapshot(data: bytes, registry: SchemaRegistry = REGISTRY) -> Executi
 
 
 def encode_decision(decision: Decision, registry: SchemaRegistry = REGISTRY) -> bytes:
-    """Single-object encode a decision (hand-written fast path as for snapshots)."""
+    """Single-object encode a decision (generated writer as for snapshots)."""
     if registry.current_fingerprint.get(DECISION) == _FAST_DECISION:
-        state = decision.state
-        body = None if state is None else _STATE_BODIES.body(state)
-        return _DECISION_HEADER + record_writer.decision_body(decision, body)
+        return _DECISION_HEADER + _WRITE_DECISION(decision)
     return _encode(registry, DECISION, convert.decision_to_avro(decision))
 
 
