@@ -113,8 +113,10 @@ def test_reader_on_corrupt_bytes_steps_aside_or_agrees(data: bytes) -> None:
 
 def test_reader_steps_aside_on_lenient_encodings_fastavro_accepts() -> None:
     data = encode_request(Request("r", "o", "c", "k", "t", Fail("e", True)))
-    # The boolean, then the null reply partition; fastavro reads any non-zero byte as true.
-    odd_boolean = data[:-2] + b"\x02" + data[-1:]
+    false = encode_request(Request("r", "o", "c", "k", "t", Fail("e", False)))
+    at = next(i for i, (a, b) in enumerate(zip(data, false, strict=True)) if a != b)
+    # The boolean's byte; fastavro reads any non-zero byte as true.
+    odd_boolean = data[:at] + b"\x02" + data[at + 1 :]
     assert read_request(odd_boolean) is None
     assert decode_request(odd_boolean) == _fastavro(odd_boolean)
 
