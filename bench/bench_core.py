@@ -10,7 +10,7 @@ failures and retries), then times decoding and folding them. The last line is
 For instruction counts, which the other sessions on a shared machine do not
 disturb, run it under ``valgrind --tool=callgrind`` with a small N, and subtract
 a ``--generate-only`` run. ``--fastavro-requests`` decodes with fastavro instead
-of the hand-written request reader.
+of the request reader generated from request.avsc.
 """
 
 from __future__ import annotations

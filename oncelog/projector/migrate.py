@@ -7,6 +7,9 @@ fingerprint (the same one :func:`oncelog.identity.tokens.token_fingerprint`
 computes), in one transaction, so that no token stays readable in the file.
 The state blobs are converted on read (:mod:`oncelog.projector.state_blob`).
 
+A nullable column a layout of :mod:`.tables` gained (for a new optional
+field of a model) is added to an older file's table; its old rows read NULL.
+
 Before the narrow ``executions`` table (issue 10), each current row held every
 column of its version and the state blob; the migration keeps the narrow
 columns (the rest is the version's ``history`` row). Such a file keeps its
@@ -26,7 +29,7 @@ import pyarrow as pa
 
 from oncelog.identity.tokens import TOKEN_FP_HEX
 from oncelog.projector.state_blob import decode_state
-from oncelog.projector.tables import EXECUTIONS, EXECUTIONS_DDL, column_list
+from oncelog.projector.tables import EXECUTIONS, EXECUTIONS_DDL, TABLES, added_columns, column_list
 
 TOKEN_TABLES: Final = ("executions", "history", "requests")
 # DuckDB refuses to alter a table that an index depends on: these are dropped
@@ -55,6 +58,23 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     if _has_column(con, "history", "state") and not _has_column(con, "history", "tool_name"):
         _lease_and_tool_columns(con)
         changed = sorted({*changed, "history"})
+    return sorted({*changed, *_add_columns(con)})
+
+
+def _add_columns(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Add the nullable columns a layout gained (a new optional field) to an older file."""
+    changed = []
+    for table in TABLES:
+        rows = con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
+        ).fetchall()
+        if not rows:  # a new file: the schema DDL creates the table
+            continue
+        statements = added_columns(table, {row[0] for row in rows})
+        for statement in statements:
+            con.execute(statement)
+        if statements:
+            changed.append(table)
     return changed
 
 

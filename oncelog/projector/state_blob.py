@@ -23,36 +23,28 @@ from oncelog.schemas.codec import (
     HEADER_LEN,
     HISTORY_DIR,
     MAGIC,
-    SCHEMA_DIR,
     encode_state_body,
-    form_fingerprint,
     schema_fingerprint,
 )
-from oncelog.schemas.convert import state_from_avro, state_to_avro
+from oncelog.schemas.convert import state_from_avro
+from oncelog.schemas.layout import STATE_SCHEMA
 from oncelog.schemas.models import ExecutionState
-from oncelog.schemas.record_writer import STATE_CANONICAL_FORM, state_body
+from oncelog.schemas.record_writer import state_body
 
-# Parsed once: re-parsing per call is a known fastavro slowdown.
-_SCHEMA: Final[Any] = load_schema(str(SCHEMA_DIR / "dev.oncelog.ExecutionState.avsc"))
+# Parsed once: re-parsing per call is a known fastavro slowdown. The writer is generated from it.
+_SCHEMA: Final[Any] = STATE_SCHEMA
 _FINGERPRINT: Final = schema_fingerprint(_SCHEMA)
 _HEADER: Final = MAGIC + _FINGERPRINT
 # The layout before token fingerprints: read with its own schema, then converted.
 _OLD_SCHEMA: Final[Any] = load_schema(str(HISTORY_DIR / "dev.oncelog.ExecutionState.avsc"))
 _OLD_HEADER: Final = MAGIC + schema_fingerprint(_OLD_SCHEMA)
-# Whether the hand-written writer implements the schema file (else fastavro writes).
-_FAST: Final = form_fingerprint(STATE_CANONICAL_FORM) == _FINGERPRINT
 
 
 def encode_state(state: ExecutionState, *, once: bool = False) -> bytes:
     """Single-object encode ``state``. Its body is shared with its published records
     (memoized by identity); ``once``: a state encoded here only (the bulk rebuild), whose
     body the memo would hold for nothing (keeping it costs 1.3-3 µs of the 8-10 µs)."""
-    if _FAST:
-        return _HEADER + (state_body(state) if once else encode_state_body(state))
-    buf = io.BytesIO()
-    buf.write(_HEADER)
-    fastavro.schemaless_writer(buf, _SCHEMA, state_to_avro(state))
-    return buf.getvalue()
+    return _HEADER + (state_body(state) if once else encode_state_body(state))
 
 
 def decode_state(data: bytes) -> ExecutionState:

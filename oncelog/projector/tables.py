@@ -1,40 +1,95 @@
 """Table layouts of the DuckDB projection: the DDL and the Arrow schemas come from one list.
 
-Each layout is a tuple of ``(name, SQL type and constraints, Arrow type)`` in
-column order; :func:`arrow_table` builds a batch in that order, so the
-``INSERT … SELECT *`` statements of the store cannot drift from the DDL.
+Each layout is a tuple of :class:`Column` in column order; :func:`arrow_table`
+builds a batch in that order, so the ``INSERT … SELECT *`` statements of the
+store cannot drift from the DDL. A column that holds a model field is declared by
+that field (:func:`mirror`): its SQL and Arrow types come from the ``.avsc``
+type, and the row builders of :mod:`.rows` read it from the model.
 See :mod:`oncelog.projector.store` for what each table means.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Collection, Sequence
+from typing import Any, Final, NamedTuple
 
 import pyarrow as pa
 
-Column = tuple[str, str, Any]
+from oncelog.schemas import layout
 
 STR: Final = pa.string()
 INT: Final = pa.int64()
 BIN: Final = pa.binary()
 BOOL: Final = pa.bool_()
 
+
+class Column(NamedTuple):
+    """One column: its name, SQL type and constraints, Arrow type, and where its value comes from.
+
+    ``source`` is the expression the row builders of :mod:`.rows` write for it
+    (``state.status``, ``decision.epoch``, or a name the builder computes).
+    """
+
+    name: str
+    sql: str
+    arrow: Any
+    source: str = ""
+
+
+# Avro type -> (SQL type, Arrow type), for the columns that mirror a model field.
+_TYPES: Final = {
+    "string": ("VARCHAR", STR),
+    "enum": ("VARCHAR", STR),
+    "long": ("BIGINT", INT),
+    "int": ("INTEGER", pa.int32()),
+    "boolean": ("BOOLEAN", BOOL),
+    "bytes": ("BLOB", BIN),
+    "double": ("DOUBLE", pa.float64()),
+    "float": ("FLOAT", pa.float32()),
+}
+# The record each source root names, in the row builders' parameters.
+_ROOTS: Final = {
+    "request": layout.REQUEST,
+    "decision": layout.DECISION,
+    "snap": layout.SNAPSHOT,
+    "state": layout.STATE,
+}
+_NAMED: Final = {
+    name: t for schema in layout.CURRENT.values() for name, t in layout.named_types(schema).items()
+}
+
+
+def mirror(source: str, name: str = "", constraint: str = "") -> Column:
+    """The column of the model field ``source`` (``root.field``), typed from its ``.avsc`` type.
+
+    ``["null", X]`` is a nullable column of X's type; any other type is ``NOT NULL``.
+    """
+    root, field = source.split(".")
+    record = _NAMED[_ROOTS[root]]
+    t = next(f["type"] for f in record["fields"] if f["name"] == field)
+    nullable = isinstance(t, list) and len(t) == 2 and t[0] == "null"
+    t = t[1] if nullable else t
+    t = _NAMED.get(t, t) if isinstance(t, str) else t
+    sql, arrow = _TYPES[t["type"] if isinstance(t, dict) else t]
+    sql += "" if nullable else " NOT NULL"
+    return Column(name or field, f"{sql} {constraint}".rstrip(), arrow, source)
+
+
 EXECUTIONS: Final[tuple[Column, ...]] = (
-    ("operation_id", "VARCHAR NOT NULL PRIMARY KEY", STR),
-    ("partition", "INTEGER NOT NULL", pa.int32()),
-    ("channel_id", "VARCHAR NOT NULL", STR),
-    ("key_name", "VARCHAR NOT NULL", STR),
-    ("status", "VARCHAR NOT NULL", STR),
-    ("version", "BIGINT NOT NULL", INT),
-    ("epoch", "BIGINT NOT NULL", INT),
-    ("worker_id", "VARCHAR NOT NULL", STR),
-    ("effect", "VARCHAR NOT NULL", STR),
-    ("result", "BLOB", BIN),
-    ("result_hash", "VARCHAR", STR),
-    ("expires_at_ms", "BIGINT", INT),
-    ("source_offset", "BIGINT NOT NULL", INT),
-    ("log_time_ms", "BIGINT NOT NULL", INT),
+    mirror("state.operation_id", constraint="PRIMARY KEY"),
+    mirror("snap.source_partition", "partition"),
+    mirror("state.channel_id"),
+    mirror("state.key_name"),
+    mirror("state.status"),
+    mirror("state.version"),
+    mirror("state.epoch"),
+    mirror("state.worker_id"),
+    mirror("state.effect"),
+    mirror("state.result"),
+    mirror("state.result_hash"),
+    mirror("state.expires_at_ms"),
+    mirror("snap.source_offset"),
+    mirror("snap.log_time_ms"),
 )
 """The current version of each operation, narrow: what a status query answers and what the
 sweeps and the index read. Its other columns and its state blob are the ``history`` row of
@@ -42,69 +97,72 @@ that version (updating wide rows with the state blob in place cost the commit ab
 of its CPU; docs/performance.md)."""
 
 HISTORY: Final[tuple[Column, ...]] = (
-    ("operation_id", "VARCHAR NOT NULL", STR),
-    ("version", "BIGINT NOT NULL", INT),
-    ("partition", "INTEGER NOT NULL", pa.int32()),
-    ("channel_id", "VARCHAR NOT NULL", STR),
-    ("key_name", "VARCHAR NOT NULL", STR),
-    ("valid_from_offset", "BIGINT NOT NULL", INT),
-    ("log_time_ms", "BIGINT NOT NULL", INT),
-    ("outcome", "VARCHAR NOT NULL", STR),
-    ("request_id", "VARCHAR NOT NULL", STR),
-    ("status", "VARCHAR NOT NULL", STR),
-    ("epoch", "BIGINT NOT NULL", INT),
-    ("worker_id", "VARCHAR NOT NULL", STR),
-    ("token_fp", "VARCHAR NOT NULL", STR),
-    ("effect", "VARCHAR NOT NULL", STR),
-    ("result", "BLOB", BIN),
-    ("result_hash", "VARCHAR", STR),
-    ("expires_at_ms", "BIGINT", INT),
-    ("state", "BLOB NOT NULL", BIN),
-    # Read by the query side, which never decodes the state blob (after it: files of the
-    # version before get them appended by the migration, with the same layout).
-    ("lease_deadline_ms", "BIGINT", INT),
-    ("tool_name", "VARCHAR", STR),
+    mirror("state.operation_id"),
+    mirror("state.version"),
+    mirror("snap.source_partition", "partition"),
+    mirror("state.channel_id"),
+    mirror("state.key_name"),
+    mirror("snap.source_offset", "valid_from_offset"),
+    mirror("snap.log_time_ms"),
+    mirror("snap.outcome"),
+    mirror("snap.source_request_id", "request_id"),
+    mirror("state.status"),
+    mirror("state.epoch"),
+    mirror("state.worker_id"),
+    mirror("state.token_fp"),
+    mirror("state.effect"),
+    mirror("state.result"),
+    mirror("state.result_hash"),
+    mirror("state.expires_at_ms"),
+    Column("state", "BLOB NOT NULL", BIN, "blob"),
+    # Read by the query side, which never decodes the state blob (after it: a file of the
+    # version before gets them from the migration, filled from its blobs).
+    mirror("state.lease_deadline_ms"),
+    mirror("state.tool_name"),
 )
 
 REQUESTS: Final[tuple[Column, ...]] = (
-    ("partition", "INTEGER NOT NULL", pa.int32()),
-    ("offset", "BIGINT NOT NULL", INT),
-    ("request_id", "VARCHAR NOT NULL", STR),
-    ("operation_id", "VARCHAR NOT NULL", STR),
-    ("channel_id", "VARCHAR NOT NULL", STR),
-    ("key_name", "VARCHAR NOT NULL", STR),
-    ("kind", "VARCHAR NOT NULL", STR),
-    ("outcome", "VARCHAR NOT NULL", STR),
-    ("changed", "BOOLEAN NOT NULL", BOOL),
-    ("version", "BIGINT NOT NULL", INT),
-    ("epoch", "BIGINT", INT),
-    ("worker_id", "VARCHAR", STR),
-    ("token_fp", "VARCHAR", STR),
-    ("effect", "VARCHAR", STR),
-    ("log_time_ms", "BIGINT NOT NULL", INT),
-    ("duplicate_effect_suspected", "BOOLEAN NOT NULL", BOOL),
-    ("retried", "BOOLEAN NOT NULL", BOOL),
+    Column("partition", "INTEGER NOT NULL", pa.int32(), "partition"),
+    Column("offset", "BIGINT NOT NULL", INT, "offset"),
+    mirror("request.request_id"),
+    mirror("request.operation_id"),
+    mirror("request.channel_id"),
+    mirror("request.key_name"),
+    mirror("decision.kind"),
+    mirror("decision.outcome"),
+    mirror("decision.changed"),
+    mirror("decision.version"),
+    mirror("decision.epoch"),
+    # The claim names its worker and effect; other kinds report the state's holder.
+    Column("worker_id", "VARCHAR", STR, "worker"),
+    Column("token_fp", "VARCHAR", STR, "token_fp"),  # the token stays on the log
+    Column("effect", "VARCHAR", STR, "effect"),
+    Column("log_time_ms", "BIGINT NOT NULL", INT, "log_time_ms"),
+    mirror("decision.duplicate_effect_suspected"),
+    mirror("decision.retried"),
 )
+"""One row per folded request and its answer. A column added here for a new optional
+field reaches an older file too: :func:`added_columns` (run by the migration)."""
 
 DEAD_LETTERS: Final[tuple[Column, ...]] = (
-    ("topic", "VARCHAR NOT NULL", STR),
-    ("partition", "INTEGER NOT NULL", pa.int32()),
-    ("offset", "BIGINT NOT NULL", INT),
-    ("log_time_ms", "BIGINT NOT NULL", INT),
-    ("code", "VARCHAR NOT NULL", STR),
-    ("message", "VARCHAR NOT NULL", STR),
-    ("raw_length", "BIGINT NOT NULL", INT),
+    Column("topic", "VARCHAR NOT NULL", STR),
+    Column("partition", "INTEGER NOT NULL", pa.int32()),
+    Column("offset", "BIGINT NOT NULL", INT),
+    Column("log_time_ms", "BIGINT NOT NULL", INT),
+    Column("code", "VARCHAR NOT NULL", STR),
+    Column("message", "VARCHAR NOT NULL", STR),
+    Column("raw_length", "BIGINT NOT NULL", INT),
 )
 
 POSITIONS: Final[tuple[Column, ...]] = (
-    ("partition", "INTEGER NOT NULL PRIMARY KEY", pa.int32()),
-    ("next_offset", "BIGINT NOT NULL", INT),
-    ("clock_ms", "BIGINT", INT),
+    Column("partition", "INTEGER NOT NULL PRIMARY KEY", pa.int32()),
+    Column("next_offset", "BIGINT NOT NULL", INT),
+    Column("clock_ms", "BIGINT", INT),
 )
 
 
 def _ddl(name: str, columns: tuple[Column, ...], extra: str = "") -> str:
-    body = ",\n  ".join(f'"{col}" {sql}' for col, sql, _ in columns)
+    body = ",\n  ".join(f'"{c.name}" {c.sql}' for c in columns)
     return f"CREATE TABLE IF NOT EXISTS {name} (\n  {body}{extra}\n)"
 
 
@@ -131,7 +189,7 @@ def arrow_table(columns: tuple[Column, ...], rows: Sequence[tuple[Any, ...]]) ->
     """
     struct = _STRUCTS.get(columns)
     if struct is None:
-        struct = _STRUCTS[columns] = pa.struct([(name, t) for name, _, t in columns])
+        struct = _STRUCTS[columns] = pa.struct([(c.name, c.arrow) for c in columns])
     return pa.Table.from_struct_array(pa.array(rows, type=struct))
 
 
@@ -140,9 +198,26 @@ _STRUCTS: dict[tuple[Column, ...], Any] = {}
 
 def column_list(columns: tuple[Column, ...]) -> str:
     """The quoted column names of a layout, comma-separated."""
-    return ", ".join(f'"{name}"' for name, _, _ in columns)
+    return ", ".join(f'"{c.name}"' for c in columns)
 
 
 def upsert_sets(columns: tuple[Column, ...], key: str) -> str:
     """``col = excluded.col`` for every non-key column, for ``ON CONFLICT DO UPDATE``."""
-    return ", ".join(f'"{n}" = excluded."{n}"' for n, _, _ in columns if n != key)
+    return ", ".join(f'"{c.name}" = excluded."{c.name}"' for c in columns if c.name != key)
+
+
+TABLES: Final = {"executions": EXECUTIONS, "history": HISTORY, "requests": REQUESTS}
+"""The tables whose layout follows the models (and may gain nullable columns)."""
+
+
+def added_columns(table: str, existing: Collection[str]) -> list[str]:
+    """``ALTER TABLE`` statements adding the nullable columns of ``table`` a file lacks.
+
+    A column added for a new optional field is nullable; its rows written before
+    it read as NULL. A missing ``NOT NULL`` column is a migration of its own.
+    """
+    missing = [c for c in TABLES[table] if c.name not in existing]
+    for c in missing:
+        if "NOT NULL" in c.sql:
+            raise ValueError(f"{table}.{c.name} is NOT NULL: it needs a migration of its own")
+    return [f'ALTER TABLE {table} ADD COLUMN "{c.name}" {c.sql}' for c in missing]

@@ -1,5 +1,6 @@
 """Wire records: the .avsc files, their models and the codecs.
 
-The layout is not yet derived from the .avsc files alone: the models, the converters
-and the fast readers and writers repeat it, and tests/schemas proves they agree.
+The .avsc files are the one source of the layout: ``layout`` loads them and checks
+the models against them at import, and the fast readers (``inline_reader``), the
+writers (``record_writer``) and the dict forms (``convert``) are generated from them.
 """

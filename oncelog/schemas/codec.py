@@ -18,19 +18,18 @@ import fastavro
 from fastavro.schema import fingerprint, load_schema, to_parsing_canonical_form
 
 from oncelog.errors import CodecError
-from oncelog.schemas import convert, record_writer, upgrade
-from oncelog.schemas.decision_reader import read_decision
+from oncelog.schemas import convert, layout, record_writer, upgrade
+from oncelog.schemas.inline_reader import fast_reader
 from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState, Request
-from oncelog.schemas.request_reader import CANONICAL_FORM, read_request
 
 MAGIC: Final = b"\xc3\x01"
 HEADER_LEN: Final = 10
-SCHEMA_DIR: Final = Path(__file__).parent
+SCHEMA_DIR: Final = layout.SCHEMA_DIR
 HISTORY_DIR: Final = SCHEMA_DIR / "history"
 
-REQUEST: Final = "dev.oncelog.Request"
-SNAPSHOT: Final = "dev.oncelog.ExecutionSnapshot"
-DECISION: Final = "dev.oncelog.Decision"
+REQUEST: Final = layout.REQUEST
+SNAPSHOT: Final = layout.SNAPSHOT
+DECISION: Final = layout.DECISION
 
 
 def form_fingerprint(canonical_form: str) -> bytes:
@@ -85,8 +84,8 @@ class SchemaRegistry:
 def default_registry() -> SchemaRegistry:
     """The current schemas from this package plus every file under ``history/``."""
     registry = SchemaRegistry()
-    for stem in ("request", "execution_snapshot", "decision"):
-        registry.add_current(load_schema(str(SCHEMA_DIR / f"{stem}.avsc")))
+    for parsed in layout.CURRENT.values():  # checked against the models at import
+        registry.add_current(parsed)
     if HISTORY_DIR.is_dir():
         for path in sorted(HISTORY_DIR.glob("*.avsc")):
             # dev.oncelog.X.avsc files are named types the old schemas include, not records.
@@ -156,43 +155,55 @@ def _decode(registry: SchemaRegistry, name: str, data: bytes, build: Callable[[A
         ) from exc
 
 
-# The layout oncelog.schemas.request_reader reads and record_writer writes by hand.
-_FAST_REQUEST: Final = form_fingerprint(CANONICAL_FORM)
+# The readers generated from the package's current schemas (oncelog.schemas.inline_reader),
+# used for records of those schemas while the registry's reader schema is the same one.
+_READ_REQUEST: Final = fast_reader(layout.CURRENT[REQUEST], HEADER_LEN)
+_READ_DECISION: Final = fast_reader(layout.CURRENT[DECISION], HEADER_LEN)
+_FAST_REQUEST: Final = schema_fingerprint(layout.CURRENT[REQUEST])
 _FAST_HEADER: Final = MAGIC + _FAST_REQUEST
+# The request id is unique per request: memoizing its bytes would only churn the memo.
+_WRITE_REQUEST: Final = record_writer.compile_writer(
+    layout.CURRENT[REQUEST], unmemoized={(REQUEST, "request_id")}
+)
 
 
 def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> bytes:
-    """Single-object encode a request (by hand while the current schema is the one
-    :mod:`oncelog.schemas.record_writer` implements, else fastavro)."""
+    """Single-object encode a request (with the writer generated from the package's
+    schema while it is the registry's current one, else fastavro)."""
     if registry.current_fingerprint.get(REQUEST) == _FAST_REQUEST:
-        return _FAST_HEADER + record_writer.request_body(request)
+        return _FAST_HEADER + _WRITE_REQUEST(request)
     return _encode(registry, REQUEST, convert.request_to_avro(request))
 
 
 def decode_request(data: bytes, registry: SchemaRegistry = REGISTRY) -> Request:
     """Decode a request; any failure is a :class:`CodecError`.
 
-    Records of the current schema take the hand-written reader when it is also
+    Records of the current schema take the generated reader when it is also
     the registry's reader schema (no resolution needed); anything else, and any
     record that reader is unsure of, takes fastavro.
     """
     if (
-        type(data) is bytes  # a bytearray would leak into the bytes fields
+        _READ_REQUEST is not None
+        and type(data) is bytes  # a bytearray would leak into the bytes fields
         and data.startswith(_FAST_HEADER)  # no slices: this runs per record
         and registry.current_fingerprint.get(REQUEST) == _FAST_REQUEST
     ):
-        request = read_request(data)
+        request: Request | None = _READ_REQUEST(data)
         if request is not None:
             return request
     return _decode(registry, REQUEST, data, convert.request_from_avro)
 
 
-# The layouts oncelog.schemas.record_writer writes by hand, and their headers.
-_FAST_SNAPSHOT: Final = form_fingerprint(record_writer.SNAPSHOT_CANONICAL_FORM)
-_FAST_DECISION: Final = form_fingerprint(record_writer.DECISION_CANONICAL_FORM)
+# The writers generated from the package's schemas, and their headers. The state inside
+# a decision or a snapshot is written once and spliced (record_writer.StateBodies).
+_FAST_SNAPSHOT: Final = schema_fingerprint(layout.CURRENT[SNAPSHOT])
+_FAST_DECISION: Final = schema_fingerprint(layout.CURRENT[DECISION])
 _SNAPSHOT_HEADER: Final = MAGIC + _FAST_SNAPSHOT
 _DECISION_HEADER: Final = MAGIC + _FAST_DECISION
 _STATE_BODIES: Final = record_writer.StateBodies()
+_WITH_STATE: Final = {layout.STATE: _STATE_BODIES.body}
+_WRITE_SNAPSHOT: Final = record_writer.compile_writer(layout.CURRENT[SNAPSHOT], _WITH_STATE)
+_WRITE_DECISION: Final = record_writer.compile_writer(layout.CURRENT[DECISION], _WITH_STATE)
 
 
 def encode_state_body(state: ExecutionState) -> bytes:
@@ -212,12 +223,11 @@ def clear_state_bodies() -> None:
 def encode_snapshot(snapshot: ExecutionSnapshot, registry: SchemaRegistry = REGISTRY) -> bytes:
     """Single-object encode an execution snapshot.
 
-    The hand-written writer is used while it implements the registry's current
-    schema (the same bytes as fastavro's, which writes otherwise).
+    The generated writer is used while its schema is the registry's current one
+    (the same bytes as fastavro's, which writes otherwise).
     """
     if registry.current_fingerprint.get(SNAPSHOT) == _FAST_SNAPSHOT:
-        body = _STATE_BODIES.body(snapshot.state)
-        return _SNAPSHOT_HEADER + record_writer.snapshot_body(snapshot, body)
+        return _SNAPSHOT_HEADER + _WRITE_SNAPSHOT(snapshot)
     return _encode(registry, SNAPSHOT, convert.snapshot_to_avro(snapshot))
 
 
@@ -227,26 +237,25 @@ def decode_snapshot(data: bytes, registry: SchemaRegistry = REGISTRY) -> Executi
 
 
 def encode_decision(decision: Decision, registry: SchemaRegistry = REGISTRY) -> bytes:
-    """Single-object encode a decision (hand-written fast path as for snapshots)."""
+    """Single-object encode a decision (generated writer as for snapshots)."""
     if registry.current_fingerprint.get(DECISION) == _FAST_DECISION:
-        state = decision.state
-        body = None if state is None else _STATE_BODIES.body(state)
-        return _DECISION_HEADER + record_writer.decision_body(decision, body)
+        return _DECISION_HEADER + _WRITE_DECISION(decision)
     return _encode(registry, DECISION, convert.decision_to_avro(decision))
 
 
 def decode_decision(data: bytes, registry: SchemaRegistry = REGISTRY) -> Decision:
     """Decode a decision; any failure is a :class:`CodecError`.
 
-    The hand-written reader takes records of the current schema (as for requests);
+    The generated reader takes records of the current schema (as for requests);
     anything else, and anything it is unsure of, takes fastavro.
     """
     if (
-        type(data) is bytes
+        _READ_DECISION is not None
+        and type(data) is bytes
         and data.startswith(_DECISION_HEADER)
         and registry.current_fingerprint.get(DECISION) == _FAST_DECISION
     ):
-        decision = read_decision(data)
+        decision: Decision | None = _READ_DECISION(data)
         if decision is not None:
             return decision
     return _decode(registry, DECISION, data, convert.decision_from_avro)

@@ -302,10 +302,9 @@ def evolve(obj: T, /, **changes: Any) -> T:
     """A copy of the model ``obj`` with ``changes`` applied (``dataclasses.replace``).
 
     Works for every model; an unknown field name raises ``TypeError``. A
-    NamedTuple model is copied as a list and rebuilt with ``tuple.__new__``:
-    the projector stamps every decision's position this way, and it costs a
-    third less than ``_replace`` (see docs/performance.md). A request body
-    goes through ``dataclasses.replace``.
+    NamedTuple model is copied as a list and rebuilt with ``_make`` (the
+    projector stamps every decision's position this way); a request body goes
+    through ``dataclasses.replace``.
     """
     if not isinstance(obj, tuple):
         for name in changes:
@@ -324,5 +323,5 @@ def evolve(obj: T, /, **changes: Any) -> T:
         if position is None:
             raise TypeError(f"{cls.__name__} has no field {name!r}")
         values[position] = value
-    new: T = tuple.__new__(cls, values)
+    new: T = cls._make(values)  # type: ignore[attr-defined]
     return new

@@ -1,121 +1,31 @@
-"""A hand-written writer of the Avro bodies written per request on the hot path.
+"""Avro body writers generated from a parsed ``.avsc`` schema at import.
 
 fastavro's ``schemaless_writer`` costs tens of microseconds per record here,
 most of it per-call setup and the dict form of the model (``convert``). Every
-client call writes a ``Request`` (:func:`request_body`: 3 µs against 17 µs
-for a claim), and the projector writes the same :class:`ExecutionState` up to
-three times per request: inside the ``Decision``, inside the
-``ExecutionSnapshot`` and as the DuckDB state blob. This module writes the
-current layouts straight from the NamedTuple models, and since a record's body
-is the concatenation of its fields' bodies, a state body written once is
-spliced into all three.
+client call writes a ``Request`` (3 µs against 17 µs for a claim), and the
+projector writes the same :class:`ExecutionState` up to three times per request:
+inside the ``Decision``, inside the ``ExecutionSnapshot`` and as the DuckDB
+state blob. :func:`compile_writer` turns a schema into the source of one
+function per record that writes the model's fields straight from the model (by
+field name; a field the model derives is read from its property), and since a
+record's body is the concatenation of its fields' bodies, ``nested`` splices a
+state body written once (:class:`StateBodies`) into all three.
 
-It mirrors :mod:`oncelog.schemas.request_reader`: it implements exactly the
-parsing canonical forms below (the request's is the reader's
-``CANONICAL_FORM``), and the codec uses it only while the current ``.avsc``
-files have those forms (otherwise fastavro writes, as before).
-``tests/schemas/test_record_writer.py`` and ``test_request_reader.py`` check
-its bytes against fastavro's and fail loudly when a schema changes.
+Encoded longs, strings and retry-memory items are memoized by value
+(:mod:`oncelog.schemas.byte_budget`). ``tests/schemas/test_record_writer.py`` and
+``test_request_reader.py`` check the bytes against fastavro's.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import struct
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Final
 
 from oncelog.schemas.byte_budget import BytesMemo, entry_bytes
-from oncelog.schemas.models import (
-    Body,
-    Cancel,
-    Claim,
-    Complete,
-    Decision,
-    Effect,
-    ExecutionSnapshot,
-    ExecutionState,
-    Fail,
-    Get,
-    Heartbeat,
-    Kind,
-    Outcome,
-    PreviousAttempt,
-    RecentRequest,
-    Release,
-    Request,
-    Status,
-    Sweep,
-)
-
-STATE_CANONICAL_FORM: Final = (
-    '{"name":"dev.oncelog.ExecutionState","type":"record","fields":['
-    '{"name":"operation_id","type":"string"},{"name":"channel_id","type":"string"},'
-    '{"name":"key_name","type":"string"},{"name":"status","type":'
-    '{"name":"dev.oncelog.Status","type":"enum","symbols":'
-    '["CLAIMED","COMPLETED","FAILED","EXPIRED"]}},'
-    '{"name":"version","type":"long"},{"name":"epoch","type":"long"},'
-    '{"name":"request_hash","type":"string"},{"name":"tool_name","type":"string"},'
-    '{"name":"params","type":"bytes"},{"name":"effect","type":'
-    '{"name":"dev.oncelog.Effect","type":"enum","symbols":["pure","external"]}},'
-    '{"name":"lease_ms","type":"long"},{"name":"retention_ms","type":"long"},'
-    '{"name":"token_fp","type":"string"},{"name":"worker_id","type":"string"},'
-    '{"name":"claimed_at_ms","type":"long"},{"name":"lease_deadline_ms","type":"long"},'
-    '{"name":"last_heartbeat_ms","type":["null","long"]},'
-    '{"name":"cancel_requested","type":"boolean"},'
-    '{"name":"cancel_reason","type":["null","string"]},'
-    '{"name":"result","type":["null","bytes"]},'
-    '{"name":"result_hash","type":["null","string"]},'
-    '{"name":"completed_at_ms","type":["null","long"]},'
-    '{"name":"expires_at_ms","type":["null","long"]},'
-    '{"name":"error","type":["null","string"]},{"name":"retryable","type":"boolean"},'
-    '{"name":"previous","type":["null",'
-    '{"name":"dev.oncelog.PreviousAttempt","type":"record","fields":['
-    '{"name":"epoch","type":"long"},{"name":"token_fp","type":"string"},'
-    '{"name":"worker_id","type":"string"},{"name":"claimed_at_ms","type":"long"},'
-    '{"name":"last_heartbeat_ms","type":["null","long"]},'
-    '{"name":"status","type":"dev.oncelog.Status"},'
-    '{"name":"error","type":["null","string"]}]}]},'
-    '{"name":"recent","type":{"type":"array","items":'
-    '{"name":"dev.oncelog.RecentRequest","type":"record","fields":['
-    '{"name":"request_id","type":"string"},{"name":"outcome","type":'
-    '{"name":"dev.oncelog.Outcome","type":"enum","symbols":['
-    '"claimed","reclaimed","in_progress","replayed","conflict","result_expired",'
-    '"failed","heartbeat_ok","completed","stale_claim","released","cancel_requested",'
-    '"expired","invalid_request","state_absent","state_claimed","state_completed",'
-    '"state_failed","state_expired"]}},'
-    '{"name":"epoch","type":"long"},{"name":"token_fp","type":"string"},'
-    '{"name":"payload_fp","type":"string"},{"name":"log_time_ms","type":"long"}]}}},'
-    '{"name":"updated_at_ms","type":"long"}]}'
-)
-"""The ``ExecutionState`` layout :func:`state_body` writes."""
-
-SNAPSHOT_CANONICAL_FORM: Final = (
-    '{"name":"dev.oncelog.ExecutionSnapshot","type":"record","fields":['
-    '{"name":"state","type":' + STATE_CANONICAL_FORM + "},"
-    '{"name":"source_partition","type":"int"},{"name":"source_offset","type":"long"},'
-    '{"name":"source_request_id","type":"string"},'
-    '{"name":"outcome","type":"dev.oncelog.Outcome"},{"name":"log_time_ms","type":"long"}]}'
-)
-"""The ``ExecutionSnapshot`` layout :func:`snapshot_body` writes."""
-
-DECISION_CANONICAL_FORM: Final = (
-    '{"name":"dev.oncelog.Decision","type":"record","fields":['
-    '{"name":"request_id","type":"string"},{"name":"operation_id","type":"string"},'
-    '{"name":"kind","type":{"name":"dev.oncelog.Kind","type":"enum","symbols":'
-    '["claim","heartbeat","complete","fail","release","cancel","sweep","get"]}},'
-    '{"name":"state","type":["null",' + STATE_CANONICAL_FORM + "]},"
-    '{"name":"outcome","type":"dev.oncelog.Outcome"},{"name":"changed","type":"boolean"},'
-    '{"name":"retried","type":"boolean"},{"name":"version","type":"long"},'
-    '{"name":"epoch","type":["null","long"]},{"name":"stored_hash","type":["null","string"]},'
-    '{"name":"request_hash","type":["null","string"]},{"name":"result","type":["null","bytes"]},'
-    '{"name":"error","type":["null","string"]},'
-    '{"name":"holder_worker_id","type":["null","string"]},'
-    '{"name":"lease_deadline_ms","type":["null","long"]},'
-    '{"name":"cancel_requested","type":"boolean"},'
-    '{"name":"duplicate_effect_suspected","type":"boolean"},'
-    '{"name":"previous","type":["null","dev.oncelog.PreviousAttempt"]},'
-    '{"name":"source_partition","type":"int"},{"name":"source_offset","type":"long"},'
-    '{"name":"log_time_ms","type":"long"}]}'
-)
-"""The ``Decision`` layout :func:`decision_body` writes."""
+from oncelog.schemas.inline_reader import UnsupportedError
+from oncelog.schemas.layout import STATE_SCHEMA, model_fields, model_of, named_types
+from oncelog.schemas.models import ExecutionState
 
 # --- primitives --------------------------------------------------------------------
 
@@ -136,9 +46,9 @@ _LONGS: Final[BytesMemo[int]] = BytesMemo(4 << 20)
 # Encoded strings by value, for the same reason: every version of a state repeats
 # its ids, hashes, token fingerprints and the request ids of ``recent``. (A str hashes once.)
 _TEXTS: Final[BytesMemo[str]] = BytesMemo(16 << 20)
-# Encoded RecentRequest items by value: each new state version carries the
-# previous version's items (the fold's retry memory) plus one.
-_ITEMS: Final[BytesMemo[RecentRequest]] = BytesMemo(16 << 20)
+# Encoded array items (records) by value: each new state version carries the
+# previous version's retry memory (``recent``) plus one item.
+_ITEMS: Final[BytesMemo[Any]] = BytesMemo(16 << 20)
 
 
 def _varint(z: int) -> bytes:
@@ -215,221 +125,184 @@ def _opt_blob(data: bytes | None) -> bytes:
     return _NULL if data is None else _SOME + _blob(data)
 
 
-def _enum(symbols: type[Kind] | type[Status] | type[Effect] | type[Outcome]) -> dict[str, bytes]:
-    """Symbol -> index varint; keyed by value so members (``StrEnum``) hash the same."""
-    return {member.value: _BYTE[2 * i] for i, member in enumerate(symbols)}
+# --- the generator -----------------------------------------------------------------
 
 
-_KIND: Final = _enum(Kind)
-_STATUS: Final = _enum(Status)
-_EFFECT: Final = _enum(Effect)
-_OUTCOME: Final = _enum(Outcome)
-
-
-# --- records -----------------------------------------------------------------------
-
-
-def _previous(p: PreviousAttempt | None) -> bytes:
-    """``["null", PreviousAttempt]``."""
-    if p is None:
+def _array(items: Any, write_item: Callable[[Any], bytes]) -> bytes:
+    """An array as fastavro writes it: one block (count, items), then 0; empty is 0."""
+    if not items:
         return _NULL
-    epoch, token_fp, worker_id, claimed_at_ms, last_heartbeat_ms, status, error = p
-    return b"".join(
-        (
-            _SOME,
-            write_long(epoch),
-            _text(token_fp),
-            _text(worker_id),
-            write_long(claimed_at_ms),
-            _opt_long(last_heartbeat_ms),
-            _STATUS[status],
-            _opt_text(error),
-        )
-    )
-
-
-def _recent_item(item: RecentRequest) -> bytes:
-    request_id, outcome, epoch, token_fp, payload_fp, log_time_ms = item
-    data = b"".join(
-        (
-            _text(request_id),
-            _OUTCOME[outcome],
-            write_long(epoch),
-            _text(token_fp),
-            _text(payload_fp),
-            write_long(log_time_ms),
-        )
-    )
-    _ITEMS.put(item, data)
-    return data
-
-
-def _recent(recent: tuple[RecentRequest, ...]) -> bytes:
-    """An array of ``RecentRequest`` as fastavro writes it: one block, then 0."""
-    if not recent:
-        return _NULL
-    parts = [write_long(len(recent))]
-    known = _ITEMS.get
-    for item in recent:
-        parts.append(known(item) or _recent_item(item))  # an item is never b""
+    parts = [write_long(len(items))]
+    parts.extend(write_item(item) for item in items)
     parts.append(_NULL)
     return b"".join(parts)
 
 
-def state_body(s: ExecutionState) -> bytes:
-    """The schemaless Avro body of ``s`` (the current ``ExecutionState`` layout)."""
-    (
-        operation_id, channel_id, key_name, status, version, epoch, request_hash, tool_name,
-        params, effect, lease_ms, retention_ms, token_fp, worker_id, claimed_at_ms,
-        lease_deadline_ms, last_heartbeat_ms, cancel_requested, cancel_reason, result,
-        result_hash, completed_at_ms, expires_at_ms, error, retryable, previous, recent,
-        updated_at_ms,
-    ) = s  # fmt: skip
-    return b"".join(
-        (
-            _text(operation_id),
-            _text(channel_id),
-            _text(key_name),
-            _STATUS[status],
-            write_long(version),
-            write_long(epoch),
-            _text(request_hash),
-            _text(tool_name),
-            _blob(params),
-            _EFFECT[effect],
-            write_long(lease_ms),
-            write_long(retention_ms),
-            _text(token_fp),
-            _text(worker_id),
-            write_long(claimed_at_ms),
-            write_long(lease_deadline_ms),
-            _opt_long(last_heartbeat_ms),
-            _TRUE if cancel_requested else _FALSE,
-            _opt_text(cancel_reason),
-            _opt_blob(result),
-            _opt_text(result_hash),
-            _opt_long(completed_at_ms),
-            _opt_long(expires_at_ms),
-            _opt_text(error),
-            _TRUE if retryable else _FALSE,
-            _previous(previous),
-            _recent(recent),
-            write_long(updated_at_ms),
-        )
-    )
+def _memoized(write: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """``write`` of a record, its bytes memoized by value (the record is a hashable model)."""
+    known = _ITEMS.get
+
+    def write_item(item: Any) -> bytes:
+        data = known(item)
+        if data is None:
+            data = write(item)
+            _ITEMS.put(item, data)
+        return data
+
+    return write_item
 
 
-def snapshot_body(snapshot: ExecutionSnapshot, state: bytes) -> bytes:
-    """The body of ``snapshot``, given the body of its state (from :func:`state_body`)."""
-    _, source_partition, source_offset, source_request_id, outcome, log_time_ms = snapshot
-    return b"".join(
-        (
-            state,
-            write_long(source_partition),
-            write_long(source_offset),
-            _text(source_request_id),
-            _OUTCOME[outcome],
-            write_long(log_time_ms),
-        )
-    )
+class _Emitter:
+    """Generates one function per record of a schema; names what the code uses."""
+
+    def __init__(
+        self,
+        named: dict[str, Any],
+        nested: Mapping[str, Callable[[Any], bytes]],
+        unmemoized: Collection[tuple[str, str]],
+    ) -> None:
+        self.named = named
+        self.nested = nested
+        self.unmemoized = unmemoized
+        self.lines: list[str] = []
+        self.scope: dict[str, Any] = {
+            "NULL": _NULL,
+            "SOME": _SOME,
+            "TRUE": _TRUE,
+            "FALSE": _FALSE,
+            "long": write_long,
+            "text": _text,
+            "blob": _blob,
+            "array": _array,
+            "memoized": _memoized,
+            "pack_f": struct.Struct("<f").pack,
+            "pack_d": struct.Struct("<d").pack,
+        }
+        self.writers: dict[str, str] = {}  # record name -> its function's name
+        self._count = 0
+
+    def fresh(self, stem: str) -> str:
+        self._count += 1
+        return f"{stem}{self._count}"
+
+    def bind(self, stem: str, value: Any) -> str:
+        name = self.fresh(stem)
+        self.scope[name] = value
+        return name
+
+    def expr(self, t: Any, v: str, where: tuple[str, str] = ("", "")) -> str:
+        """An expression of the body of ``v`` (a local name), of type ``t``."""
+        if isinstance(t, str) and t in self.named:
+            t = self.named[t]
+        if isinstance(t, list):
+            return self._union(t, v)
+        if isinstance(t, dict):
+            if "logicalType" in t:
+                raise UnsupportedError(t["logicalType"])
+            kind = t["type"]
+            if kind == "record":
+                return f"{self.record(t)}({v})"
+            if kind == "enum":
+                return f"{self._enum(t)}[{v}]"
+            if kind == "array":
+                return f"array({v}, {self._items(t['items'])})"
+            t = kind
+        simple = {
+            "string": f"blob({v}.encode())" if where in self.unmemoized else f"text({v})",
+            "bytes": f"blob({v})",
+            "long": f"long({v})",
+            "int": f"long({v})",
+            "boolean": f"(TRUE if {v} else FALSE)",
+            "null": 'b""',
+            "float": f"pack_f({v})",
+            "double": f"pack_d({v})",
+        }
+        if not isinstance(t, str) or t not in simple:
+            raise UnsupportedError(repr(t))
+        return simple[t]
+
+    def _enum(self, t: Any) -> str:
+        """Symbol -> index varint; keyed by value so members (``StrEnum``) hash the same."""
+        model_of(t["name"])  # checked against the model by oncelog.schemas.layout
+        return self.bind("E_", {s: write_long(i) for i, s in enumerate(t["symbols"])})
+
+    def _items(self, t: Any) -> str:
+        if isinstance(t, str) and t in self.named:
+            t = self.named[t]
+        if isinstance(t, dict) and t["type"] == "record" and t["name"] not in self.nested:
+            return f"memoized({self.record(t)})"
+        item = self.fresh("item")
+        return f"(lambda {item}: {self.expr(t, item)})"
+
+    def _union(self, branches: list[Any], v: str) -> str:
+        if len(branches) == 2 and branches[0] == "null":  # ["null", X]: the optional field
+            return f"(NULL if {v} is None else SOME + {self.expr(branches[1], v)})"
+        records = [self.named[b] if isinstance(b, str) and b in self.named else b for b in branches]
+        if not all(isinstance(r, dict) and r["type"] == "record" for r in records):
+            raise UnsupportedError(f"union {branches}")
+        # A union of records (a request's body): the branch index, then the record.
+        table = {
+            model_of(r["name"]): (write_long(i), self.scope[self.record(r)])
+            for i, r in enumerate(records)
+        }
+        branch = self.bind("U_", {cls: _branch(*pair) for cls, pair in table.items()})
+        return f"{branch}[type({v})]({v})"
+
+    def record(self, t: Any) -> str:
+        """The name of the function writing the record ``t`` (generated on first use)."""
+        name = t["name"]
+        if name in self.nested:
+            return self.bind("NESTED_", self.nested[name])
+        known = self.writers.get(name)
+        if known is not None:
+            return known
+        cls = model_of(name)
+        function = self.writers[name] = self.fresh(f"write_{cls.__name__}_")
+        fields = [f["name"] for f in t["fields"]]
+        local = {field: self.fresh("f") for field in fields}
+        parts = [self.expr(f["type"], local[f["name"]], (name, f["name"])) for f in t["fields"]]
+        lines = [f"def {function}(o):"]
+        if fields and tuple(fields) == model_fields(cls) and hasattr(cls, "_fields"):
+            lines.append(f"    ({', '.join(local.values())},) = o")  # a NamedTuple in order
+        else:  # by attribute: a dataclass, another order, or a field the model derives
+            lines.extend(f"    {local[field]} = o.{field}" for field in fields)
+        body = "".join(f"{part}, " for part in parts)
+        lines.append(f"    return b''.join(({body}))" if parts else "    return b''")
+        self.lines.extend(lines)
+        self._define(function)
+        return function
+
+    def _define(self, function: str) -> None:
+        source = "\n".join(self.lines)
+        self.lines = []
+        code = compile(source, f"<oncelog.schemas.record_writer:{function}>", "exec")
+        exec(code, self.scope)
 
 
-def decision_body(d: Decision, state: bytes | None) -> bytes:
-    """The body of ``d``, given the body of ``d.state`` (``None`` when it is absent).
+def _branch(index: bytes, write: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """The writer of one branch of a union of records: its index, then the record."""
+    return lambda body: index + write(body)
 
-    The Avro record carries the fields the model derives from its state
-    (version, holder, lease deadline, cancel flag) flat, in schema order.
+
+def compile_writer(
+    schema: Any,
+    nested: Mapping[str, Callable[[Any], bytes]] | None = None,
+    unmemoized: Collection[tuple[str, str]] = (),
+) -> Callable[[Any], bytes]:
+    """``write(model) -> bytes``: the schemaless Avro body of a model of the record ``schema``.
+
+    ``nested`` writes the named records inside it instead (the state, from
+    :class:`StateBodies`); ``unmemoized`` names ``(record, field)`` strings that
+    are unique per record (a request id), whose bytes the memo would hold for
+    nothing. Raises :class:`UnsupportedError` for a type it does not write.
     """
-    s = d.state
-    if s is not None and s.status is Status.CLAIMED:  # the holder fields, as the model derives
-        holder = _SOME + _text(s.worker_id)
-        deadline = _SOME + write_long(s.lease_deadline_ms)
-    else:
-        holder = deadline = _NULL
-    return b"".join(
-        (
-            _text(d.request_id),
-            _text(d.operation_id),
-            _KIND[d.kind],
-            _NULL if state is None else _SOME + state,
-            _OUTCOME[d.outcome],
-            _TRUE if d.changed else _FALSE,
-            _TRUE if d.retried else _FALSE,
-            write_long(0 if s is None else s.version),
-            _opt_long(d.epoch),
-            _opt_text(d.stored_hash),
-            _opt_text(d.request_hash),
-            _opt_blob(d.result),
-            _opt_text(d.error),
-            holder,
-            deadline,
-            _TRUE if s is not None and s.cancel_requested else _FALSE,
-            _TRUE if d.duplicate_effect_suspected else _FALSE,
-            _previous(d.previous),
-            write_long(d.source_partition),
-            write_long(d.source_offset),
-            write_long(d.log_time_ms),
-        )
-    )
+    emitter = _Emitter(named_types(schema), nested or {}, unmemoized)
+    writer: Callable[[Any], bytes] = emitter.scope[emitter.record(schema)]
+    return writer
 
 
-def _claim(c: Claim) -> bytes:
-    return b"".join(
-        (
-            b"\x00",  # the union's branch 0
-            _text(c.tool_name),
-            _blob(c.params),
-            _text(c.request_hash),
-            write_long(c.lease_ms),
-            write_long(c.retention_ms),
-            _EFFECT[c.effect],
-            _text(c.worker_id),
-        )
-    )
-
-
-def _body(body: Body) -> bytes:
-    """The ``body`` union: the branch index (zig-zag, one byte), then the record.
-
-    Tested in the order of their frequency: a claim and a completion per step.
-    """
-    if isinstance(body, Claim):
-        return _claim(body)
-    if isinstance(body, Complete):
-        return b"\x04" + _blob(body.result)
-    if isinstance(body, Heartbeat):
-        return b"\x02" + _opt_long(body.lease_ms)
-    if isinstance(body, Fail):
-        return b"\x06" + _text(body.error) + (_TRUE if body.retryable else _FALSE)
-    if isinstance(body, Cancel):
-        return b"\x0a" + _opt_text(body.reason)
-    return _EMPTY_BODIES[type(body)]
-
-
-# The branches of the records without fields: Release 4, Sweep 6, Get 7.
-_EMPTY_BODIES: Final[dict[type, bytes]] = {Release: b"\x08", Sweep: b"\x0c", Get: b"\x0e"}
-
-
-def request_body(r: Request) -> bytes:
-    """The body of ``r`` (the ``Request`` layout of
-    :data:`oncelog.schemas.request_reader.CANONICAL_FORM`, which the codec checks).
-
-    The request id is unique per request, so it is not memoized (it would only
-    churn the string memo); the ids and the token repeat between a claim and
-    its completion, and are.
-    """
-    token, reply = r.claim_token, r.reply_partition
-    return b"".join(
-        (
-            _blob(r.request_id.encode()),
-            _text(r.operation_id),
-            _text(r.channel_id),
-            _text(r.key_name),
-            _NULL if token is None else _SOME + _text(token),
-            _body(r.body),
-            _NULL if reply is None else _SOME + write_long(reply),
-        )
-    )
+state_body: Final[Callable[[ExecutionState], bytes]] = compile_writer(STATE_SCHEMA)
+"""The schemaless Avro body of a state (``dev.oncelog.ExecutionState.avsc``)."""
 
 
 # --- one body per state ------------------------------------------------------------

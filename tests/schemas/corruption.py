@@ -1,4 +1,4 @@
-"""Byte-level corruptions of encoded records, for the hand-written readers' tests."""
+"""Byte-level corruptions of encoded records, for the generated readers' tests."""
 
 from __future__ import annotations
 

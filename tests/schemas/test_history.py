@@ -12,6 +12,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import fastavro
 from fastavro.schema import load_schema
 
@@ -166,8 +167,6 @@ CREATE TABLE executions (
 
 def _downgrade_to_pre_fingerprint(path: Path, state: ExecutionState) -> None:
     """Turn a current DuckDB file into what the pre-fingerprint version wrote."""
-    import duckdb  # noqa: PLC0415
-
     from oncelog.schemas.convert import state_to_avro  # noqa: PLC0415
 
     blob = _old_bytes("dev.oncelog.ExecutionState.avsc", _with_tokens(state_to_avro(state), TOKENS))
@@ -208,7 +207,7 @@ def test_a_pre_fingerprint_duckdb_file_is_migrated_and_resumes(tmp_path: Path) -
     with Store(path) as store:
         con = store.cursor()
         narrowed = {row[0] for row in con.execute("DESCRIBE executions").fetchall()}
-        assert narrowed == {name for name, _, _ in EXECUTIONS}  # no token column left there
+        assert narrowed == {c.name for c in EXECUTIONS}  # no token column left there
         for table in ("history", "requests"):
             columns = {row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()}
             assert "token_fp" in columns
@@ -228,3 +227,22 @@ def test_a_pre_fingerprint_state_blob_decodes() -> None:
 
     blob = _old_bytes("dev.oncelog.ExecutionState.avsc", _with_tokens(state_to_avro(state), TOKENS))
     assert decode_state(blob) == _as_upgraded(state)
+
+
+def test_a_column_a_layout_gained_is_added_to_an_older_file(tmp_path: Path) -> None:
+    # As if requests.token_fp were the new column of a new optional field.
+    path = tmp_path / "older.duckdb"
+    op = Op()
+    with Store(path) as store:
+        feed(store, 0, [(op.claim("A"), 1_000)])
+    con = duckdb.connect(str(path))
+    con.execute("DROP INDEX requests_channel")
+    con.execute("ALTER TABLE requests DROP COLUMN token_fp")
+    con.close()
+    with Store(path) as store:
+        rows = store.cursor().execute("SELECT request_id, token_fp FROM requests").fetchall()
+        assert rows == [(rows[0][0], None)]  # the row written before it reads NULL
+        feed(store, 0, [(op.complete("A"), 2_000)])
+        fps = store.cursor().execute('SELECT token_fp FROM requests ORDER BY "offset"').fetchall()
+    assert fps[0] == (None,)
+    assert fps[1][0] is not None
