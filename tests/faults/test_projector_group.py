@@ -101,7 +101,7 @@ def _check_log(settings: Settings) -> None:
     # Raw counts: the killed member's and the zombie's partitions were folded again by
     # their next owners, so some records were published twice (and identical, above).
     copies = sum(len(v) for v in decisions.values())
-    assert copies > len(decisions), "nothing was republished"
+    assert copies > len(decisions), f"nothing was republished: {copies} copies of {len(decisions)}"
 
 
 def test_three_projectors_survive_a_kill_and_a_zombie(settings: Settings, tmp_path: Path) -> None:
