@@ -82,8 +82,9 @@ def ledger_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
         ledger = InMemoryLedger(partitions=3)
         backend = Backend("memory", ledger.settings, FAST, memory=ledger)
     else:
-        request.getfixturevalue("projector")
-        backend = Backend("kafka", request.getfixturevalue("topics"), FAST)
+        running: RunningProjector = request.getfixturevalue("projector")
+        topics = request.getfixturevalue("topics")
+        backend = Backend("kafka", topics, FAST, projector=running.projector)
     try:
         yield backend
     finally:

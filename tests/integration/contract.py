@@ -14,14 +14,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oncelog.identity.partitioner import partition_for
+from oncelog.kafka.reader import topic_ends
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.producer.tool_model import ToolContext
+from oncelog.projector.service import Projector
 from oncelog.schemas.models import Decision, ExecutionState, Kind, Status
 from oncelog.settings import Settings
 from oncelog.testing import InMemoryLedger
-from tests.integration.helpers import decisions_on, snapshots_of, wait_until_log_time_passes
+from tests.integration.helpers import (
+    decisions_on,
+    kafka,
+    snapshots_of,
+    wait_for_projection,
+    wait_until_log_time_passes,
+)
 
 BEAT_TIMEOUT_S = 10.0  # bounds the wait for one heartbeat's decision, in real time
 SWEEP_WAIT_S = 60.0  # a sweep interval, a commit and a fold, on a loaded machine
@@ -35,6 +43,7 @@ class Backend:
     settings: Settings
     timeouts: Timeouts
     memory: InMemoryLedger | None = None
+    projector: Projector | None = None  # on Kafka: the projector thread's
     made: list[SyncLedgerClient | LedgerClient] = field(default_factory=list)
     loops: list[asyncio.AbstractEventLoop] = field(default_factory=list)
 
@@ -103,9 +112,21 @@ class Backend:
 
     # --- what was published ---------------------------------------------------------------
 
+    def _settle(self, channel_id: str) -> None:
+        """On Kafka, wait (bounded) until every request sent so far on the channel's
+        partition is committed: its decision and snapshot are then published and
+        flushed. A client's answer comes before that; a read right after it may miss
+        the snapshot still in the producer's queue."""
+        assert self.projector is not None
+        p = partition_for(channel_id, self.settings.partitions)
+        end = topic_ends(kafka(self.settings), self.settings.requests_topic)[p]
+        if end > 0:
+            wait_for_projection(self.projector, (p, end - 1), self.timeouts.total_s)
+
     def outcomes(self, channel_id: str, operation_id: str) -> list[str]:
         """The outcome of every state version of one operation, in log order."""
         if self.memory is None:
+            self._settle(channel_id)
             snaps = snapshots_of(self.settings, channel_id, operation_id)
             return [s.outcome.value for s in snaps]
         return [d.outcome.value for d in self.memory.decisions(operation_id) if d.changed]
@@ -113,6 +134,7 @@ class Backend:
     def decisions(self, channel_id: str) -> list[Decision]:
         """Every decision on the channel's partition, in log order."""
         if self.memory is None:
+            self._settle(channel_id)
             return decisions_on(self.settings, partition_for(channel_id, self.settings.partitions))
         p = partition_for(channel_id, self.memory.partitions)
         return [r.outcome for r in self.memory.log if r.partition == p]

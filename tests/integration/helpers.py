@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from oncelog.identity.partitioner import partition_for
@@ -44,6 +46,20 @@ def decisions_on(settings: Settings, partition: int) -> list[Decision]:
     ]
     mine = [d for d in found if d.source_partition == partition]
     return sorted(mine, key=lambda d: d.source_offset)  # stable: a republished copy follows
+
+
+def copies_by_source(
+    settings: Settings, topic: str, decode: Callable[[bytes], Any]
+) -> dict[tuple[int, int], list[tuple[int, bytes]]]:
+    """Every copy published on ``topic`` for each source (partition, offset), in log order,
+    as (partition, encoding): raw counts, so a republication shows as a second copy."""
+    seen: dict[tuple[int, int], list[tuple[int, bytes]]] = defaultdict(list)
+    for p in topic_ends(kafka(settings), topic):  # the decisions topic has its own count
+        for msg in read_to_end(kafka(settings), topic, p, timeout_s=600):
+            value = msg.value() or b""
+            record = decode(value)
+            seen[(record.source_partition, record.source_offset)].append((p, value))
+    return seen
 
 
 def wait_until_log_time_passes(log_ms: int) -> None:

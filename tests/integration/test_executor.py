@@ -189,15 +189,17 @@ def test_a_cancel_stops_the_call_within_a_heartbeat(
         assert other.cancel_execution(ctx.execution, "user abort") == "cancel_requested"
         cancelled_at.append(runner.backend.now_s())
 
-    tool = runner.tool(duration_s=60.0, during=cancel)
+    tool = runner.tool(duration_s=10 * lease, during=cancel)
     with pytest.raises(ExecutionCancelledError) as info:
         runner.run(tool, lease_seconds=lease)
     assert isinstance(info.value, LeaseLostError)
     assert info.value.code == "cancelled"
     assert info.value.reason == "user abort"
     assert tool.stopped_at is not None
-    # One heartbeat interval (of log time), plus the round trip of that heartbeat's decision.
-    assert tool.stopped_at - cancelled_at[0] < lease / 3 + 1.5
+    # One heartbeat interval (of log time), plus the round trip of that heartbeat's decision,
+    # which the client bounds by re-sending it after resend_after_s; well short of the
+    # tool's own 10 leases.
+    assert tool.stopped_at - cancelled_at[0] < lease / 3 + runner.backend.timeouts.resend_after_s
     # The cancel is durable: a later attempt does not silently run the tool again.
     with pytest.raises(ExecutionFailedError, match="cancelled: user abort"):
         runner.run(runner.tool(), lease_seconds=lease)
@@ -298,12 +300,14 @@ def test_in_progress_waits_for_the_lease_to_lapse_with_the_option(
 
 
 def test_in_progress_wait_is_bounded(runner: Runner, make_worker: MakeClient) -> None:
-    _claim(make_worker("worker-b"), lease_seconds=60)
+    wait_s, calls_s = 1.0, runner.backend.timeouts.total_s
+    _claim(make_worker("worker-b"), lease_seconds=wait_s + calls_s + 30)  # outlives the bound
     tool = runner.tool()
     started = time.monotonic()
     with pytest.raises(LedgerTimeoutError, match="still held by worker-b"):
-        runner.run(tool, on_in_progress="wait", wait_timeout_s=1.0)
-    assert time.monotonic() - started < 10
+        runner.run(tool, on_in_progress="wait", wait_timeout_s=wait_s)
+    # The wait, plus the one claim in flight when it ends (bounded by the call timeout).
+    assert time.monotonic() - started < wait_s + calls_s
     assert tool.calls == []
 
 

@@ -71,7 +71,10 @@ def _scrape(url: str, token: SecretStr | None = TOKEN) -> Samples:
 
 
 def _get(samples: Samples, name: str, **labels: str) -> float:
-    return samples.get((name, frozenset(labels.items())), 0.0)
+    """The sample's value; a missing sample fails (it is not read as 0)."""
+    key = (name, frozenset(labels.items()))
+    assert key in samples, f"no sample {name}{labels} in /metrics"
+    return samples[key]
 
 
 def test_lag_offsets_and_decision_counters_move_under_load(

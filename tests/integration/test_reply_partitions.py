@@ -73,16 +73,34 @@ def test_each_client_reads_only_its_reply_partition_and_gets_every_answer(
         assert {d.operation_id for d in decisions} == ops[p]
 
 
-def test_a_starting_client_avoids_a_busy_reply_partition(
+def test_a_starting_client_picks_the_one_quiet_reply_partition(
     projector: RunningProjector, topics: Settings
 ) -> None:
-    with SyncLedgerClient(topics, timeouts=ONCE, reply_partition=9) as busy:
-        _cycles(busy, "run-busy")
-        for _ in range(20):  # every other partition had no decision lately
-            with SyncLedgerClient(topics, timeouts=ONCE) as quiet:
-                chosen = _dispatcher(quiet).reply_partition
-            assert 0 <= chosen < topics.reply_partitions
-            assert chosen != 9
+    """Every reply partition but one had a decision lately: each starting client picks it.
+
+    A uniform pick would pass once in 32; three clients, once in 32,768.
+    """
+    quiet = 29  # above every requests partition: no sweep's default-rule answer lands here
+    assert topics.partitions <= quiet < topics.reply_partitions
+    channel = "run-busy"
+    source = partition_for(channel, topics.partitions)
+    busy = [p for p in range(topics.reply_partitions) if p != quiet]
+    producer = Producer(kafka(topics))
+    for p in busy:
+        request = Request(
+            f"busy-{p}", operation_id(channel, f"k{p}"), channel, f"k{p}", None, Get(), p
+        )
+        producer.produce(
+            topics.requests_topic, encode_request(request), request.operation_id.encode(), source
+        )
+    assert producer.flush(30) == 0
+    with SyncLedgerClient(topics, timeouts=ONCE, reply_partition=busy[0]) as client:
+        # A read through the log after them: once it is answered, so are they.
+        client.get_execution(operation_id(channel, "after"), channel_id=channel, key_name="after")
+    assert set(_decisions_by_partition(topics)) == set(busy)
+    for _ in range(3):
+        with SyncLedgerClient(topics, timeouts=ONCE) as starting:
+            assert _dispatcher(starting).reply_partition == quiet
 
 
 def test_a_request_naming_no_or_a_missing_reply_partition_is_answered_by_the_default_rule(

@@ -75,7 +75,10 @@ def test_contender_in_progress_then_lease_lapse_reclaims(
     ledger_client: Any, make_worker: Callable[..., SyncLedgerClient], ledger_backend: Backend
 ) -> None:
     other = make_worker("worker-b")
-    first = _claim(ledger_client, lease_seconds=2)
+    # The check is about order (the contender inside the lease, then after it): a lease
+    # as long as one client round trip may take, so a slow answer cannot reorder them.
+    lease_s = ledger_backend.timeouts.resend_after_s
+    first = _claim(ledger_client, lease_seconds=lease_s)
     contender = _claim(other, lease_seconds=1)
     assert contender.status == "in_progress"
     assert contender.holder == ledger_client.worker_id

@@ -29,9 +29,10 @@ def sender(monkeypatch: pytest.MonkeyPatch) -> tuple[Lanes, list[str]]:
     return made, sent
 
 
-def test_a_lone_call_goes_express_and_concurrent_ones_are_batched(
+def test_a_record_marked_alone_goes_express_and_one_not_alone_is_batched(
     sender: tuple[Lanes, list[str]],
 ) -> None:
+    """Only the flag: the caller (the projector, by its poll batch's size) says who is alone."""
     made, sent = sender
     made.send("t", 0, b"k", b"lone", alone=True)
     made.send("t", 0, b"k", b"busy", alone=False)

@@ -10,13 +10,18 @@ from oncelog.projector.store import Batch, Position
 
 
 class _Store:
-    """Records the batches committed; signals each commit."""
+    """Records the batches committed, in ``order`` too when given; signals each commit."""
 
-    def __init__(self) -> None:
+    def __init__(self, order: list[str] | None = None) -> None:
         self.commits: list[Batch] = []
         self.committed = threading.Event()
+        self._order = order
 
     def commit(self, batch: Batch) -> None:
+        # Recorded inside the commit itself: a flush that ran after the store's commit
+        # (a broken crash-safety order) shows up as ["commit", "flush"].
+        if self._order is not None:
+            self._order.append("commit")
         self.commits.append(batch)
         self.committed.set()
 
@@ -51,13 +56,15 @@ def test_a_waiting_batch_is_committed_once_the_interval_has_passed() -> None:
 
 
 def test_flush_runs_before_every_commit() -> None:
-    store = _Store()
     order: list[str] = []
+    store = _Store(order)
     committer = _committer(
         store, commit_interval_s=3600.0, before_commit=lambda: order.append("flush")
     )
     committer.submit(_batch(0, 1))
     committer.drain()
-    order.append("committed" if store.commits else "missing")
+    committer.submit(_batch(0, 2))
+    committer.drain()
     committer.close()
-    assert order == ["flush", "committed"]
+    # Publish-before-commit: each commit is preceded by its own flush.
+    assert order == ["flush", "commit", "flush", "commit"]

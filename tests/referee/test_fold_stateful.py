@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import hypothesis.strategies as st
 from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -19,6 +21,17 @@ GRANTS = (Outcome.CLAIMED, Outcome.RECLAIMED)
 
 workers = st.sampled_from(WORKERS)
 ops = st.integers(0, len(OPS) - 1)
+# A re-sent claim may carry another lease or retention (spec §4: still a retry).
+leases = st.sampled_from([1_000, 5_000, 30_000])
+retentions = st.sampled_from([1_000, 60_000, 600_000])
+
+
+def resent(request: Request, lease_ms: int, retention_ms: int) -> Request:
+    """``request`` as a client re-sends it: a claim's lease and retention may differ."""
+    if not isinstance(request.body, Claim):
+        return request
+    body = dataclasses.replace(request.body, lease_ms=lease_ms, retention_ms=retention_ms)
+    return request._replace(body=body)
 
 
 class Fleet(RuleBasedStateMachine):
@@ -28,6 +41,7 @@ class Fleet(RuleBasedStateMachine):
     def start(self) -> None:
         self.clock = PartitionClock()
         self.broker_ts = 0
+        self.high_ts = 0  # the largest broker timestamp sent so far
         self.tokens: dict[tuple[str, int], str] = {}
         self.minted = 0
         self.states: dict[int, ExecutionState | None] = dict.fromkeys(range(len(OPS)))
@@ -46,6 +60,9 @@ class Fleet(RuleBasedStateMachine):
 
     def send(self, index: int, request: Request) -> Decision:
         self.clock, t = self.clock.advance(self.broker_ts)
+        # The clamp: log time is the running maximum of the broker's timestamps.
+        self.high_ts = max(self.high_ts, self.broker_ts)
+        assert t == self.high_ts
         before = self.states[index]
         after, decision = fold(before, request, t)
         self.check_transition(index, before, after, decision, t)
@@ -171,26 +188,26 @@ class Fleet(RuleBasedStateMachine):
 
     @rule(back=st.integers(1, 5_000))
     def broker_clock_skew(self, back: int) -> None:
-        self.broker_ts = max(0, self.broker_ts - back)  # the clamp must absorb it
+        self.broker_ts = max(0, self.broker_ts - back)  # send() checks the clamp absorbs it
 
     @precondition(lambda self: bool(self.log))
-    @rule(pick=st.integers(0, 10**6))
-    def retry_request(self, pick: int) -> None:
+    @rule(pick=st.integers(0, 10**6), lease=leases, retention=retentions)
+    def retry_request(self, pick: int, lease: int, retention: int) -> None:
         """A client re-sends within its call timeout: inside the retry window."""
         _, now = self.clock.advance(self.broker_ts)
         recent = [entry for entry in self.log if now - entry[2] < RETRY_MEMORY_MS]
         if recent:
             index, request, _ = recent[pick % len(recent)]
-            self.send(index, request)
+            self.send(index, resent(request, lease, retention))
 
     @precondition(lambda self: bool(self.log))
-    @rule(pick=st.integers(0, 10**6))
-    def resend_a_claim_late(self, pick: int) -> None:
+    @rule(pick=st.integers(0, 10**6), lease=leases, retention=retentions)
+    def resend_a_claim_late(self, pick: int, lease: int, retention: int) -> None:
         """A claim re-sent at any age: its grant is remembered for the life of the state."""
         claims = [entry for entry in self.log if isinstance(entry[1].body, Claim)]
         if claims:
             index, request, _ = claims[pick % len(claims)]
-            self.send(index, request)
+            self.send(index, resent(request, lease, retention))
 
     # --- invariants ----------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import pytest
 
 from oncelog.identity.canonical_json import canonical_json
 from oncelog.identity.tokens import token_fingerprint as fp
-from oncelog.referee.fold import RETRY_MEMORY_MS, fold
+from oncelog.referee.fold import RETRY_MEMORY_MS, PartitionClock, fold, fold_batch
 from oncelog.schemas.models import ExecutionState, Outcome, Request, Status
 from tests.projector.fold_factories import LEASE_MS, RETENTION_MS, Op, given, run
 
@@ -331,8 +331,9 @@ def test_retried_heartbeat_does_not_extend_twice(op: Op) -> None:
     state = given([(op.claim("A"), 1_000), (op.heartbeat("A", rid="h1"), 2_000)])
     after, decision = fold(state, op.heartbeat("A", rid="h1"), 5_000)
     assert after is state
-    assert decision.outcome == "heartbeat_ok"
-    assert state.lease_deadline_ms == 2_000 + LEASE_MS
+    assert (decision.outcome, decision.retried) == ("heartbeat_ok", True)
+    # The answer names the deadline of the first heartbeat, not one extended from 5 s.
+    assert decision.lease_deadline_ms == 2_000 + LEASE_MS
 
 
 def test_request_that_changed_nothing_is_judged_again(op: Op) -> None:
@@ -350,6 +351,36 @@ def test_recent_memory_is_bounded_by_log_time_age(op: Op) -> None:
     assert state.recent[0].request_id == steps[0][0].request_id  # the grant stays
     assert len(state.recent) == 1 + RETRY_MEMORY_MS // every
     assert state.recent[-1].request_id == steps[-1][0].request_id
+
+
+# --- log time (spec §3: broker time, clamped non-decreasing per partition) ----------
+
+
+@pytest.mark.parametrize(
+    ("broker_ts", "log_times"),
+    [
+        ([5, 7, 9], [5, 7, 9]),
+        ([10, 4, 12], [10, 10, 12]),  # a step back is absorbed
+        ([10, 10, 3, 0, 11], [10, 10, 10, 10, 11]),
+        ([0, 0], [0, 0]),
+    ],
+)
+def test_partition_clock_never_goes_back(broker_ts: list[int], log_times: list[int]) -> None:
+    clock, seen = PartitionClock(), []
+    for ts in broker_ts:
+        clock, t = clock.advance(ts)
+        seen.append(t)
+        assert clock.last_ms == t
+    assert seen == log_times
+
+
+def test_a_step_back_in_broker_time_judges_at_the_clamped_time(op: Op) -> None:
+    """The lease lapses at 11 s; after a record at 25 s, one stamped 5 s is judged at 25 s."""
+    records = [(op.claim("A", worker="w1"), 1_000), (op.sweep(), 25_000), (op.claim("B"), 5_000)]
+    touched, clock, decisions = fold_batch({}, PartitionClock(), records)
+    assert clock == PartitionClock(25_000)
+    assert decisions[2].outcome == "reclaimed"
+    assert touched[op.operation_id].lease_deadline_ms == 25_000 + LEASE_MS
 
 
 # --- seed cases --------------------------------------------------------------------

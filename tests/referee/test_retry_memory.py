@@ -6,6 +6,7 @@ stateful test (``test_fold_stateful.py``) adds the random long-run property.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from oncelog.identity.canonical_json import canonical_json
 from oncelog.identity.tokens import token_fingerprint as fp
 from oncelog.referee.fold import RETRY_MEMORY_MS, fold
-from oncelog.schemas.models import Outcome, Status
+from oncelog.schemas.models import Claim, Outcome, Status
 from tests.projector.fold_factories import LEASE_MS, RETENTION_MS, Op, given, run
 
 S = 1_000  # ms per second
@@ -87,6 +88,32 @@ def test_a_retried_grant_that_no_longer_holds_gets_the_current_answer(
     assert (again.outcome, again.retried, again.changed) == (expected, True, False)
     if ending == "complete":
         assert again.result == canonical_json("ok")
+
+
+@pytest.mark.parametrize(
+    ("lease_ms", "retention_ms"),
+    [(3 * LEASE_MS, RETENTION_MS), (LEASE_MS, 2 * RETENTION_MS), (S, S)],
+    ids=["other-lease", "other-retention", "both"],
+)
+@pytest.mark.parametrize("ending", ["held", "complete"])
+def test_a_claim_resent_with_another_lease_or_retention_is_a_retry(
+    op: Op, lease_ms: int, retention_ms: int, ending: str
+) -> None:
+    """Spec §4: same id, token and request hash is a retry whatever its lease or retention."""
+    grant = op.claim("A", rid="g")
+    tail = [(op.complete("A"), 2 * S)] if ending == "complete" else []
+    state = given([(grant, S), *tail])
+    body = grant.body
+    assert isinstance(body, Claim)
+    resent = grant._replace(
+        body=dataclasses.replace(body, lease_ms=lease_ms, retention_ms=retention_ms)
+    )
+    after, again = fold(state, resent, 3 * S)
+    assert after is state, "the first claim's lease and retention stand"
+    assert (again.retried, again.changed) == (True, False)
+    expected = Outcome.REPLAYED if ending == "complete" else Outcome.CLAIMED
+    assert again.outcome is expected
+    assert (state.lease_ms, state.retention_ms) == (LEASE_MS, RETENTION_MS)
 
 
 def test_a_request_id_reused_with_another_token_is_judged_as_new(op: Op) -> None:
