@@ -91,9 +91,19 @@ def uuid5_text(name: str) -> str:
 
 
 def operation_id(channel_id: str, key_name: str) -> str:
-    """UUIDv5 naming one operation: the Kafka message key of all its records."""
+    """UUIDv5 naming one operation: the Kafka message key of all its records.
+
+    Checks both ids first (:class:`~oncelog.errors.InvalidArgumentError`), for a
+    caller handed them from outside: a query, a record on the log. The SDK checks
+    them once, at its public call, and derives with :func:`operation_id_unchecked`.
+    """
     validate_id("channel_id", channel_id)
     validate_id("key_name", key_name)
+    return _uuid5_of(channel_id, key_name)
+
+
+def operation_id_unchecked(channel_id: str, key_name: str) -> str:
+    """:func:`operation_id` of two ids that :func:`validate_id` passed already: no check here."""
     return _uuid5_of(channel_id, key_name)
 
 

@@ -59,12 +59,15 @@ class RequestBuilder:
                 self._routes.popitem(last=False)
 
     def route(self, execution: ExecutionRef, channel_id: str | None, key_name: str | None) -> Route:
-        """Where ``execution``'s records go; the caller names it when this client never saw it."""
+        """Where ``execution``'s records go; the caller names it when this client never saw it.
+
+        The route's ids are checked here, once: the layers below take them as valid.
+        """
         if isinstance(execution, Execution):
-            return Route(execution.channel_id, execution.key_name)
+            return _checked_route(execution.channel_id, execution.key_name)
         if channel_id is not None and key_name is not None:
-            route = Route(channel_id, key_name)
-            if ids.operation_id(channel_id, key_name) != execution:
+            route = _checked_route(channel_id, key_name)
+            if ids.operation_id_unchecked(channel_id, key_name) != execution:
                 raise InvalidArgumentError(f"{channel_id}/{key_name} is not execution {execution}")
             return route
         with self._lock:
@@ -93,10 +96,7 @@ class RequestBuilder:
             raise InvalidArgumentError("give exactly one of key_name and step")
         name = ids.step_key_name(step) if step is not None else key_name
         assert name is not None
-        route = Route(
-            validation.validate_id("channel_id", channel_id),
-            validation.validate_id("key_name", name),
-        )
+        route = _checked_route(channel_id, name)
         options = ClaimOptions(
             tool_name, params, dedup_fields, lease_seconds, retention_seconds, effect
         )
@@ -164,6 +164,13 @@ class RequestBuilder:
         """Ask the holder to stop; returns the outcome (``cancel_requested`` or the state)."""
         route = self.route(execution_id, channel_id, key_name)
         return PendingCall(protocol.build_cancel(route, reason), _outcome_name)
+
+
+def _checked_route(channel_id: str, key_name: str) -> Route:
+    return Route(
+        validation.validate_id("channel_id", channel_id),
+        validation.validate_id("key_name", key_name),
+    )
 
 
 def receipt(execution: Execution, key: bytes, ttl_seconds: float, now_ms: int) -> str:

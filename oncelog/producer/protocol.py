@@ -39,7 +39,7 @@ def new_claim_token() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """Where an operation's records go: its channel and key name."""
+    """Where an operation's records go: its channel and key name, both checked ids."""
 
     channel_id: str
     key_name: str
@@ -58,7 +58,8 @@ def _token(claim_token: object) -> str:
 
 
 def _request(route: Route, token: str | None, body: m.Body) -> m.Request:
-    op = ids.operation_id(route.channel_id, route.key_name)
+    # The route's ids were checked where the caller gave them (calls.RequestBuilder).
+    op = ids.operation_id_unchecked(route.channel_id, route.key_name)
     return m.Request(entropy.request_id(), op, route.channel_id, route.key_name, token, body)
 
 

@@ -17,6 +17,7 @@ from oncelog.identity.ids import (
     ONCELOG_NAMESPACE,
     idempotency_key,
     operation_id,
+    operation_id_unchecked,
     request_hash,
     request_hash_of_params,
     step_key_name,
@@ -94,6 +95,7 @@ def test_memoized_ids_match_the_general_canonical_json(channel: str, key: str) -
         return
     general = uuid.uuid5(ONCELOG_NAMESPACE, sha256_hex(canonical_json([channel, key])))
     assert operation_id(channel, key) == str(general)
+    assert operation_id_unchecked(channel, key) == str(general)
 
 
 def test_operation_id_pairs_are_unambiguous() -> None:

@@ -9,6 +9,7 @@ and show that nothing reached the log: the in-memory ledger's log is read back i
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -250,6 +251,11 @@ def test_bad_follow_up_arguments_are_refused_before_anything_is_produced(
         (lambda: loose.cancel_execution(ex, reason="r" * 5000), BAD_ARGS, reason_hint),
         (lambda: loose.cancel_execution(ex, reason=5), BAD_ARGS, reason_hint),
         (lambda: loose.get_execution("nope"), BAD_ARGS, unknown),
+        (
+            lambda: loose.get_execution(dataclasses.replace(ex, key_name="a\x00")),
+            BAD_ARGS,
+            "key_name must not contain control characters",
+        ),
     ]
     produced = len(ledger.log)
     for call, code, message in cases:
