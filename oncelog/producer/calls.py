@@ -22,12 +22,14 @@ from oncelog.producer import protocol
 from oncelog.producer.protocol import DEFAULT_RETENTION_S, ClaimOptions, Route
 from oncelog.producer.results import Claim, Execution, Heartbeat
 from oncelog.receipts import NotCompletedError, ReceiptClaims, sign_receipt
+from oncelog.schemas import models as m
 from oncelog.schemas.models import Decision, Outcome, Request
 
 T = TypeVar("T")
 ExecutionRef = str | Execution
 _ROUTES_KEPT: Final = 100_000
 RECEIPT_TTL_S: Final = 30 * 24 * 3600
+_EFFECTS: Final = {"pure": m.Effect.PURE, "external": m.Effect.EXTERNAL}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +102,7 @@ class RequestBuilder:
         options = ClaimOptions(
             tool_name, params, dedup_fields, lease_seconds, retention_seconds, effect
         )
-        request = protocol.build_claim(route, options, self.worker_id)
+        request = protocol.build_claim(route, _claim_body(options, self.worker_id))
         self._remember(request.operation_id, route)
         token = request.claim_token
         assert token is not None
@@ -170,6 +172,31 @@ def _checked_route(channel_id: str, key_name: str) -> Route:
     return Route(
         validation.validate_id("channel_id", channel_id),
         validation.validate_id("key_name", key_name),
+    )
+
+
+def _claim_body(options: ClaimOptions, worker_id: str) -> m.Claim:
+    """Check what a claim asks for, once, and make its body (``worker_id`` is checked)."""
+    if options.effect not in _EFFECTS:
+        raise InvalidArgumentError(f"effect must be 'pure' or 'external', got {options.effect!r}")
+    params = options.params
+    canonical = validation.validate_params(params)
+    tool_name = validation.validate_id("tool_name", options.tool_name)
+    fields = validation.validate_dedup_fields(params, options.dedup_fields)
+    # Every field counts without dedup fields: hash the bytes just made.
+    counted = canonical if fields is None else ids.counted_params(params, fields)
+    return m.Claim(
+        tool_name=tool_name,
+        params=canonical,
+        request_hash=ids.request_hash_of_params(tool_name, counted),
+        lease_ms=validation.validate_lease_ms(
+            protocol.seconds_to_ms("lease_seconds", options.lease_seconds)
+        ),
+        retention_ms=validation.validate_retention_ms(
+            protocol.seconds_to_ms("retention_seconds", options.retention_seconds)
+        ),
+        effect=_EFFECTS[options.effect],
+        worker_id=worker_id,
     )
 
 

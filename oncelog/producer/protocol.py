@@ -29,7 +29,6 @@ from oncelog.schemas import models as m
 from oncelog.schemas.models import Decision, Outcome
 
 DEFAULT_RETENTION_S: Final = 7 * 24 * 3600
-_EFFECTS: Final = {"pure": m.Effect.PURE, "external": m.Effect.EXTERNAL}
 
 
 def new_claim_token() -> str:
@@ -65,7 +64,8 @@ def _request(route: Route, token: str | None, body: m.Body) -> m.Request:
 
 @dataclass(frozen=True, slots=True)
 class ClaimOptions:
-    """What a claim asks for, as the caller gave it (validated by :func:`build_claim`)."""
+    """What a claim asks for, as the caller gave it (checked by
+    :meth:`~oncelog.producer.calls.RequestBuilder.claim_execution`)."""
 
     tool_name: str
     params: Mapping[str, Any]
@@ -75,29 +75,8 @@ class ClaimOptions:
     effect: str = "external"
 
 
-def build_claim(route: Route, options: ClaimOptions, worker_id: str) -> m.Request:
-    """A claim request with a fresh token; raises on any bad argument."""
-    if options.effect not in _EFFECTS:
-        raise InvalidArgumentError(f"effect must be 'pure' or 'external', got {options.effect!r}")
-    tool_name, params, dedup = options.tool_name, options.params, options.dedup_fields
-    canonical = validation.validate_params(params)
-    body = m.Claim(
-        tool_name=validation.validate_id("tool_name", tool_name),
-        params=canonical,
-        request_hash=(
-            ids.request_hash_of_params(tool_name, canonical)
-            if dedup is None  # every field counts: hash the bytes just made
-            else ids.request_hash(tool_name, params, dedup)
-        ),
-        lease_ms=validation.validate_lease_ms(
-            seconds_to_ms("lease_seconds", options.lease_seconds)
-        ),
-        retention_ms=validation.validate_retention_ms(
-            seconds_to_ms("retention_seconds", options.retention_seconds)
-        ),
-        effect=_EFFECTS[options.effect],
-        worker_id=validation.validate_id("worker_id", worker_id),
-    )
+def build_claim(route: Route, body: m.Claim) -> m.Request:
+    """A claim request with a fresh token, of a body made of checked arguments."""
     return _request(route, new_claim_token(), body)
 
 
