@@ -4,6 +4,11 @@ The async and the sync client differ only in how they wait for the decision:
 each public method is written once here, returning a :class:`PendingCall`, and
 each client turns it into a blocking or an awaitable method (see
 :func:`oncelog.producer.sync_client.blocking`, :func:`oncelog.producer.client.awaiting`).
+
+This is the SDK's boundary: each argument is checked once, here, and a bad one raises
+its typed error (:class:`~oncelog.errors.InvalidArgumentError`) before any request is
+made. The layers below (:mod:`~oncelog.producer.protocol`, :mod:`oncelog.identity.ids`'s
+``*_unchecked`` and ``request_hash_of_params``) take the checked values.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ def default_worker_id() -> str:
 
 
 class RequestBuilder:
-    """Validated request builders plus a bounded map from execution id to route."""
+    """The calls' requests, each argument checked once; a bounded map of execution routes."""
 
     def __init__(self, worker_id: str | None = None) -> None:
         self.worker_id = validation.validate_id("worker_id", worker_id or default_worker_id())
@@ -117,7 +122,9 @@ class RequestBuilder:
         A retry of the same completion is a no-op that answers the recorded execution.
         """
         route = self.route(execution_id, channel_id, key_name)
-        request = protocol.build_complete(route, claim_token, result)
+        token = _token(claim_token)
+        body = m.Complete(validation.validate_result(result))
+        request = protocol.make_request(route, token, body)
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.COMPLETED))
 
     def fail_execution(
@@ -126,7 +133,8 @@ class RequestBuilder:
     ) -> PendingCall[Execution]:  # fmt: skip
         """Record a failure; a retryable one can be reclaimed at once."""
         route = self.route(execution_id, channel_id, key_name)
-        request = protocol.build_fail(route, claim_token, error, retryable)
+        body = _fail_body(error, retryable)
+        request = protocol.make_request(route, _token(claim_token), body)
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.FAILED))
 
     def heartbeat_execution(
@@ -135,7 +143,8 @@ class RequestBuilder:
     ) -> PendingCall[Heartbeat]:  # fmt: skip
         """Extend the lease; the answer says whether a cancel was requested."""
         route = self.route(execution_id, channel_id, key_name)
-        request = protocol.build_heartbeat(route, claim_token, lease_seconds)
+        body = m.Heartbeat(None if lease_seconds is None else _lease_ms(lease_seconds))
+        request = protocol.make_request(route, _token(claim_token), body)
         return PendingCall(request, protocol.heartbeat_result)
 
     def release_execution(
@@ -144,7 +153,7 @@ class RequestBuilder:
     ) -> PendingCall[Execution]:  # fmt: skip
         """Give the lease back without a result."""
         route = self.route(execution_id, channel_id, key_name)
-        request = protocol.build_release(route, claim_token)
+        request = protocol.make_request(route, _token(claim_token), m.Release())
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.RELEASED))
 
     def get_execution(
@@ -165,7 +174,12 @@ class RequestBuilder:
     ) -> PendingCall[str]:  # fmt: skip
         """Ask the holder to stop; returns the outcome (``cancel_requested`` or the state)."""
         route = self.route(execution_id, channel_id, key_name)
-        return PendingCall(protocol.build_cancel(route, reason), _outcome_name)
+        if reason is not None and (not isinstance(reason, str) or len(reason) > 4096):
+            raise InvalidArgumentError("reason must be a string of at most 4096 characters")
+        return PendingCall(protocol.make_request(route, None, m.Cancel(reason)), _outcome_name)
+
+
+# --- the checks of the caller's arguments, each made once ------------------------------
 
 
 def _checked_route(channel_id: str, key_name: str) -> Route:
@@ -189,15 +203,37 @@ def _claim_body(options: ClaimOptions, worker_id: str) -> m.Claim:
         tool_name=tool_name,
         params=canonical,
         request_hash=ids.request_hash_of_params(tool_name, counted),
-        lease_ms=validation.validate_lease_ms(
-            protocol.seconds_to_ms("lease_seconds", options.lease_seconds)
-        ),
+        lease_ms=_lease_ms(options.lease_seconds),
         retention_ms=validation.validate_retention_ms(
-            protocol.seconds_to_ms("retention_seconds", options.retention_seconds)
+            _seconds_to_ms("retention_seconds", options.retention_seconds)
         ),
         effect=_EFFECTS[options.effect],
         worker_id=worker_id,
     )
+
+
+def _fail_body(error: str, retryable: bool) -> m.Fail:
+    if not isinstance(error, str) or len(error.encode()) > validation.MAX_JSON_BYTES:
+        raise InvalidArgumentError("error must be a string of at most 1 MiB")
+    if not isinstance(retryable, bool):
+        raise InvalidArgumentError("retryable must be a bool")
+    return m.Fail(error, retryable)
+
+
+def _token(claim_token: object) -> str:
+    if not isinstance(claim_token, str) or not 0 < len(claim_token) <= 256:
+        raise InvalidArgumentError("claim_token must be the non-empty string a claim returned")
+    return claim_token
+
+
+def _seconds_to_ms(field: str, seconds: object) -> int:
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise InvalidArgumentError(f"{field} must be a number, got {type(seconds).__name__}")
+    return round(seconds * 1000)
+
+
+def _lease_ms(lease_seconds: object) -> int:
+    return validation.validate_lease_ms(_seconds_to_ms("lease_seconds", lease_seconds))
 
 
 def receipt(execution: Execution, key: bytes, ttl_seconds: float, now_ms: int) -> str:
@@ -207,7 +243,7 @@ def receipt(execution: Execution, key: bytes, ttl_seconds: float, now_ms: int) -
     if execution.status != "completed" or execution.result_hash is None:
         raise NotCompletedError(f"{execution.id} is {execution.status}, not completed")
     assert execution.completed_at_ms is not None
-    ttl_ms = protocol.seconds_to_ms("ttl_seconds", ttl_seconds)
+    ttl_ms = _seconds_to_ms("ttl_seconds", ttl_seconds)
     if ttl_ms <= 0:
         raise InvalidArgumentError(f"ttl_seconds must be positive, got {ttl_seconds!r}")
     claims = ReceiptClaims(
