@@ -7,14 +7,36 @@ Every error carries a stable, machine-readable ``code`` and an HTTP-style
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 class LedgerError(Exception):
-    """Root of every error oncelog raises."""
+    """Root of every error oncelog raises.
+
+    A subclass gives its ``code`` and ``http_status`` as class keywords
+    (``class ConflictError(LedgerError, code="conflict", http_status=409)``) and
+    inherits what it does not give. A code names one error class: a second class
+    declaring it (by keyword or by assignment) is refused at import.
+    """
 
     code: ClassVar[str] = "ledger_error"
     http_status: ClassVar[int] = 500
+    _declared: ClassVar[dict[str, str]] = {"ledger_error": f"{__name__}.LedgerError"}
+
+    def __init_subclass__(
+        cls, *, code: str | None = None, http_status: int | None = None, **kwargs: Any
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+        if http_status is not None:
+            cls.http_status = http_status
+        declared = cls.__dict__.get("code")
+        if declared is not None:
+            name = f"{cls.__module__}.{cls.__qualname__}"
+            owner = LedgerError._declared.setdefault(declared, name)
+            if owner != name:
+                raise TypeError(f"error code {declared!r} is {owner}'s already")
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -27,65 +49,43 @@ class LedgerError(Exception):
 # --- configuration and environment -----------------------------------------
 
 
-class ConfigError(LedgerError):
+class ConfigError(LedgerError, code="config_error"):
     """Settings are missing, contradictory or invalid."""
 
-    code = "config_error"
 
-
-class JavaNotFoundError(ConfigError):
+class JavaNotFoundError(ConfigError, code="java_not_found"):
     """No Java runtime, or one too old for the pinned Kafka broker."""
 
-    code = "java_not_found"
 
-
-class InsecureBindError(ConfigError):
+class InsecureBindError(ConfigError, code="insecure_bind"):
     """The HTTP API was asked to bind a non-loopback address without a bearer token."""
 
-    code = "insecure_bind"
 
-
-class BrokerError(LedgerError):
+class BrokerError(LedgerError, code="broker_error", http_status=503):
     """The local broker could not be fetched, started, reached or stopped."""
 
-    code = "broker_error"
-    http_status = 503
 
-
-class TopicConfigError(LedgerError):
+class TopicConfigError(LedgerError, code="topic_config"):
     """A topic is missing or configured against the spec (e.g. requests compacts)."""
 
-    code = "topic_config"
 
-
-class KafkaOperationError(LedgerError):
+class KafkaOperationError(LedgerError, code="kafka_error", http_status=503):
     """A Kafka client call failed; the message names topic, partition and offset."""
-
-    code = "kafka_error"
-    http_status = 503
 
 
 # --- input validation --------------------------------------------------------
 
 
-class InvalidArgumentError(LedgerError, ValueError):
+class InvalidArgumentError(LedgerError, ValueError, code="invalid_argument", http_status=400):
     """A caller passed a wrong argument. Raised before anything is produced."""
 
-    code = "invalid_argument"
-    http_status = 400
 
-
-class CanonicalJsonError(InvalidArgumentError):
+class CanonicalJsonError(InvalidArgumentError, code="non_canonical_json"):
     """A value cannot be encoded as canonical JSON (NaN, non-string key, ...)."""
 
-    code = "non_canonical_json"
 
-
-class CodecError(LedgerError):
+class CodecError(LedgerError, code="codec_error", http_status=422):
     """Bytes on a topic could not be decoded as an oncelog record."""
-
-    code = "codec_error"
-    http_status = 422
 
     def __init__(self, message: str, *, length: int, fingerprint: bytes | None) -> None:
         fp = fingerprint.hex() if fingerprint is not None else "none"
@@ -97,11 +97,8 @@ class CodecError(LedgerError):
 # --- ledger outcomes that are errors for the caller --------------------------
 
 
-class ConflictError(LedgerError):
+class ConflictError(LedgerError, code="conflict", http_status=409):
     """Same operation, different content: never a second record."""
-
-    code = "conflict"
-    http_status = 409
 
     def __init__(self, message: str, *, stored_hash: str, request_hash: str) -> None:
         super().__init__(f"{message} (stored={stored_hash}, requested={request_hash})")
@@ -109,81 +106,48 @@ class ConflictError(LedgerError):
         self.request_hash = request_hash
 
 
-class ResultExpiredError(LedgerError):
+class ResultExpiredError(LedgerError, code="result_expired", http_status=409):
     """The result was purged after retention; the key stays claimed forever."""
 
-    code = "result_expired"
-    http_status = 409
 
-
-class StaleClaimError(LedgerError):
+class StaleClaimError(LedgerError, code="stale_claim", http_status=409):
     """The claim token is not (or no longer) the holder: fenced."""
 
-    code = "stale_claim"
-    http_status = 409
 
-
-class InProgressError(LedgerError):
+class InProgressError(LedgerError, code="in_progress", http_status=409):
     """Another holder has a live lease on the operation."""
 
-    code = "in_progress"
-    http_status = 409
 
-
-class ExecutionFailedError(LedgerError):
+class ExecutionFailedError(LedgerError, code="execution_failed", http_status=409):
     """The operation failed for good (not retryable)."""
 
-    code = "execution_failed"
-    http_status = 409
 
-
-class LeaseLostError(LedgerError):
+class LeaseLostError(LedgerError, code="lease_lost", http_status=409):
     """The holder's lease was lost or cancelled while the tool ran."""
 
-    code = "lease_lost"
-    http_status = 409
 
-
-class LedgerTimeoutError(LedgerError, TimeoutError):
+class LedgerTimeoutError(LedgerError, TimeoutError, code="timeout", http_status=504):
     """A bounded wait (delivery or decision) ran out."""
 
-    code = "timeout"
-    http_status = 504
 
-
-class NotFoundError(LedgerError):
+class NotFoundError(LedgerError, code="not_found", http_status=404):
     """The queried execution or step is unknown."""
 
-    code = "not_found"
-    http_status = 404
 
-
-class ReceiptError(LedgerError):
+class ReceiptError(LedgerError, code="invalid_receipt", http_status=401):
     """A receipt is malformed, forged, altered, expired or signed with another key."""
 
-    code = "invalid_receipt"
-    http_status = 401
 
-
-class UnauthorizedError(LedgerError):
+class UnauthorizedError(LedgerError, code="unauthorized", http_status=401):
     """The HTTP API was called without its bearer token, or with a wrong one."""
 
-    code = "unauthorized"
-    http_status = 401
 
-
-class InvalidRequestError(LedgerError):
+class InvalidRequestError(LedgerError, code="invalid_request", http_status=422):
     """A record on the requests topic decoded, but holds impossible values."""
 
-    code = "invalid_request"
-    http_status = 422
 
-
-class InvalidStateError(LedgerError):
+class InvalidStateError(LedgerError, code="invalid_state", http_status=409):
     """The request does not apply to the operation's current state (e.g. absent)."""
-
-    code = "invalid_state"
-    http_status = 409
 
     def __init__(self, message: str, *, state: str) -> None:
         super().__init__(message)
@@ -193,31 +157,22 @@ class InvalidStateError(LedgerError):
 # --- queries through any instance -------------------------------------------
 
 
-class OwnerUnavailableError(LedgerError):
+class OwnerUnavailableError(LedgerError, code="owner_unavailable", http_status=503):
     """The group member that owns a partition (or one asked in a gather) did not answer.
 
     The message names the member: its projector id and its query URL.
     """
 
-    code = "owner_unavailable"
-    http_status = 503
 
-
-class NoOwnerError(LedgerError):
+class NoOwnerError(LedgerError, code="no_owner", http_status=503):
     """No member of the projector group owns the partition asked about (yet)."""
-
-    code = "no_owner"
-    http_status = 503
 
 
 # --- the DuckDB projection ---------------------------------------------------
 
 
-class StoreError(LedgerError):
+class StoreError(LedgerError, code="store_error", http_status=503):
     """The DuckDB projection could not be read or written; a failed write changed nothing."""
-
-    code = "store_error"
-    http_status = 503
 
 
 # --- the tool executor -------------------------------------------------------
@@ -235,10 +190,8 @@ class ToolInProgressError(InProgressError):
         self.lease_deadline_ms = lease_deadline_ms
 
 
-class ExecutionCancelledError(LeaseLostError):
+class ExecutionCancelledError(LeaseLostError, code="cancelled"):
     """A cancel was requested while the tool ran; the tool call was stopped."""
-
-    code = "cancelled"
 
     def __init__(self, message: str, *, reason: str | None) -> None:
         super().__init__(f"{message} (reason={reason})")
@@ -248,11 +201,8 @@ class ExecutionCancelledError(LeaseLostError):
 # --- Kafka authorization -----------------------------------------------------
 
 
-class NotAuthorizedError(KafkaOperationError):
+class NotAuthorizedError(KafkaOperationError, code="not_authorized", http_status=403):
     """The broker's ACLs deny this principal the operation; the message names the topic."""
-
-    code = "not_authorized"
-    http_status = 403
 
     def __init__(self, message: str, *, topic: str) -> None:
         super().__init__(message)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, overload
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -15,6 +15,25 @@ def _default_cache_dir() -> Path:
 
 def _default_data_dir() -> Path:
     return Path.home() / ".local" / "share" / "oncelog"
+
+
+class _TopicName:
+    """The name of one of the ledger's topics: ``ONCELOG_TOPIC_PREFIX``, a dot, its role.
+
+    Read on a :class:`Settings` (``settings.requests_topic``), the one naming rule
+    of the four topics; read on the class, the descriptor itself (for its doc).
+    """
+
+    def __init__(self, role: str, doc: str) -> None:
+        self.role = role
+        self.__doc__ = doc
+
+    @overload
+    def __get__(self, settings: None, owner: type[Settings]) -> _TopicName: ...
+    @overload
+    def __get__(self, settings: Settings, owner: type[Settings]) -> str: ...
+    def __get__(self, settings: Settings | None, owner: type[Settings]) -> _TopicName | str:
+        return self if settings is None else f"{settings.topic_prefix}.{self.role}"
 
 
 class Settings(BaseSettings):
@@ -132,22 +151,15 @@ class Settings(BaseSettings):
         conf.update(self.kafka_extra_config)
         return conf
 
-    @property
-    def requests_topic(self) -> str:
-        """The append-only audit log of every request."""
-        return f"{self.topic_prefix}.requests"
-
-    @property
-    def executions_topic(self) -> str:
-        """The compacted topic of full execution snapshots."""
-        return f"{self.topic_prefix}.executions"
-
-    @property
-    def decisions_topic(self) -> str:
-        """One decision per request, read by the client that sent it."""
-        return f"{self.topic_prefix}.decisions"
-
-    @property
-    def deadletter_topic(self) -> str:
-        """Where undecodable records go, with their source position."""
-        return f"{self.topic_prefix}.deadletter"
+    requests_topic: ClassVar[_TopicName] = _TopicName(
+        "requests", "The append-only audit log of every request."
+    )
+    executions_topic: ClassVar[_TopicName] = _TopicName(
+        "executions", "The compacted topic of full execution snapshots."
+    )
+    decisions_topic: ClassVar[_TopicName] = _TopicName(
+        "decisions", "One decision per request, read by the client that sent it."
+    )
+    deadletter_topic: ClassVar[_TopicName] = _TopicName(
+        "deadletter", "Where undecodable records go, with their source position."
+    )

@@ -44,25 +44,30 @@ def request_hash(
     """SHA-256 hex of canonical ``{"tool": tool_name, "params": restricted params}``.
 
     Only the ``dedup_fields`` of ``params`` count (all of them when None), so
-    volatile fields such as timestamps never cause a conflict.
+    volatile fields such as timestamps never cause a conflict. Checks its
+    arguments first, for a caller outside the SDK; the SDK checks them at its
+    public call and hashes with :func:`request_hash_of_params`.
     """
     validate_id("tool_name", tool_name)
     if not isinstance(params, Mapping):
         raise InvalidArgumentError(f"params must be a mapping, got {type(params).__name__}")
     fields = validate_dedup_fields(params, dedup_fields)
-    counted = dict(params) if fields is None else {name: params[name] for name in fields}
-    return sha256_hex(canonical_json({"tool": tool_name, "params": counted}))
+    return request_hash_of_params(tool_name, counted_params(params, fields))
+
+
+def counted_params(params: Mapping[str, Any], fields: Sequence[str] | None) -> bytes:
+    """The canonical bytes of what a request hash counts: the ``fields`` of ``params``
+    (names :func:`validate_dedup_fields` passed), or all of them when None."""
+    return canonical_json(params if fields is None else {name: params[name] for name in fields})
 
 
 def request_hash_of_params(tool_name: str, canonical_params: bytes) -> str:
-    """:func:`request_hash` without dedup fields, from the params' canonical bytes.
+    """:func:`request_hash` of a checked tool name and the canonical bytes it counts.
 
     ``{"params": …, "tool": …}`` has its keys in canonical order already, so its
     canonical form is the params' bytes between two literals: the claim path has
     those bytes (it sends them) and need not canonicalize the params twice.
-    Equal to ``request_hash(tool_name, params)`` (a property test checks it).
     """
-    validate_id("tool_name", tool_name)
     tool = json_string(tool_name).encode("utf-8")
     return sha256_hex(b'{"params":' + canonical_params + b',"tool":' + tool + b"}")
 
@@ -91,9 +96,19 @@ def uuid5_text(name: str) -> str:
 
 
 def operation_id(channel_id: str, key_name: str) -> str:
-    """UUIDv5 naming one operation: the Kafka message key of all its records."""
+    """UUIDv5 naming one operation: the Kafka message key of all its records.
+
+    Checks both ids first (:class:`~oncelog.errors.InvalidArgumentError`), for a
+    caller handed them from outside: a query, a record on the log. The SDK checks
+    them once, at its public call, and derives with :func:`operation_id_unchecked`.
+    """
     validate_id("channel_id", channel_id)
     validate_id("key_name", key_name)
+    return _uuid5_of(channel_id, key_name)
+
+
+def operation_id_unchecked(channel_id: str, key_name: str) -> str:
+    """:func:`operation_id` of two ids that :func:`validate_id` passed already: no check here."""
     return _uuid5_of(channel_id, key_name)
 
 

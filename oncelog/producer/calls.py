@@ -4,6 +4,11 @@ The async and the sync client differ only in how they wait for the decision:
 each public method is written once here, returning a :class:`PendingCall`, and
 each client turns it into a blocking or an awaitable method (see
 :func:`oncelog.producer.sync_client.blocking`, :func:`oncelog.producer.client.awaiting`).
+
+This is the SDK's boundary: each argument is checked once, here, and a bad one raises
+its typed error (:class:`~oncelog.errors.InvalidArgumentError`) before any request is
+made. The layers below (:mod:`~oncelog.producer.protocol`, :mod:`oncelog.identity.ids`'s
+``*_unchecked`` and ``request_hash_of_params``) take the checked values.
 """
 
 from __future__ import annotations
@@ -22,12 +27,14 @@ from oncelog.producer import protocol
 from oncelog.producer.protocol import DEFAULT_RETENTION_S, ClaimOptions, Route
 from oncelog.producer.results import Claim, Execution, Heartbeat
 from oncelog.receipts import NotCompletedError, ReceiptClaims, sign_receipt
+from oncelog.schemas import models as m
 from oncelog.schemas.models import Decision, Outcome, Request
 
 T = TypeVar("T")
 ExecutionRef = str | Execution
 _ROUTES_KEPT: Final = 100_000
 RECEIPT_TTL_S: Final = 30 * 24 * 3600
+_EFFECTS: Final = {"pure": m.Effect.PURE, "external": m.Effect.EXTERNAL}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +51,7 @@ def default_worker_id() -> str:
 
 
 class RequestBuilder:
-    """Validated request builders plus a bounded map from execution id to route."""
+    """The calls' requests, each argument checked once; a bounded map of execution routes."""
 
     def __init__(self, worker_id: str | None = None) -> None:
         self.worker_id = validation.validate_id("worker_id", worker_id or default_worker_id())
@@ -59,12 +66,15 @@ class RequestBuilder:
                 self._routes.popitem(last=False)
 
     def route(self, execution: ExecutionRef, channel_id: str | None, key_name: str | None) -> Route:
-        """Where ``execution``'s records go; the caller names it when this client never saw it."""
+        """Where ``execution``'s records go; the caller names it when this client never saw it.
+
+        The route's ids are checked here, once: the layers below take them as valid.
+        """
         if isinstance(execution, Execution):
-            return Route(execution.channel_id, execution.key_name)
+            return _checked_route(execution.channel_id, execution.key_name)
         if channel_id is not None and key_name is not None:
-            route = Route(channel_id, key_name)
-            if ids.operation_id(channel_id, key_name) != execution:
+            route = _checked_route(channel_id, key_name)
+            if ids.operation_id_unchecked(channel_id, key_name) != execution:
                 raise InvalidArgumentError(f"{channel_id}/{key_name} is not execution {execution}")
             return route
         with self._lock:
@@ -93,14 +103,11 @@ class RequestBuilder:
             raise InvalidArgumentError("give exactly one of key_name and step")
         name = ids.step_key_name(step) if step is not None else key_name
         assert name is not None
-        route = Route(
-            validation.validate_id("channel_id", channel_id),
-            validation.validate_id("key_name", name),
-        )
+        route = _checked_route(channel_id, name)
         options = ClaimOptions(
             tool_name, params, dedup_fields, lease_seconds, retention_seconds, effect
         )
-        request = protocol.build_claim(route, options, self.worker_id)
+        request = protocol.build_claim(route, _claim_body(options, self.worker_id))
         self._remember(request.operation_id, route)
         token = request.claim_token
         assert token is not None
@@ -115,7 +122,9 @@ class RequestBuilder:
         A retry of the same completion is a no-op that answers the recorded execution.
         """
         route = self.route(execution_id, channel_id, key_name)
-        request = protocol.build_complete(route, claim_token, result)
+        token = _token(claim_token)
+        body = m.Complete(validation.validate_result(result))
+        request = protocol.make_request(route, token, body)
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.COMPLETED))
 
     def fail_execution(
@@ -124,7 +133,8 @@ class RequestBuilder:
     ) -> PendingCall[Execution]:  # fmt: skip
         """Record a failure; a retryable one can be reclaimed at once."""
         route = self.route(execution_id, channel_id, key_name)
-        request = protocol.build_fail(route, claim_token, error, retryable)
+        body = _fail_body(error, retryable)
+        request = protocol.make_request(route, _token(claim_token), body)
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.FAILED))
 
     def heartbeat_execution(
@@ -133,7 +143,8 @@ class RequestBuilder:
     ) -> PendingCall[Heartbeat]:  # fmt: skip
         """Extend the lease; the answer says whether a cancel was requested."""
         route = self.route(execution_id, channel_id, key_name)
-        request = protocol.build_heartbeat(route, claim_token, lease_seconds)
+        body = m.Heartbeat(None if lease_seconds is None else _lease_ms(lease_seconds))
+        request = protocol.make_request(route, _token(claim_token), body)
         return PendingCall(request, protocol.heartbeat_result)
 
     def release_execution(
@@ -142,7 +153,7 @@ class RequestBuilder:
     ) -> PendingCall[Execution]:  # fmt: skip
         """Give the lease back without a result."""
         route = self.route(execution_id, channel_id, key_name)
-        request = protocol.build_release(route, claim_token)
+        request = protocol.make_request(route, _token(claim_token), m.Release())
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.RELEASED))
 
     def get_execution(
@@ -163,7 +174,66 @@ class RequestBuilder:
     ) -> PendingCall[str]:  # fmt: skip
         """Ask the holder to stop; returns the outcome (``cancel_requested`` or the state)."""
         route = self.route(execution_id, channel_id, key_name)
-        return PendingCall(protocol.build_cancel(route, reason), _outcome_name)
+        if reason is not None and (not isinstance(reason, str) or len(reason) > 4096):
+            raise InvalidArgumentError("reason must be a string of at most 4096 characters")
+        return PendingCall(protocol.make_request(route, None, m.Cancel(reason)), _outcome_name)
+
+
+# --- the checks of the caller's arguments, each made once ------------------------------
+
+
+def _checked_route(channel_id: str, key_name: str) -> Route:
+    return Route(
+        validation.validate_id("channel_id", channel_id),
+        validation.validate_id("key_name", key_name),
+    )
+
+
+def _claim_body(options: ClaimOptions, worker_id: str) -> m.Claim:
+    """Check what a claim asks for, once, and make its body (``worker_id`` is checked)."""
+    if options.effect not in _EFFECTS:
+        raise InvalidArgumentError(f"effect must be 'pure' or 'external', got {options.effect!r}")
+    params = options.params
+    canonical = validation.validate_params(params)
+    tool_name = validation.validate_id("tool_name", options.tool_name)
+    fields = validation.validate_dedup_fields(params, options.dedup_fields)
+    # Every field counts without dedup fields: hash the bytes just made.
+    counted = canonical if fields is None else ids.counted_params(params, fields)
+    return m.Claim(
+        tool_name=tool_name,
+        params=canonical,
+        request_hash=ids.request_hash_of_params(tool_name, counted),
+        lease_ms=_lease_ms(options.lease_seconds),
+        retention_ms=validation.validate_retention_ms(
+            _seconds_to_ms("retention_seconds", options.retention_seconds)
+        ),
+        effect=_EFFECTS[options.effect],
+        worker_id=worker_id,
+    )
+
+
+def _fail_body(error: str, retryable: bool) -> m.Fail:
+    if not isinstance(error, str) or len(error.encode()) > validation.MAX_JSON_BYTES:
+        raise InvalidArgumentError("error must be a string of at most 1 MiB")
+    if not isinstance(retryable, bool):
+        raise InvalidArgumentError("retryable must be a bool")
+    return m.Fail(error, retryable)
+
+
+def _token(claim_token: object) -> str:
+    if not isinstance(claim_token, str) or not 0 < len(claim_token) <= 256:
+        raise InvalidArgumentError("claim_token must be the non-empty string a claim returned")
+    return claim_token
+
+
+def _seconds_to_ms(field: str, seconds: object) -> int:
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise InvalidArgumentError(f"{field} must be a number, got {type(seconds).__name__}")
+    return round(seconds * 1000)
+
+
+def _lease_ms(lease_seconds: object) -> int:
+    return validation.validate_lease_ms(_seconds_to_ms("lease_seconds", lease_seconds))
 
 
 def receipt(execution: Execution, key: bytes, ttl_seconds: float, now_ms: int) -> str:
@@ -173,7 +243,7 @@ def receipt(execution: Execution, key: bytes, ttl_seconds: float, now_ms: int) -
     if execution.status != "completed" or execution.result_hash is None:
         raise NotCompletedError(f"{execution.id} is {execution.status}, not completed")
     assert execution.completed_at_ms is not None
-    ttl_ms = protocol.seconds_to_ms("ttl_seconds", ttl_seconds)
+    ttl_ms = _seconds_to_ms("ttl_seconds", ttl_seconds)
     if ttl_ms <= 0:
         raise InvalidArgumentError(f"ttl_seconds must be positive, got {ttl_seconds!r}")
     claims = ReceiptClaims(

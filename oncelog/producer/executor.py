@@ -111,11 +111,10 @@ async def _drive_async(
 async def _perform_async(
     step: Step, client: AsyncLedgerCalls, work: Callable[[ToolContext], Awaitable[Any]]
 ) -> Any:
-    if isinstance(step, tool_plan.PauseStep):
-        return await client.clock.apause(step.seconds)
-    if isinstance(step, tool_plan.TimerStep):
-        await client.clock.timer(step.seconds)
-        return False  # the tool's end cancels the heartbeat task instead
+    if isinstance(step, tool_plan.WaitStep):
+        # A wait beside the tool runs out: the tool's end cancels the heartbeat task instead.
+        await (client.clock.timer if step.beside_tool else client.clock.apause)(step.seconds)
+        return False
     if isinstance(step, tool_plan.RunToolStep):
         return await _guarded_async(step, client, work)
     return await step.invoke(client)
@@ -230,10 +229,11 @@ class _Performer:
         self._client, self._work, self._finished = client, work, finished
 
     def __call__(self, step: Step) -> Any:
-        if isinstance(step, tool_plan.PauseStep):
-            return self._client.clock.pause(step.seconds)
-        if isinstance(step, tool_plan.TimerStep):
-            return self._client.clock.wait(self._finished, step.seconds)
+        if isinstance(step, tool_plan.WaitStep):
+            if step.beside_tool:
+                return self._client.clock.wait(self._finished, step.seconds)
+            self._client.clock.pause(step.seconds)
+            return False
         if isinstance(step, tool_plan.RunToolStep):
             return self._guarded(step)
         return step.invoke(self._client)

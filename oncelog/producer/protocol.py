@@ -1,7 +1,8 @@
-"""Build validated requests and turn decisions into results or typed errors.
+"""Make requests of checked values, and turn decisions into results or typed errors.
 
-Shared by the async and the sync client. Every argument is checked here, before
-anything is produced.
+Shared by the async and the sync client. The caller's arguments are checked once,
+before anything is made, by the public call that takes them
+(:class:`~oncelog.producer.calls.RequestBuilder`); what is here takes checked values.
 """
 
 from __future__ import annotations
@@ -14,14 +15,13 @@ from typing import Any, Final
 from oncelog.errors import (
     ConflictError,
     ExecutionFailedError,
-    InvalidArgumentError,
     InvalidRequestError,
     InvalidStateError,
     LedgerError,
     ResultExpiredError,
     StaleClaimError,
 )
-from oncelog.identity import ids, validation
+from oncelog.identity import ids
 from oncelog.identity.tokens import token_fingerprint
 from oncelog.producer import entropy
 from oncelog.producer.results import Claim, ClaimStatus, Execution, Heartbeat, built
@@ -29,7 +29,6 @@ from oncelog.schemas import models as m
 from oncelog.schemas.models import Decision, Outcome
 
 DEFAULT_RETENTION_S: Final = 7 * 24 * 3600
-_EFFECTS: Final = {"pure": m.Effect.PURE, "external": m.Effect.EXTERNAL}
 
 
 def new_claim_token() -> str:
@@ -39,32 +38,22 @@ def new_claim_token() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """Where an operation's records go: its channel and key name."""
+    """Where an operation's records go: its channel and key name, both checked ids."""
 
     channel_id: str
     key_name: str
 
 
-def seconds_to_ms(field: str, seconds: object) -> int:
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-        raise InvalidArgumentError(f"{field} must be a number, got {type(seconds).__name__}")
-    return round(seconds * 1000)
-
-
-def _token(claim_token: object) -> str:
-    if not isinstance(claim_token, str) or not 0 < len(claim_token) <= 256:
-        raise InvalidArgumentError("claim_token must be the non-empty string a claim returned")
-    return claim_token
-
-
-def _request(route: Route, token: str | None, body: m.Body) -> m.Request:
-    op = ids.operation_id(route.channel_id, route.key_name)
+def make_request(route: Route, token: str | None, body: m.Body) -> m.Request:
+    """The request of ``body`` for ``route``'s operation, with a fresh request id."""
+    op = ids.operation_id_unchecked(route.channel_id, route.key_name)
     return m.Request(entropy.request_id(), op, route.channel_id, route.key_name, token, body)
 
 
 @dataclass(frozen=True, slots=True)
 class ClaimOptions:
-    """What a claim asks for, as the caller gave it (validated by :func:`build_claim`)."""
+    """What a claim asks for, as the caller gave it (checked by
+    :meth:`~oncelog.producer.calls.RequestBuilder.claim_execution`)."""
 
     tool_name: str
     params: Mapping[str, Any]
@@ -74,69 +63,14 @@ class ClaimOptions:
     effect: str = "external"
 
 
-def build_claim(route: Route, options: ClaimOptions, worker_id: str) -> m.Request:
-    """A claim request with a fresh token; raises on any bad argument."""
-    if options.effect not in _EFFECTS:
-        raise InvalidArgumentError(f"effect must be 'pure' or 'external', got {options.effect!r}")
-    tool_name, params, dedup = options.tool_name, options.params, options.dedup_fields
-    canonical = validation.validate_params(params)
-    body = m.Claim(
-        tool_name=validation.validate_id("tool_name", tool_name),
-        params=canonical,
-        request_hash=(
-            ids.request_hash_of_params(tool_name, canonical)
-            if dedup is None  # every field counts: hash the bytes just made
-            else ids.request_hash(tool_name, params, dedup)
-        ),
-        lease_ms=validation.validate_lease_ms(
-            seconds_to_ms("lease_seconds", options.lease_seconds)
-        ),
-        retention_ms=validation.validate_retention_ms(
-            seconds_to_ms("retention_seconds", options.retention_seconds)
-        ),
-        effect=_EFFECTS[options.effect],
-        worker_id=validation.validate_id("worker_id", worker_id),
-    )
-    return _request(route, new_claim_token(), body)
-
-
-def build_complete(route: Route, claim_token: str, result: Any) -> m.Request:
-    """A completion carrying ``result`` as canonical JSON."""
-    return _request(route, _token(claim_token), m.Complete(validation.validate_result(result)))
-
-
-def build_fail(route: Route, claim_token: str, error: str, retryable: bool) -> m.Request:
-    """A failure; ``retryable`` lets the next claim take over at once."""
-    if not isinstance(error, str) or len(error.encode()) > validation.MAX_JSON_BYTES:
-        raise InvalidArgumentError("error must be a string of at most 1 MiB")
-    if not isinstance(retryable, bool):
-        raise InvalidArgumentError("retryable must be a bool")
-    return _request(route, _token(claim_token), m.Fail(error, retryable))
-
-
-def build_heartbeat(route: Route, claim_token: str, lease_seconds: float | None) -> m.Request:
-    """A heartbeat; ``lease_seconds`` overrides the claim's lease for this extension."""
-    lease = None
-    if lease_seconds is not None:
-        lease = validation.validate_lease_ms(seconds_to_ms("lease_seconds", lease_seconds))
-    return _request(route, _token(claim_token), m.Heartbeat(lease))
-
-
-def build_release(route: Route, claim_token: str) -> m.Request:
-    """Give the lease back: the operation is reclaimable at once."""
-    return _request(route, _token(claim_token), m.Release())
-
-
-def build_cancel(route: Route, reason: str | None) -> m.Request:
-    """Ask the holder to stop; it learns at its next heartbeat."""
-    if reason is not None and (not isinstance(reason, str) or len(reason) > 4096):
-        raise InvalidArgumentError("reason must be a string of at most 4096 characters")
-    return _request(route, None, m.Cancel(reason))
+def build_claim(route: Route, body: m.Claim) -> m.Request:
+    """A claim request with a fresh token."""
+    return make_request(route, new_claim_token(), body)
 
 
 def build_get(route: Route) -> m.Request:
     """A read of the operation's state through the log."""
-    return _request(route, None, m.Get())
+    return make_request(route, None, m.Get())
 
 
 # --- decisions -> results ----------------------------------------------------------

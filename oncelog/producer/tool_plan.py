@@ -141,17 +141,16 @@ class HeartbeatStep:
 
 
 @dataclass(frozen=True, slots=True)
-class PauseStep:
-    """Wait for time itself (a holder's lease to lapse); answered with None."""
+class WaitStep:
+    """Let ``seconds`` pass; answered True when the tool finished meanwhile.
+
+    The plan waits for two things, which differ only in what may end the wait:
+    a heartbeat interval (``beside_tool``), cut short by the end of the tool run
+    it beats beside, and a holder's lease to lapse, which only time ends.
+    """
 
     seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class TimerStep:
-    """Wait one heartbeat interval; answered True when the tool finished meanwhile."""
-
-    seconds: float
+    beside_tool: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +168,7 @@ class RunToolStep:
 
 
 LedgerStep = ClaimStep | CompleteStep | FailStep | HeartbeatStep
-Step = LedgerStep | PauseStep | TimerStep | RunToolStep
+Step = LedgerStep | WaitStep | RunToolStep
 Plan = Generator[Step, Any, R]
 
 
@@ -197,7 +196,9 @@ def _claim_until_held(
         if claim.status is not ClaimStatus.IN_PROGRESS:
             return claim
         # Waiting for the holder's lease to lapse is waiting for time itself.
-        yield PauseStep(in_progress_delay(claim, spec, give_up_at_ms, clock.now_ms()))
+        yield WaitStep(
+            in_progress_delay(claim, spec, give_up_at_ms, clock.now_ms()), beside_tool=False
+        )
 
 
 def heartbeat_plan(spec: ToolSpec, claim: Claim, stop: StopSignal) -> Plan[None]:
@@ -205,7 +206,7 @@ def heartbeat_plan(spec: ToolSpec, claim: Claim, stop: StopSignal) -> Plan[None]
     deadline_ms = claim.execution.lease_deadline_ms
     clock = stop.clock
     while True:
-        finished = yield TimerStep(spec.lease_seconds / 3)
+        finished = yield WaitStep(spec.lease_seconds / 3, beside_tool=True)
         if finished:
             return
         try:

@@ -15,8 +15,10 @@ from oncelog.errors import CanonicalJsonError, InvalidArgumentError
 from oncelog.identity.canonical_json import canonical_json, sha256_hex
 from oncelog.identity.ids import (
     ONCELOG_NAMESPACE,
+    counted_params,
     idempotency_key,
     operation_id,
+    operation_id_unchecked,
     request_hash,
     request_hash_of_params,
     step_key_name,
@@ -94,6 +96,7 @@ def test_memoized_ids_match_the_general_canonical_json(channel: str, key: str) -
         return
     general = uuid.uuid5(ONCELOG_NAMESPACE, sha256_hex(canonical_json([channel, key])))
     assert operation_id(channel, key) == str(general)
+    assert operation_id_unchecked(channel, key) == str(general)
 
 
 def test_operation_id_pairs_are_unambiguous() -> None:
@@ -118,15 +121,18 @@ def test_step_key_name() -> None:
     st.text(min_size=1, max_size=30),
     st.dictionaries(st.text(max_size=8), json_values, max_size=5),
 )
-def test_the_hash_of_canonical_params_is_the_request_hash(tool: str, params: Any) -> None:
+def test_the_hash_of_canonical_params_is_the_general_canonical_form(tool: str, params: Any) -> None:
     try:
         validate_id("tool_name", tool)
         canonical = validate_params(params)
     except (InvalidArgumentError, CanonicalJsonError):
         return  # control characters, lone surrogates: refused before any hash
-    assert request_hash_of_params(tool, canonical) == request_hash(tool, params)
+    general = sha256_hex(canonical_json({"tool": tool, "params": params}))
+    assert request_hash_of_params(tool, canonical) == general
+    assert request_hash(tool, params) == general
 
 
-def test_the_hash_of_canonical_params_checks_the_tool_name() -> None:
-    with pytest.raises(InvalidArgumentError):
-        request_hash_of_params("bad\ntool", b"{}")
+def test_the_counted_params_are_the_dedup_fields_only() -> None:
+    params = {"id": 1, "ts": 2, "b": [3]}
+    assert counted_params(params, ("id", "b")) == canonical_json({"b": [3], "id": 1})
+    assert counted_params(params, None) == canonical_json(params)

@@ -23,10 +23,9 @@ from oncelog.producer.tool_plan import (
     CompleteStep,
     FailStep,
     HeartbeatStep,
-    PauseStep,
     Plan,
     RunToolStep,
-    TimerStep,
+    WaitStep,
     heartbeat_plan,
     plan_run,
 )
@@ -168,13 +167,15 @@ def test_in_progress_waits_for_the_lapse_then_gives_up_at_the_bound() -> None:
     plan = start(ToolSpec("charge", on_in_progress="wait", wait_timeout_s=10), clock)
     held = claim(ClaimStatus.IN_PROGRESS, holder="worker-b", lease_deadline_ms=T0 + 4000)
     pause = plan.send(held)
-    assert isinstance(pause, PauseStep)
+    assert isinstance(pause, WaitStep)
+    assert not pause.beside_tool
     assert pause.seconds == pytest.approx(4.05)  # just past the deadline
     clock.advance(pause.seconds)
     assert isinstance(plan.send(None), ClaimStep)
     # Still held (a heartbeat moved the deadline): the wait is capped by what is left.
     pause = plan.send(claim(ClaimStatus.IN_PROGRESS, lease_deadline_ms=T0 + 60_000))
-    assert isinstance(pause, PauseStep)
+    assert isinstance(pause, WaitStep)
+    assert not pause.beside_tool
     assert pause.seconds == pytest.approx(10 - 4.05)
     clock.advance(pause.seconds)
     plan.send(None)
@@ -199,7 +200,7 @@ def beats(clock: ManualClock) -> tuple[Plan[None], StopSignal]:
     granted = Claim(ClaimStatus.CLAIMED, execution(deadline_ms=T0 + 3000), TOKEN)
     plan = heartbeat_plan(ToolSpec("charge", lease_seconds=LEASE_S), granted, stop)
     timer = next(plan)
-    assert timer == TimerStep(LEASE_S / 3)
+    assert timer == WaitStep(LEASE_S / 3, beside_tool=True)
     return plan, stop
 
 
@@ -256,6 +257,7 @@ def test_the_lease_counts_as_lost_exactly_when_it_is(events: list[Event]) -> Non
             assert stop.is_set
             assert kind == "fenced" or (kind == "timeout" and clock.now_ms() >= deadline)
             return
-        assert isinstance(step, TimerStep)
+        assert isinstance(step, WaitStep)
+        assert step.beside_tool
         assert not stop.is_set
         assert kind == "ok" or (kind == "timeout" and clock.now_ms() < deadline)

@@ -1,0 +1,70 @@
+"""The typed errors the SDK raises: each class's stable code and HTTP status."""
+
+from __future__ import annotations
+
+import pytest
+
+from oncelog import errors
+from oncelog.errors import InvalidArgumentError, LedgerError
+
+# Pinned: a code is part of the API (callers and the HTTP API match on it).
+CODES = {
+    "BrokerError": ("broker_error", 503),
+    "CanonicalJsonError": ("non_canonical_json", 400),
+    "CodecError": ("codec_error", 422),
+    "ConfigError": ("config_error", 500),
+    "ConflictError": ("conflict", 409),
+    "ExecutionCancelledError": ("cancelled", 409),
+    "ExecutionFailedError": ("execution_failed", 409),
+    "InProgressError": ("in_progress", 409),
+    "InsecureBindError": ("insecure_bind", 500),
+    "InvalidArgumentError": ("invalid_argument", 400),
+    "InvalidRequestError": ("invalid_request", 422),
+    "InvalidStateError": ("invalid_state", 409),
+    "JavaNotFoundError": ("java_not_found", 500),
+    "KafkaOperationError": ("kafka_error", 503),
+    "LeaseLostError": ("lease_lost", 409),
+    "LedgerError": ("ledger_error", 500),
+    "LedgerTimeoutError": ("timeout", 504),
+    "NoOwnerError": ("no_owner", 503),
+    "NotAuthorizedError": ("not_authorized", 403),
+    "NotFoundError": ("not_found", 404),
+    "OwnerUnavailableError": ("owner_unavailable", 503),
+    "ReceiptError": ("invalid_receipt", 401),
+    "ResultExpiredError": ("result_expired", 409),
+    "StaleClaimError": ("stale_claim", 409),
+    "StoreError": ("store_error", 503),
+    "ToolInProgressError": ("in_progress", 409),
+    "TopicConfigError": ("topic_config", 500),
+    "UnauthorizedError": ("unauthorized", 401),
+}
+
+
+def test_every_error_keeps_its_code_and_status() -> None:
+    found = {
+        name: (cls.code, cls.http_status)
+        for name, cls in vars(errors).items()
+        if isinstance(cls, type) and issubclass(cls, LedgerError)
+    }
+    assert found == CODES
+
+
+def test_a_subclass_inherits_what_it_does_not_declare() -> None:
+    class NarrowerError(InvalidArgumentError, code="narrower_argument_of_the_test"):
+        pass
+
+    assert (NarrowerError.code, NarrowerError.http_status) == ("narrower_argument_of_the_test", 400)
+    assert str(NarrowerError("why")) == "[narrower_argument_of_the_test] why"
+
+
+@pytest.mark.parametrize("taken", ["conflict", "ledger_error"])
+def test_a_code_taken_by_another_error_is_refused(taken: str) -> None:
+    with pytest.raises(TypeError, match=f"error code '{taken}' is .*'s already"):
+
+        class AgainError(LedgerError, code=taken):
+            pass
+
+    with pytest.raises(TypeError, match=f"error code '{taken}'"):
+
+        class AssignedError(LedgerError):
+            code = taken
