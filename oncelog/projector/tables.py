@@ -140,6 +140,7 @@ REQUESTS: Final[tuple[Column, ...]] = (
     Column("log_time_ms", "BIGINT NOT NULL", INT, "log_time_ms"),
     mirror("decision.duplicate_effect_suspected"),
     mirror("decision.retried"),
+    mirror("request.reconciled"),
 )
 """One row per folded request and its answer. A column added here for a new optional
 field reaches an older file too: :func:`added_columns` (run by the migration)."""

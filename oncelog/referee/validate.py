@@ -14,10 +14,12 @@ from typing import Final
 from oncelog.errors import InvalidArgumentError, InvalidRequestError
 from oncelog.identity import ids, validation
 from oncelog.identity.partitioner import cached_partition_for
-from oncelog.schemas.models import Cancel, Claim, Complete, Get, Heartbeat, Request, Sweep
+from oncelog.schemas.models import Cancel, Claim, Complete, Fail, Get, Heartbeat, Request, Sweep
 
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
 _MAX_TOKEN: Final = 256
+RECONCILED: Final = frozenset({"found", "not_found"})
+"""The values of a completion's or failure's ``reconciled``."""
 
 # The identity checks are pure functions of their arguments and cost a SHA-256, a UUIDv5
 # and a murmur2 in Python per request: most requests (completions, heartbeats, other
@@ -57,6 +59,17 @@ def _check(request: Request, key: bytes | None, partition: int, partitions: int)
         validation.validate_lease_ms(body.lease_ms)
     elif isinstance(body, Complete) and len(body.result) > validation.MAX_JSON_BYTES:
         raise InvalidArgumentError(f"result is {len(body.result)} bytes, at most 1 MiB")
+    if request.reconciled is not None:
+        _check_reconciled(request)
+
+
+def _check_reconciled(request: Request) -> None:
+    if not isinstance(request.body, Complete | Fail):
+        raise InvalidArgumentError(
+            f"reconciled is set on a {request.kind}: only on complete or fail"
+        )
+    if request.reconciled not in RECONCILED:
+        raise InvalidArgumentError(f"reconciled is {request.reconciled!r}: 'found' or 'not_found'")
 
 
 def _check_claim(body: Claim) -> None:

@@ -158,6 +158,9 @@ class Request(NamedTuple):
     #: The partition of ``<prefix>.decisions`` the sender listens on (routing, not state:
     #: the fold never reads it). ``None`` from older writers and the projector's sweeps.
     reply_partition: int | None = None
+    #: On a complete or fail: how the sender settled a previous attempt's unknown outcome
+    #: with the downstream (``"found"`` or ``"not_found"``); ``None``: not reconciled.
+    reconciled: str | None = None
 
     @property
     def kind(self) -> Kind:

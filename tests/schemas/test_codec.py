@@ -185,7 +185,8 @@ WIRE_FINGERPRINTS = {
     "history/execution_snapshot.v1.avsc": "4843f3cbc836bf4f",
     "history/request.v1.avsc": "66f1b13f4e263381",
     "history/request.v2.avsc": "2efafbd955cd3245",
-    "request.avsc": "0a2415833d419c4c",
+    "history/request.v3.avsc": "0a2415833d419c4c",
+    "request.avsc": "d385befdd0bab353",
 }
 
 

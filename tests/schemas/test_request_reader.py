@@ -57,7 +57,9 @@ BODIES: st.SearchStrategy[Body] = st.one_of(
 )
 # Reply partitions: mostly small (one byte), sometimes anywhere in the int range.
 REPLY = st.none() | st.integers(0, 63) | st.integers(-(2**31), 2**31 - 1)
-REQUESTS = st.builds(Request, TEXT, TEXT, TEXT, TEXT, st.none() | TEXT, BODIES, REPLY)
+REQUESTS = st.builds(
+    Request, TEXT, TEXT, TEXT, TEXT, st.none() | TEXT, BODIES, REPLY, st.none() | TEXT
+)
 
 
 def _fastavro(data: bytes) -> Request:
@@ -131,8 +133,8 @@ def test_bytearray_input_takes_fastavro_and_yields_bytes() -> None:
 
 def test_reader_steps_aside_on_a_reply_partition_beyond_32_bits() -> None:
     data = encode_request(Request("r", "o", "c", "k", None, Sweep(), 7))
-    assert data.endswith(b"\x02\x0e")  # branch "int", zig-zag 7
-    too_big = data[:-1] + b"\x80\x80\x80\x80\x10"  # 2**31: no Avro int
+    assert data.endswith(b"\x02\x0e\x00")  # branch "int", zig-zag 7; reconciled null
+    too_big = data[:-2] + b"\x80\x80\x80\x80\x10\x00"  # 2**31: no Avro int
     assert read_request(too_big) is None
     try:
         reference = _fastavro(too_big)
