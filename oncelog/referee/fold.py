@@ -61,23 +61,8 @@ _OUTCOME_OF_STATUS: Final = {
 
 
 # tuple.__new__ builds a NamedTuple model without its generated Python __new__;
-# the fold uses it where it knows every field, a third cheaper per record.
+# the fold uses it where it knows every field.
 _new: Final = tuple.__new__
-_DECISION_HEAD: Final = (
-    "request_id",
-    "operation_id",
-    "kind",
-    "outcome",
-    "changed",
-    "log_time_ms",
-    "state",
-    "epoch",
-)
-if Decision._fields[: len(_DECISION_HEAD)] != _DECISION_HEAD:  # keep positions honest
-    raise ImportError("Decision fields moved; update fold._DECISION_HEAD")
-_DECISION_DEFAULTS: Final = tuple(
-    Decision._field_defaults[name] for name in Decision._fields[len(_DECISION_HEAD) :]
-)
 _STATE_INDEX: Final = {name: i for i, name in enumerate(ExecutionState._fields)}
 _VERSION: Final = _STATE_INDEX["version"]
 _UPDATED_AT: Final = _STATE_INDEX["updated_at_ms"]
@@ -100,17 +85,12 @@ def _decide(
     **detail: Any,
 ) -> Decision:
     """A decision that reports ``state`` (the state after) alongside ``detail``."""
-    kind = BODY_KIND[type(request.body)]
-    if not detail:  # the common case: skip the generated __new__ and its defaults
-        epoch = None if state is None else state.epoch
-        head = (request.request_id, request.operation_id, kind, outcome, changed, t, state, epoch)
-        return _new(Decision, head + _DECISION_DEFAULTS)
     if state is not None:  # a detail may name the epoch itself (a fenced holder's)
         detail.setdefault("epoch", state.epoch)
     return Decision(
         request_id=request.request_id,
         operation_id=request.operation_id,
-        kind=kind,
+        kind=BODY_KIND[type(request.body)],
         outcome=outcome,
         changed=changed,
         log_time_ms=t,
