@@ -177,8 +177,15 @@ def _commit(
     values[_UPDATED_AT] = t
     epoch = changes.get("epoch", state.epoch)
     payload = _payload_fp(request.body) if payload_fp is None else payload_fp
-    memo = (request.request_id, outcome, epoch, fp, payload, t)
-    values[_RECENT] = _remember(state.recent, _new(RecentRequest, memo), t)
+    memo = RecentRequest(
+        request_id=request.request_id,
+        outcome=outcome,
+        epoch=epoch,
+        token_fp=fp,
+        payload_fp=payload,
+        log_time_ms=t,
+    )
+    values[_RECENT] = _remember(state.recent, memo, t)
     new = _new(ExecutionState, values)  # same length as ``state``: no check needed
     return new, _decide(new, request, outcome, t, True, **(detail or {}))
 
@@ -211,7 +218,14 @@ def _first_claim(request: Request, body: Claim, t: int) -> Result:
     if request.claim_token is None:
         return _unchanged(None, request, Outcome.INVALID_REQUEST, t)
     fp = token_fingerprint(request.claim_token)
-    memo = _new(RecentRequest, (request.request_id, Outcome.CLAIMED, 1, fp, _payload_fp(body), t))
+    memo = RecentRequest(
+        request_id=request.request_id,
+        outcome=Outcome.CLAIMED,
+        epoch=1,
+        token_fp=fp,
+        payload_fp=_payload_fp(body),
+        log_time_ms=t,
+    )
     state = ExecutionState(
         operation_id=request.operation_id,
         channel_id=request.channel_id,
