@@ -60,13 +60,18 @@ _OUTCOME_OF_STATUS: Final = {
 }
 
 
-# tuple.__new__ builds a NamedTuple model without its generated Python __new__;
-# the fold uses it where it knows every field.
-_new: Final = tuple.__new__
+# A new state version copies the old one as a list and patches the changed fields by
+# index: 12 % of decode+fold against ``state._replace`` (docs/performance.md, "Tricks
+# kept"). The index comes from the model's own field list, so it cannot drift.
 _STATE_INDEX: Final = {name: i for i, name in enumerate(ExecutionState._fields)}
-_VERSION: Final = _STATE_INDEX["version"]
-_UPDATED_AT: Final = _STATE_INDEX["updated_at_ms"]
-_RECENT: Final = _STATE_INDEX["recent"]
+
+
+def _evolve(state: ExecutionState, changes: dict[str, Any]) -> ExecutionState:
+    """``state`` with ``changes`` applied, as ``state._replace(**changes)`` would return."""
+    values = list(state)
+    for name, value in changes.items():
+        values[_STATE_INDEX[name]] = value
+    return ExecutionState._make(values)
 
 
 def _hash(data: bytes) -> str:
@@ -169,24 +174,20 @@ def _commit(
 
     ``fp`` is the fingerprint of the request's token, kept in the retry memory.
     """
-    # ``evolve`` inlined: one list copy, no second kwargs dict (the hot path).
-    values = list(state)
-    for name, value in changes.items():
-        values[_STATE_INDEX[name]] = value
-    values[_VERSION] = state.version + 1
-    values[_UPDATED_AT] = t
     epoch = changes.get("epoch", state.epoch)
-    payload = _payload_fp(request.body) if payload_fp is None else payload_fp
     memo = RecentRequest(
         request_id=request.request_id,
         outcome=outcome,
         epoch=epoch,
         token_fp=fp,
-        payload_fp=payload,
+        payload_fp=_payload_fp(request.body) if payload_fp is None else payload_fp,
         log_time_ms=t,
     )
-    values[_RECENT] = _remember(state.recent, memo, t)
-    new = _new(ExecutionState, values)  # same length as ``state``: no check needed
+    # ``changes`` is this call's own keyword dict: completing it in place is safe.
+    changes["version"] = state.version + 1
+    changes["updated_at_ms"] = t
+    changes["recent"] = _remember(state.recent, memo, t)
+    new = _evolve(state, changes)
     return new, _decide(new, request, outcome, t, True, **(detail or {}))
 
 
