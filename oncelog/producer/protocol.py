@@ -123,9 +123,13 @@ def claim_result(decision: Decision, token: str) -> Claim:
         return Claim(ClaimStatus.REPLAYED, execution, token, result=result, decision=decision)
     if outcome is Outcome.IN_PROGRESS:
         return Claim(
-            ClaimStatus.IN_PROGRESS, execution, token, holder=decision.holder_worker_id,
-            lease_deadline_ms=decision.lease_deadline_ms, decision=decision,
-        )  # fmt: skip
+            ClaimStatus.IN_PROGRESS,
+            execution,
+            token,
+            holder=decision.holder_worker_id,
+            lease_deadline_ms=decision.lease_deadline_ms,
+            decision=decision,
+        )
     raise InvalidStateError(
         f"claim of {decision.operation_id} answered {outcome.value}", state=_state_name(decision)
     )

@@ -150,9 +150,13 @@ class ToolSpec:
     def claim_options(self, params: Mapping[str, Any]) -> ClaimOptions:
         """What the claim of ``params`` asks for."""
         return ClaimOptions(
-            self.tool_name, params, self.dedup_fields, self.lease_seconds,
-            self.retention_seconds, self.effect,
-        )  # fmt: skip
+            self.tool_name,
+            params,
+            self.dedup_fields,
+            self.lease_seconds,
+            self.retention_seconds,
+            self.effect,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,9 +83,13 @@ def start_http(
     """
     require_safe_bind(host, token)
     app = create_app(
-        store.cursor, max_rows=max_rows, token=token, redact_results=redact_results,
-        router=router, metrics=metrics,
-    )  # fmt: skip
+        store.cursor,
+        max_rows=max_rows,
+        token=token,
+        redact_results=redact_results,
+        router=router,
+        metrics=metrics,
+    )
     return serve_app(app, host, port)
 
 
