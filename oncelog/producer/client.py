@@ -119,16 +119,25 @@ class LedgerClient(ClientCalls):
         return self
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         await asyncio.to_thread(self.close)
 
     async def run_tool(
-        self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
-        tool_name: str, params: Mapping[str, Any], fn: AsyncToolFn,
-        reconcile: AsyncReconcile | None = None, **options: Unpack[ToolOptions],
-    ) -> ToolRun:  # fmt: skip
+        self,
+        channel_id: str,
+        key_name: str | None = None,
+        *,
+        step: int | None = None,
+        tool_name: str,
+        params: Mapping[str, Any],
+        fn: AsyncToolFn,
+        reconcile: AsyncReconcile | None = None,
+        **options: Unpack[ToolOptions],
+    ) -> ToolRun:
         """Claim, run ``fn`` under a heartbeat, then complete or fail: see
         :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
         target = ToolTarget(channel_id, key_name, step)
@@ -148,16 +157,25 @@ class SyncLedgerClient(ClientCalls):
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.close()
 
     def run_tool(
-        self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
-        tool_name: str, params: Mapping[str, Any], fn: SyncToolFn,
-        reconcile: SyncReconcile | None = None, **options: Unpack[ToolOptions],
-    ) -> ToolRun:  # fmt: skip
+        self,
+        channel_id: str,
+        key_name: str | None = None,
+        *,
+        step: int | None = None,
+        tool_name: str,
+        params: Mapping[str, Any],
+        fn: SyncToolFn,
+        reconcile: SyncReconcile | None = None,
+        **options: Unpack[ToolOptions],
+    ) -> ToolRun:
         """Claim, run a blocking ``fn`` under a heartbeat thread, then complete or fail:
         see :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
         target = ToolTarget(channel_id, key_name, step)
