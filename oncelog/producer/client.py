@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Mapping
-from types import MethodType, TracebackType
+from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, Unpack, overload
 
 from oncelog.producer.base import ClientBase
@@ -118,12 +118,7 @@ class LedgerClient(ClientCalls):
         await asyncio.to_thread(self.open)
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await asyncio.to_thread(self.close)
 
     async def run_tool(
@@ -156,12 +151,7 @@ class SyncLedgerClient(ClientCalls):
         self.open()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def run_tool(
