@@ -60,9 +60,11 @@ class ClientBase:
         """Connect (blocking): the configured broker and start reading decisions."""
         if self._transport is None:
             dispatcher = Dispatcher(
-                self.settings, _bootstrap(self.settings), self._timeouts,
+                self.settings,
+                _bootstrap(self.settings),
+                self._timeouts,
                 reply_partition=self._reply_partition,
-            )  # fmt: skip
+            )
             dispatcher.start()
             self._transport = dispatcher
 

@@ -105,7 +105,12 @@ class RequestBuilder:
         assert name is not None
         route = _checked_route(channel_id, name)
         options = ClaimOptions(
-            tool_name, params, dedup_fields, lease_seconds, retention_seconds, effect
+            tool_name=tool_name,
+            params=params,
+            dedup_fields=dedup_fields,
+            lease_seconds=lease_seconds,
+            retention_seconds=retention_seconds,
+            effect=effect,
         )
         request = protocol.build_claim(route, _claim_body(options, self.worker_id))
         self._remember(request.operation_id, route)
@@ -114,9 +119,14 @@ class RequestBuilder:
         return PendingCall(request, lambda d: protocol.claim_result(d, token))
 
     def complete_execution(
-        self, execution_id: ExecutionRef, claim_token: str, result: Any, *,
-        channel_id: str | None = None, key_name: str | None = None,
-    ) -> PendingCall[Execution]:  # fmt: skip
+        self,
+        execution_id: ExecutionRef,
+        claim_token: str,
+        result: Any,
+        *,
+        channel_id: str | None = None,
+        key_name: str | None = None,
+    ) -> PendingCall[Execution]:
         """Record the result. Fenced (:class:`StaleClaimError`) unless you hold the claim.
 
         A retry of the same completion is a no-op that answers the recorded execution.
@@ -128,9 +138,15 @@ class RequestBuilder:
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.COMPLETED))
 
     def fail_execution(
-        self, execution_id: ExecutionRef, claim_token: str, error: str, retryable: bool = False,
-        *, channel_id: str | None = None, key_name: str | None = None,
-    ) -> PendingCall[Execution]:  # fmt: skip
+        self,
+        execution_id: ExecutionRef,
+        claim_token: str,
+        error: str,
+        retryable: bool = False,
+        *,
+        channel_id: str | None = None,
+        key_name: str | None = None,
+    ) -> PendingCall[Execution]:
         """Record a failure; a retryable one can be reclaimed at once."""
         route = self.route(execution_id, channel_id, key_name)
         body = _fail_body(error, retryable)
@@ -138,9 +154,14 @@ class RequestBuilder:
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.FAILED))
 
     def heartbeat_execution(
-        self, execution_id: ExecutionRef, claim_token: str, lease_seconds: float | None = None,
-        *, channel_id: str | None = None, key_name: str | None = None,
-    ) -> PendingCall[Heartbeat]:  # fmt: skip
+        self,
+        execution_id: ExecutionRef,
+        claim_token: str,
+        lease_seconds: float | None = None,
+        *,
+        channel_id: str | None = None,
+        key_name: str | None = None,
+    ) -> PendingCall[Heartbeat]:
         """Extend the lease; the answer says whether a cancel was requested."""
         route = self.route(execution_id, channel_id, key_name)
         body = m.Heartbeat(None if lease_seconds is None else _lease_ms(lease_seconds))
@@ -148,18 +169,25 @@ class RequestBuilder:
         return PendingCall(request, protocol.heartbeat_result)
 
     def release_execution(
-        self, execution_id: ExecutionRef, claim_token: str, *,
-        channel_id: str | None = None, key_name: str | None = None,
-    ) -> PendingCall[Execution]:  # fmt: skip
+        self,
+        execution_id: ExecutionRef,
+        claim_token: str,
+        *,
+        channel_id: str | None = None,
+        key_name: str | None = None,
+    ) -> PendingCall[Execution]:
         """Give the lease back without a result."""
         route = self.route(execution_id, channel_id, key_name)
         request = protocol.make_request(route, _token(claim_token), m.Release())
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.RELEASED))
 
     def get_execution(
-        self, execution_id: ExecutionRef, *, channel_id: str | None = None,
+        self,
+        execution_id: ExecutionRef,
+        *,
+        channel_id: str | None = None,
         key_name: str | None = None,
-    ) -> PendingCall[Execution | None]:  # fmt: skip
+    ) -> PendingCall[Execution | None]:
         """The execution as decided after every request sent before this call; None if absent.
 
         It is a read through the log (a ``get`` request judged by the projector
@@ -169,9 +197,13 @@ class RequestBuilder:
         return PendingCall(protocol.build_get(route), protocol.get_result)
 
     def cancel_execution(
-        self, execution_id: ExecutionRef, reason: str | None = None, *,
-        channel_id: str | None = None, key_name: str | None = None,
-    ) -> PendingCall[str]:  # fmt: skip
+        self,
+        execution_id: ExecutionRef,
+        reason: str | None = None,
+        *,
+        channel_id: str | None = None,
+        key_name: str | None = None,
+    ) -> PendingCall[str]:
         """Ask the holder to stop; returns the outcome (``cancel_requested`` or the state)."""
         route = self.route(execution_id, channel_id, key_name)
         if reason is not None and (not isinstance(reason, str) or len(reason) > 4096):
@@ -191,23 +223,24 @@ def _checked_route(channel_id: str, key_name: str) -> Route:
 
 def _claim_body(options: ClaimOptions, worker_id: str) -> m.Claim:
     """Check what a claim asks for, once, and make its body (``worker_id`` is checked)."""
-    if options.effect not in _EFFECTS:
-        raise InvalidArgumentError(f"effect must be 'pure' or 'external', got {options.effect!r}")
-    params = options.params
+    effect = options["effect"]
+    if effect not in _EFFECTS:
+        raise InvalidArgumentError(f"effect must be 'pure' or 'external', got {effect!r}")
+    params = options["params"]
     canonical = validation.validate_params(params)
-    tool_name = validation.validate_id("tool_name", options.tool_name)
-    fields = validation.validate_dedup_fields(params, options.dedup_fields)
+    tool_name = validation.validate_id("tool_name", options["tool_name"])
+    fields = validation.validate_dedup_fields(params, options["dedup_fields"])
     # Every field counts without dedup fields: hash the bytes just made.
     counted = canonical if fields is None else ids.counted_params(params, fields)
     return m.Claim(
         tool_name=tool_name,
         params=canonical,
         request_hash=ids.request_hash_of_params(tool_name, counted),
-        lease_ms=_lease_ms(options.lease_seconds),
+        lease_ms=_lease_ms(options["lease_seconds"]),
         retention_ms=validation.validate_retention_ms(
-            _seconds_to_ms("retention_seconds", options.retention_seconds)
+            _seconds_to_ms("retention_seconds", options["retention_seconds"])
         ),
-        effect=_EFFECTS[options.effect],
+        effect=_EFFECTS[effect],
         worker_id=worker_id,
     )
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Mapping
-from types import MethodType, TracebackType
+from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, Unpack, overload
 
 from oncelog.producer.base import ClientBase
@@ -118,17 +118,21 @@ class LedgerClient(ClientCalls):
         await asyncio.to_thread(self.open)
         return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:  # fmt: skip
+    async def __aexit__(self, *exc_info: object) -> None:
         await asyncio.to_thread(self.close)
 
     async def run_tool(
-        self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
-        tool_name: str, params: Mapping[str, Any], fn: AsyncToolFn,
-        reconcile: AsyncReconcile | None = None, **options: Unpack[ToolOptions],
-    ) -> ToolRun:  # fmt: skip
+        self,
+        channel_id: str,
+        key_name: str | None = None,
+        *,
+        step: int | None = None,
+        tool_name: str,
+        params: Mapping[str, Any],
+        fn: AsyncToolFn,
+        reconcile: AsyncReconcile | None = None,
+        **options: Unpack[ToolOptions],
+    ) -> ToolRun:
         """Claim, run ``fn`` under a heartbeat, then complete or fail: see
         :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
         target = ToolTarget(channel_id, key_name, step)
@@ -147,17 +151,21 @@ class SyncLedgerClient(ClientCalls):
         self.open()
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:  # fmt: skip
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def run_tool(
-        self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
-        tool_name: str, params: Mapping[str, Any], fn: SyncToolFn,
-        reconcile: SyncReconcile | None = None, **options: Unpack[ToolOptions],
-    ) -> ToolRun:  # fmt: skip
+        self,
+        channel_id: str,
+        key_name: str | None = None,
+        *,
+        step: int | None = None,
+        tool_name: str,
+        params: Mapping[str, Any],
+        fn: SyncToolFn,
+        reconcile: SyncReconcile | None = None,
+        **options: Unpack[ToolOptions],
+    ) -> ToolRun:
         """Claim, run a blocking ``fn`` under a heartbeat thread, then complete or fail:
         see :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
         target = ToolTarget(channel_id, key_name, step)

@@ -167,8 +167,14 @@ class _Resender:
     """The re-send timer of one async call; it also fails the call at its deadline."""
 
     __slots__ = (
-        "_answer", "_deadline", "_dispatcher", "_handle", "_loop", "_queue", "_request",
-    )  # fmt: skip
+        "_answer",
+        "_deadline",
+        "_dispatcher",
+        "_handle",
+        "_loop",
+        "_queue",
+        "_request",
+    )
 
     def __init__(
         self,

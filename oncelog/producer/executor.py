@@ -150,16 +150,24 @@ class LedgerTool(BoundTool[AsyncLedgerCalls, Callable[..., Awaitable[Any]], Asyn
     """
 
     async def __call__(
-        self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
+        self,
+        channel_id: str,
+        key_name: str | None = None,
+        *,
+        step: int | None = None,
         **params: Any,
-    ) -> Any:  # fmt: skip
+    ) -> Any:
         """Run through the ledger and return the (possibly replayed) result."""
         return (await self.run(channel_id, key_name, step=step, **params)).result
 
     async def run(
-        self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
+        self,
+        channel_id: str,
+        key_name: str | None = None,
+        *,
+        step: int | None = None,
         **params: Any,
-    ) -> ToolRun:  # fmt: skip
+    ) -> ToolRun:
         """Run through the ledger and return the whole :class:`ToolRun`."""
         target = ToolTarget(channel_id, key_name, step)
         job = ToolJob(self.spec, target, params, self.bind(params), self.reconcile)
@@ -262,16 +270,24 @@ class SyncLedgerTool(BoundTool[SyncLedgerCalls, Callable[..., Any], SyncReconcil
     """The blocking twin of :class:`~oncelog.producer.executor.LedgerTool`."""
 
     def __call__(
-        self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
+        self,
+        channel_id: str,
+        key_name: str | None = None,
+        *,
+        step: int | None = None,
         **params: Any,
-    ) -> Any:  # fmt: skip
+    ) -> Any:
         """Run through the ledger and return the (possibly replayed) result."""
         return self.run(channel_id, key_name, step=step, **params).result
 
     def run(
-        self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
+        self,
+        channel_id: str,
+        key_name: str | None = None,
+        *,
+        step: int | None = None,
         **params: Any,
-    ) -> ToolRun:  # fmt: skip
+    ) -> ToolRun:
         """Run through the ledger and return the whole :class:`ToolRun`."""
         target = ToolTarget(channel_id, key_name, step)
         job = ToolJob(self.spec, target, params, self.bind(params), self.reconcile)

@@ -73,9 +73,13 @@ class DecisionListener:
         try:
             self.partitions = partition_count(consumer, self._topic)
             chosen = reply_partition.choose(
-                consumer, self._topic, self.partitions, self._pinned, rng=self._rng,
+                consumer,
+                self._topic,
+                self.partitions,
+                self._pinned,
+                rng=self._rng,
                 now_ms=WALL_CLOCK.now_ms(),
-            )  # fmt: skip
+            )
             end = high_watermarks(consumer, self._topic, [chosen])[chosen]
             if self._requests_topic is not None:
                 # Asked here: once the thread polls, a metadata call on the consumer waits.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from oncelog.errors import (
     ConflictError,
@@ -50,17 +50,16 @@ def make_request(route: Route, token: str | None, body: m.Body) -> m.Request:
     return m.Request(entropy.request_id(), op, route.channel_id, route.key_name, token, body)
 
 
-@dataclass(frozen=True, slots=True)
-class ClaimOptions:
-    """What a claim asks for, as the caller gave it (checked by
-    :meth:`~oncelog.producer.calls.RequestBuilder.claim_execution`)."""
+class ClaimOptions(TypedDict):
+    """What a claim asks for, as the caller gave it: ``claim_execution``'s keyword options,
+    checked by :meth:`~oncelog.producer.calls.RequestBuilder.claim_execution`."""
 
     tool_name: str
     params: Mapping[str, Any]
-    dedup_fields: Sequence[str] | None = None
-    lease_seconds: float = 60
-    retention_seconds: float = DEFAULT_RETENTION_S
-    effect: str = "external"
+    dedup_fields: Sequence[str] | None
+    lease_seconds: float
+    retention_seconds: float
+    effect: str
 
 
 def build_claim(route: Route, body: m.Claim) -> m.Request:
@@ -123,9 +122,13 @@ def claim_result(decision: Decision, token: str) -> Claim:
         return Claim(ClaimStatus.REPLAYED, execution, token, result=result, decision=decision)
     if outcome is Outcome.IN_PROGRESS:
         return Claim(
-            ClaimStatus.IN_PROGRESS, execution, token, holder=decision.holder_worker_id,
-            lease_deadline_ms=decision.lease_deadline_ms, decision=decision,
-        )  # fmt: skip
+            ClaimStatus.IN_PROGRESS,
+            execution,
+            token,
+            holder=decision.holder_worker_id,
+            lease_deadline_ms=decision.lease_deadline_ms,
+            decision=decision,
+        )
     raise InvalidStateError(
         f"claim of {decision.operation_id} answered {outcome.value}", state=_state_name(decision)
     )

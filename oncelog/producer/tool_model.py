@@ -150,9 +150,13 @@ class ToolSpec:
     def claim_options(self, params: Mapping[str, Any]) -> ClaimOptions:
         """What the claim of ``params`` asks for."""
         return ClaimOptions(
-            self.tool_name, params, self.dedup_fields, self.lease_seconds,
-            self.retention_seconds, self.effect,
-        )  # fmt: skip
+            tool_name=self.tool_name,
+            params=params,
+            dedup_fields=self.dedup_fields,
+            lease_seconds=self.lease_seconds,
+            retention_seconds=self.retention_seconds,
+            effect=self.effect,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,9 @@ lease lapses, and the next claimer reconciles with the attempt.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Generic, Protocol, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar, Unpack
 
 from oncelog.errors import (
     InvalidStateError,
@@ -60,10 +60,13 @@ class LedgerCalls(Protocol[ClaimT_co, ExecutionT_co, HeartbeatT_co]):
         ...
 
     def claim_execution(
-        self, channel_id: str, key_name: str | None = None, *, step: int | None = None,
-        tool_name: str, params: Mapping[str, Any], dedup_fields: Sequence[str] | None = None,
-        lease_seconds: float = ..., retention_seconds: float = ..., effect: str = ...,
-    ) -> ClaimT_co: ...  # fmt: skip
+        self,
+        channel_id: str,
+        key_name: str | None = None,
+        *,
+        step: int | None = None,
+        **options: Unpack[ClaimOptions],
+    ) -> ClaimT_co: ...
 
     def complete_execution(
         self, execution_id: ExecutionRef, claim_token: str, result: Any
@@ -93,12 +96,8 @@ class ClaimStep:
 
     def invoke(self, ledger: AnyLedger) -> Any:
         """Make the call on ``ledger`` (its answer, or an awaitable of it)."""
-        t, o = self.target, self.options
-        return ledger.claim_execution(
-            t.channel_id, t.key_name, step=t.step, tool_name=o.tool_name, params=o.params,
-            dedup_fields=o.dedup_fields, lease_seconds=o.lease_seconds,
-            retention_seconds=o.retention_seconds, effect=o.effect,
-        )  # fmt: skip
+        t = self.target
+        return ledger.claim_execution(t.channel_id, t.key_name, step=t.step, **self.options)
 
 
 @dataclass(frozen=True, slots=True)

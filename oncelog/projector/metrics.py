@@ -41,38 +41,49 @@ class ProjectorMetrics:
         self.lag = Gauge(
             "oncelog_consumer_lag",
             "Requests on the log not folded yet: high watermark - next offset to fold.",
-            _POSITION, registry=registry,
-        )  # fmt: skip
+            _POSITION,
+            registry=registry,
+        )
         self.last_folded = Gauge(
             "oncelog_last_folded_offset",
             "Offset of the last request folded (-1: none yet on this partition).",
-            _POSITION, registry=registry,
-        )  # fmt: skip
+            _POSITION,
+            registry=registry,
+        )
         self.decisions = Counter(
-            "oncelog_decisions", "Decisions published, by request kind and outcome.",
-            ("kind", "outcome"), registry=registry,
-        )  # fmt: skip
+            "oncelog_decisions",
+            "Decisions published, by request kind and outcome.",
+            ("kind", "outcome"),
+            registry=registry,
+        )
         self.dead_letters = Counter(
-            "oncelog_dead_letters", "Records sent to the dead-letter topic, by error code.",
-            ("code",), registry=registry,
-        )  # fmt: skip
+            "oncelog_dead_letters",
+            "Records sent to the dead-letter topic, by error code.",
+            ("code",),
+            registry=registry,
+        )
         self.duplicates = Counter(
             "oncelog_suspected_duplicate_effects",
             "Completions by fenced (stale) claim tokens: side effects that may have run twice.",
             registry=registry,
         )
         self.fold_seconds = Histogram(
-            "oncelog_fold_batch_seconds", "Decode, validate and fold one poll batch.",
-            registry=registry, buckets=FOLD_BUCKETS,
-        )  # fmt: skip
-        self.commit_seconds = Histogram(
-            "oncelog_commit_seconds", "One DuckDB commit: the merged batches of about a second.",
-            registry=registry, buckets=COMMIT_BUCKETS,
-        )  # fmt: skip
-        self.cached_states = Gauge(
-            "oncelog_cached_states", "Execution states held in memory (the LRU state cache).",
+            "oncelog_fold_batch_seconds",
+            "Decode, validate and fold one poll batch.",
             registry=registry,
-        )  # fmt: skip
+            buckets=FOLD_BUCKETS,
+        )
+        self.commit_seconds = Histogram(
+            "oncelog_commit_seconds",
+            "One DuckDB commit: the merged batches of about a second.",
+            registry=registry,
+            buckets=COMMIT_BUCKETS,
+        )
+        self.cached_states = Gauge(
+            "oncelog_cached_states",
+            "Execution states held in memory (the LRU state cache).",
+            registry=registry,
+        )
         # Made at once, so that a scrape before the first duplicate shows 0, not nothing.
         self.duplicates.inc(0)
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import TypedDict
 
 import duckdb
 from fastapi import FastAPI, Request, Response
@@ -106,6 +107,17 @@ def _install_routing(app: FastAPI, router: QueryRouter) -> None:
             return await router.dispatch(request, call_next)
         except LedgerError as exc:  # raised outside the routes: their handlers do not see it
             return _error(exc.http_status, exc.code, exc.message)
+
+
+class AppOptions(TypedDict, total=False):
+    """:func:`create_app`'s keyword options (their defaults are its own), typed once for the
+    callers that forward them (:func:`oncelog.query.server.start_http`)."""
+
+    max_rows: int
+    token: SecretStr | None
+    redact_results: bool
+    router: QueryRouter | None
+    metrics: CollectorRegistry | None
 
 
 def create_app(

@@ -11,16 +11,15 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
+from typing import Unpack
 
 import uvicorn
-from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 from starlette.types import ASGIApp
 
 from oncelog.errors import InsecureBindError, LedgerError
 from oncelog.projector.store import Store
-from oncelog.query.http import create_app
-from oncelog.query.routing import QueryRouter
+from oncelog.query.http import AppOptions, create_app
 from oncelog.settings import Settings
 
 
@@ -65,27 +64,14 @@ def require_safe_bind(host: str, token: SecretStr | None) -> None:
         )
 
 
-def start_http(
-    store: Store,
-    host: str,
-    port: int,
-    *,
-    max_rows: int = 1000,
-    token: SecretStr | None = None,
-    redact_results: bool = False,
-    router: QueryRouter | None = None,
-    metrics: CollectorRegistry | None = None,
-) -> HttpServer:
+def start_http(store: Store, host: str, port: int, **options: Unpack[AppOptions]) -> HttpServer:
     """Start the API on ``host:port`` and return once it accepts connections.
 
-    Raises ``InsecureBindError`` first, before anything starts, for a non-loopback
-    ``host`` without a ``token``. See :func:`oncelog.query.http.create_app`.
+    ``options`` are :func:`oncelog.query.http.create_app`'s. Raises ``InsecureBindError``
+    first, before anything starts, for a non-loopback ``host`` without a ``token``.
     """
-    require_safe_bind(host, token)
-    app = create_app(
-        store.cursor, max_rows=max_rows, token=token, redact_results=redact_results,
-        router=router, metrics=metrics,
-    )  # fmt: skip
+    require_safe_bind(host, options.get("token"))
+    app = create_app(store.cursor, **options)
     return serve_app(app, host, port)
 
 

@@ -86,9 +86,11 @@ class HttpSource:
         present = {k: v for k, v in params.items() if v is not None}
         try:
             response = httpx.get(
-                f"{self._base}{path}", params=present, headers=self._headers,
+                f"{self._base}{path}",
+                params=present,
+                headers=self._headers,
                 timeout=self._timeout_s,
-            )  # fmt: skip
+            )
         except httpx.TransportError as exc:
             raise LedgerError(f"the query API at {self._base} did not answer: {exc}") from exc
         if response.is_error:

@@ -55,8 +55,8 @@ def start(spec: ToolSpec | None = None, clock: ManualClock | None = None) -> Pla
     plan = plan_run(spec or ToolSpec("charge"), TARGET, PARAMS, clock or ManualClock(T0))
     first = next(plan)
     assert isinstance(first, ClaimStep)
-    assert first.options.tool_name == "charge"
-    assert first.options.params == PARAMS
+    assert first.options["tool_name"] == "charge"
+    assert first.options["params"] == PARAMS
     return plan
 
 

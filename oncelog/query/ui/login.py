@@ -117,7 +117,12 @@ def install_login(app: FastAPI, sessions: Sessions) -> None:
             return HTMLResponse(login_page(target, failed=True), status_code=401)
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(
-            COOKIE, sessions.new_cookie(), max_age=SESSION_S, path=UI_PREFIX,
-            httponly=True, samesite="strict", secure=request.url.scheme == "https",
-        )  # fmt: skip
+            COOKIE,
+            sessions.new_cookie(),
+            max_age=SESSION_S,
+            path=UI_PREFIX,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
         return response

@@ -177,18 +177,21 @@ def timeline_svg(view: RunView) -> str:
 
 
 def _axis(scale: Scale, start: int, height: int) -> str:
-    out = [f'<line x1="{LABEL_W}" y1="{AXIS_H - 8}" x2="{scale.width - RIGHT_PAD:.0f}" '
-           f'y2="{AXIS_H - 8}" class="axis"/>',
-           f'<text x="8" y="{AXIS_H - 14}" class="axis-title">step · tool · effect · status'
-           "</text>"]  # fmt: skip
+    out = [
+        f'<line x1="{LABEL_W}" y1="{AXIS_H - 8}" x2="{scale.width - RIGHT_PAD:.0f}" '
+        f'y2="{AXIS_H - 8}" class="axis"/>',
+        f'<text x="8" y="{AXIS_H - 14}" class="axis-title">step · tool · effect · status</text>',
+    ]
     last_x, last_label = -1e9, ""
     for t, x in zip(scale.times, scale.xs, strict=True):
-        out.append(f'<line x1="{x:.1f}" y1="{AXIS_H - 12}" x2="{x:.1f}" y2="{AXIS_H - 8}" '
-                   'class="tick"/>')  # fmt: skip
+        out.append(
+            f'<line x1="{x:.1f}" y1="{AXIS_H - 12}" x2="{x:.1f}" y2="{AXIS_H - 8}" class="tick"/>'
+        )
         label = "0" if t == start else facts.relative(t - start)
         if x - last_x >= MIN_TICK_PX and label != last_label:
-            out.append(f'<line x1="{x:.1f}" y1="{AXIS_H - 8}" x2="{x:.1f}" y2="{height}" '
-                       'class="grid"/>')  # fmt: skip
+            out.append(
+                f'<line x1="{x:.1f}" y1="{AXIS_H - 8}" x2="{x:.1f}" y2="{height}" class="grid"/>'
+            )
             out.append(f'<text x="{x:.1f}" y="{AXIS_H - 18}" class="tick-label">{label}</text>')
             last_x, last_label = x, label
     return "".join(out)
