@@ -10,13 +10,14 @@ from __future__ import annotations
 import subprocess
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
+from drills.faults.projector_entry import MODULE as KILLING_SERVE
 from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.reader import read_to_end, topic_ends
 from oncelog.net import free_port
@@ -77,13 +78,24 @@ def start_member(settings: Settings, name: str, workdir: Path) -> Member:
     return start_members(settings, [name], workdir)[name]
 
 
-def start_members(settings: Settings, names: list[str], workdir: Path) -> dict[str, Member]:
-    """Start every member at once, then wait (bounded) until each query API answers."""
+def start_members(
+    settings: Settings, names: list[str], workdir: Path, *, killable: Collection[str] = ()
+) -> dict[str, Member]:
+    """Start every member at once, then wait (bounded) until each query API answers.
+
+    A ``killable`` member runs the same service with its fault hook armed by SIGUSR1: after
+    that signal it SIGKILLs itself once its next batch is published and not yet committed.
+    """
     members: dict[str, Member] = {}
     for name in names:
         own = member_settings(settings, name, workdir)
         log = workdir / f"{name}.log"
-        members[name] = Member(own, process.start_serve(own, log), log)
+        if name in killable:
+            args = ["-m", KILLING_SERVE, "--kill-on-sigusr1"]
+            proc = process.spawn(args, log, process.serve_env(own))
+        else:
+            proc = process.start_serve(own, log)
+        members[name] = Member(own, proc, log)
     try:
         for member in members.values():
             url = f"http://127.0.0.1:{member.settings.http_port}/healthz"
