@@ -90,17 +90,12 @@ def _decide(
     **detail: Any,
 ) -> Decision:
     """A decision that reports ``state`` (the state after) alongside ``detail``."""
-    if state is not None:  # a detail may name the epoch itself (a fenced holder's)
-        detail.setdefault("epoch", state.epoch)
+    # A detail may name the epoch itself (a fenced holder's).
+    epoch = detail.pop("epoch", None if state is None else state.epoch)
+    kind = BODY_KIND[type(request.body)]
+    # The leading fields in Decision's order, the rare ones by name.
     return Decision(
-        request_id=request.request_id,
-        operation_id=request.operation_id,
-        kind=BODY_KIND[type(request.body)],
-        outcome=outcome,
-        changed=changed,
-        log_time_ms=t,
-        state=state,
-        **detail,
+        request.request_id, request.operation_id, kind, outcome, changed, t, state, epoch, **detail
     )
 
 
