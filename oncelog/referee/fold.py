@@ -170,14 +170,8 @@ def _commit(
     ``fp`` is the fingerprint of the request's token, kept in the retry memory.
     """
     epoch = changes.get("epoch", state.epoch)
-    memo = RecentRequest(
-        request_id=request.request_id,
-        outcome=outcome,
-        epoch=epoch,
-        token_fp=fp,
-        payload_fp=_payload_fp(request.body) if payload_fp is None else payload_fp,
-        log_time_ms=t,
-    )
+    payload = _payload_fp(request.body) if payload_fp is None else payload_fp
+    memo = RecentRequest(request.request_id, outcome, epoch, fp, payload, t)
     # ``changes`` is this call's own keyword dict: completing it in place is safe.
     changes["version"] = state.version + 1
     changes["updated_at_ms"] = t
@@ -214,14 +208,7 @@ def _first_claim(request: Request, body: Claim, t: int) -> Result:
     if request.claim_token is None:
         return _unchanged(None, request, Outcome.INVALID_REQUEST, t)
     fp = token_fingerprint(request.claim_token)
-    memo = RecentRequest(
-        request_id=request.request_id,
-        outcome=Outcome.CLAIMED,
-        epoch=1,
-        token_fp=fp,
-        payload_fp=_payload_fp(body),
-        log_time_ms=t,
-    )
+    memo = RecentRequest(request.request_id, Outcome.CLAIMED, 1, fp, _payload_fp(body), t)
     state = ExecutionState(
         operation_id=request.operation_id,
         channel_id=request.channel_id,
