@@ -64,12 +64,13 @@ def run_serve(
     http_port: int | None = None,
     http: bool = True,
     before_commit: Callable[[], None] | None = None,
+    before_publish: Callable[[list[tuple[int, int]]], None] | None = None,
 ) -> None:
     """Run the projector (and its query API when ``http``) until SIGINT or SIGTERM.
 
-    ``before_commit`` is the projector's fault hook, for drills that start this same
-    service with it (``python -m drills.faults.projector_entry``); ``oncelog serve``
-    passes none.
+    ``before_commit`` and ``before_publish`` are the projector's fault hooks, for drills
+    that start this same service with them (``python -m drills.faults.projector_entry``);
+    ``oncelog serve`` passes none.
     """
     if http:
         require_safe_bind(settings.http_host, settings.http_token)
@@ -94,6 +95,7 @@ def run_serve(
             bootstrap,
             store,
             before_commit=before_commit,
+            before_publish=before_publish,
             on_rebalance=lambda line: typer.echo(line, err=True),
             metrics=registry,
         )

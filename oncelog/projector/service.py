@@ -85,6 +85,7 @@ class Projector:
         sweep_interval_s: float = 1.0,
         on_batch: Callable[[Batch], None] | None = None,
         before_commit: Callable[[], None] | None = None,
+        before_publish: Callable[[list[tuple[int, int]]], None] | None = None,
         max_states: int = DEFAULT_MAX_STATES,
         on_rebalance: Callable[[str], None] | None = None,
         metrics: CollectorRegistry | None = None,
@@ -103,6 +104,7 @@ class Projector:
         self._batch_size = batch_size
         self._poll_timeout_s = poll_timeout_s
         self._before_commit = before_commit
+        self._before_publish = before_publish
         self._lag_reported_at = float("-inf")  # the first batch reports
         self._partitions = 0  # of the requests topic, known after start()
         self._folder: BatchFolder | None = None  # made by start(), which counts partitions
@@ -202,6 +204,9 @@ class Projector:
         out = self._folder.fold(messages, self._memory.load)
         folded_s = time.perf_counter() - began
         self._memory.remember(out.snapshots)
+        if self._before_publish is not None:
+            # Fault injection: folded, not published; told which requests it decided.
+            self._before_publish([(e.partition, e.offset) for e in out.audit])
         self._publisher.publish(out)
         next_offsets = {p: pos.next_offset for p, pos in out.positions.items()}
         self.metrics.batch_folded(folded_s, out.audit, out.dead, next_offsets)

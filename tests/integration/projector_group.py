@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 import time
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,19 +79,27 @@ def start_member(settings: Settings, name: str, workdir: Path) -> Member:
 
 
 def start_members(
-    settings: Settings, names: list[str], workdir: Path, *, killable: Collection[str] = ()
+    settings: Settings,
+    names: list[str],
+    workdir: Path,
+    *,
+    faults: Mapping[str, list[str]] | None = None,
 ) -> dict[str, Member]:
     """Start every member at once, then wait (bounded) until each query API answers.
 
-    A ``killable`` member runs the same service with its fault hook armed by SIGUSR1: after
-    that signal it SIGKILLs itself once its next batch is published and not yet committed.
+    A member named in ``faults`` runs the same service with that fault hook of
+    :mod:`drills.faults.projector_entry`, given as its options (``["--kill-on-sigusr1"]``:
+    after that signal it SIGKILLs itself once its next batch is published and not yet
+    committed; ``["--stop-on-sigusr2", path]``: it writes its next batch's request
+    positions to ``path`` and SIGSTOPs itself before publishing them).
     """
+    faults = faults or {}
     members: dict[str, Member] = {}
     for name in names:
         own = member_settings(settings, name, workdir)
         log = workdir / f"{name}.log"
-        if name in killable:
-            args = ["-m", KILLING_SERVE, "--kill-on-sigusr1"]
+        if name in faults:
+            args = ["-m", KILLING_SERVE, *faults[name]]
             proc = process.spawn(args, log, process.serve_env(own))
         else:
             proc = process.start_serve(own, log)
@@ -134,6 +142,18 @@ def wait_for_owners(
     raise AssertionError(f"the group never reached: {what}; last assignment {owners}")
 
 
+def wait_stopped(proc: subprocess.Popen[bytes]) -> None:
+    """Wait (bounded) until ``proc`` is stopped by a signal (state ``T`` in /proc)."""
+    deadline = time.monotonic() + WAIT_S
+    stat = Path(f"/proc/{proc.pid}/stat")
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "exited instead of stopping"
+        if stat.read_text().rpartition(")")[2].split()[0] == "T":
+            return
+        time.sleep(0.05)  # polling the process's state, bounded by the deadline
+    raise AssertionError(f"process {proc.pid} never stopped")
+
+
 def all_owned_by(settings: Settings, names: Iterable[str]) -> Callable[[dict[int, str]], bool]:
     """Every partition assigned, each to one of ``names``, and each of them owns some."""
     wanted = set(names)
@@ -171,6 +191,12 @@ def wait_folded(settings: Settings, members: dict[str, Member], owners: dict[int
 def owner_of(settings: Settings, owners: dict[int, str], channel: str) -> str:
     """The member that owns ``channel``'s partition."""
     return owners[partition_for(channel, settings.partitions)]
+
+
+def channel_owned_by(settings: Settings, owners: dict[int, str], name: str) -> str:
+    """A channel name whose partition member ``name`` owns in ``owners``."""
+    candidates = (f"probe-{n}" for n in range(100 * settings.partitions))
+    return next(c for c in candidates if owner_of(settings, owners, c) == name)
 
 
 def by_request(value: bytes) -> object:
