@@ -32,6 +32,15 @@ COMMIT_BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 _POSITION = ("topic", "partition")
 
 
+DOUBLE_KINDS: Final = ("stale_completion", "unknown_outcome")
+"""The ``kind`` label of the duplicates counter: proven and possible doubles."""
+_DUPLICATES_HELP: Final = (
+    "Side effects that may have run twice, by kind: stale_completion (a completion by a fenced "
+    "attempt: proven) and unknown_outcome (a reclaim of an external step whose attempt never "
+    "reported: possible)."
+)
+
+
 class ProjectorMetrics:
     """Every ``oncelog_*`` metric of one projector, registered in ``registry``."""
 
@@ -65,9 +74,7 @@ class ProjectorMetrics:
         )
         self.duplicates = Counter(
             "oncelog_suspected_duplicate_effects",
-            "Side effects that may have run twice, by kind: stale_completion (a completion by "
-            "a fenced attempt: proven) and unknown_outcome (a reclaim of an external step whose "
-            "attempt never reported: possible).",
+            _DUPLICATES_HELP,
             ("kind",),
             registry=registry,
         )
@@ -94,7 +101,7 @@ class ProjectorMetrics:
             registry=registry,
         )
         # Made at once, so that a scrape before the first duplicate shows 0, not nothing.
-        for kind in ("stale_completion", "unknown_outcome"):
+        for kind in DOUBLE_KINDS:
             self.duplicates.labels(kind).inc(0)
         self.forged.inc(0)
 
@@ -158,7 +165,7 @@ class ProjectorMetrics:
                     forged += 1
             elif d.changed and d.previous is not None and d.previous.outcome_unknown:
                 unknown += 1
-        for kind, n in (("stale_completion", stale), ("unknown_outcome", unknown)):
+        for kind, n in zip(DOUBLE_KINDS, (stale, unknown), strict=True):
             if n:
                 self.duplicates.labels(kind).inc(n)
         if forged:

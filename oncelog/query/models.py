@@ -130,7 +130,8 @@ class SuspectedDuplicate(_Frozen):
     duplicate (no attempt of the operation ran it), listed apart.
     """
 
-    kind: str = Field(description=" | ".join(DUPLICATE_KINDS))
+    # An older member of a group lists stale completions only, without a kind.
+    kind: str = Field(default="stale_completion", description=" | ".join(DUPLICATE_KINDS))
     partition: int
     offset: int
     log_time_ms: int
