@@ -12,7 +12,7 @@ from typing import Any
 
 from drills.chaos import score
 from drills.chaos.env import environment, stop_serve
-from drills.chaos.model import AFTER_EFFECT, LEASE, NAIVE, NOT_IDEMPOTENT, cell_name
+from drills.chaos.model import AFTER_EFFECT, LEASE, NAIVE, NOT_IDEMPOTENT, RECONCILE, cell_name
 from drills.chaos.runner import ChaosConfig, plan, run_all
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.net import free_port
@@ -33,6 +33,11 @@ class ChaosReport:
         return score.matrix(self.cells)
 
     @property
+    def audit(self) -> dict[str, dict[str, int]]:
+        """Per ledger strategy: unlisted duplicates and unresolved unknown outcomes."""
+        return score.audit_totals(self.cells)
+
+    @property
     def cross_check(self) -> dict[str, Any]:
         """Duplicated steps of ledger strategies and how many the ledger shows."""
         return score.cross_check(self.cells)
@@ -45,7 +50,7 @@ class ChaosReport:
     def document(self) -> dict[str, Any]:
         """Everything, for the JSON file."""
         return {
-            "matrix": self.matrix, "cross_check": self.cross_check,
+            "matrix": self.matrix, "cross_check": self.cross_check, **self.audit,
             "expectations_failed": failed_expectations(self), "anomalies": self.anomalies,
             "runtime_s": round(self.seconds, 1), "runs_per_cell": self.config.runs,
             "concurrency": self.config.concurrency,
@@ -76,6 +81,10 @@ def failed_expectations(report: ChaosReport) -> list[str]:
                 failed.append(f"{where}: {c.duplicates} duplicates outside {AFTER_EFFECT}")
             if not name.startswith((f"{NAIVE}/", f"{LEASE}/")) and c.duplicates:
                 failed.append(f"{where}: {c.duplicates} duplicates")
+            if ledger and c.unlisted:
+                failed.append(f"{where}: {c.unlisted} duplicates `oncelog duplicates` misses")
+            if name.startswith(f"{RECONCILE}/") and c.unresolved:
+                failed.append(f"{where}: {c.unresolved} unknown outcomes left unreconciled")
     return failed + report.anomalies
 
 

@@ -12,9 +12,14 @@ from drills.chaos.harness import ChaosReport, failed_expectations
 
 
 def table(report: ChaosReport) -> Table:
-    """Duplicates / lost per strategy x crash point, with the ledger cross-check."""
+    """Duplicates / lost per strategy x crash point, and for a ledger strategy where the
+    audit lists the duplicates: stale completions / unknown outcomes not reconciled /
+    not at all."""
     points = list(report.config.points)
-    out = Table(title=f"chaos matrix: duplicates / lost ({report.config.runs} runs per cell)")
+    out = Table(
+        title=f"chaos matrix: duplicates / lost ({report.config.runs} runs per cell); "
+        "audit: stale / unknown / unlisted"
+    )
     out.add_column("strategy / downstream")
     for point in points:
         out.add_column(point, justify="center")
@@ -26,7 +31,13 @@ def table(report: ChaosReport) -> Table:
                 row.append("-")
                 continue
             style = "green" if c.duplicates == 0 and c.lost == 0 else "red"
-            row.append(f"[{style}]{c.duplicates} / {c.lost}[/{style}]")
+            text = f"[{style}]{c.duplicates} / {c.lost}[/{style}]"
+            if not name.startswith("naive/"):
+                listed = "green" if c.unlisted == 0 else "red"
+                text += (
+                    f"\n[{listed}]{c.listed_stale} / {c.listed_unknown} / {c.unlisted}[/{listed}]"
+                )
+            row.append(text)
         out.add_row(*row)
     return out
 
@@ -51,4 +62,4 @@ def print_report(report: ChaosReport, console: Console, json_path: Path | None) 
     if json_path is not None:
         json_path.write_text(json.dumps(report.document(), indent=2) + "\n")
         console.print(f"wrote {json_path}")
-    print(json.dumps(report.matrix, separators=(",", ":")), flush=True)
+    print(json.dumps({**report.matrix, **report.audit}, separators=(",", ":")), flush=True)

@@ -8,6 +8,11 @@
 - The cross-check: every duplicate of a ledger strategy must be visible in the
   ledger, either in ``suspected_duplicates()`` or in the reclaimed attempt's
   record (the retry's ``claim.previous``).
+- The audit (issue 26): each duplicate of a ledger strategy is listed by
+  ``oncelog duplicates`` as a ``stale_completion`` (proven), as an
+  ``unknown_outcome`` nobody reconciled (possible), or not at all (``unlisted``,
+  which must be 0). ``unresolved`` counts the unknown outcomes no completion
+  reconciled: 0 for a strategy that reconciles.
 """
 
 from __future__ import annotations
@@ -34,10 +39,13 @@ _CATCH_UP_TIMEOUT_S = 120.0
 
 @dataclass
 class LedgerFacts:
-    """What the projection says: finished (channel, step) pairs and suspected operations."""
+    """What the projection says: finished (channel, step) pairs, and the audit of doubles."""
 
     finished: set[tuple[str, int]] = field(default_factory=set)
-    suspected: set[str] = field(default_factory=set)
+    suspected: set[str] = field(default_factory=set)  # operations the audit lists at all
+    stale: set[str] = field(default_factory=set)  # ... as a stale_completion
+    unreconciled: set[str] = field(default_factory=set)  # ... as an unknown outcome, not reconciled
+    unresolved: Counter[str] = field(default_factory=Counter)  # channel -> such unknown outcomes
 
 
 def wait_caught_up(api_url: str, channels: Iterable[str], token: SecretStr | None = None) -> None:
@@ -59,7 +67,15 @@ def read_ledger(db_path: Path, channels: Iterable[str]) -> LedgerFacts:
     """Read the (stopped) projector's DuckDB file read-only."""
     facts = LedgerFacts()
     with duckdb.connect(str(db_path), read_only=True) as con:
-        facts.suspected = {d.operation_id for d in queries.suspected_duplicates(con)}
+        for d in queries.suspected_duplicates(con):
+            if d.kind == "forged_or_unknown_token":
+                continue
+            facts.suspected.add(d.operation_id)
+            if d.kind == "stale_completion":
+                facts.stale.add(d.operation_id)
+            elif d.reconciled is None:
+                facts.unreconciled.add(d.operation_id)
+                facts.unresolved[d.channel_id] += 1
         for channel in channels:
             for step in range(1, len(STEPS) + 1):
                 if queries.step_status(con, channel, step=step).finished:
@@ -87,6 +103,10 @@ class Cell:
     duplicated_steps: int = 0
     explained: int = 0
     in_suspected: int = 0
+    listed_stale: int = 0  # duplicates the audit lists as a stale completion
+    listed_unknown: int = 0  # ... as an unknown outcome nobody reconciled
+    unlisted: int = 0  # ... not at all
+    unresolved: int = 0  # unknown outcomes no completion reconciled
     unknown_exits: int = 0  # exit codes the forkserver lost (the markers decided instead)
     anomalies: list[str] = field(default_factory=list)
 
@@ -115,6 +135,7 @@ def score_run(o: Outcome, cell: Cell, applied: Counter[str], facts: LedgerFacts)
                               f"crash point reached: {o.crash_reached}")  # fmt: skip
     if not o.retried:
         cell.anomalies.append(f"{o.spec.channel_id}: retry exited {o.retry_exit}: {o.error}")
+    cell.unresolved += facts.unresolved[o.spec.channel_id]
     for step in range(1, len(STEPS) + 1):
         extra = max(0, applied[o.spec.op(step)] - 1)
         cell.duplicates += extra
@@ -123,7 +144,22 @@ def score_run(o: Outcome, cell: Cell, applied: Counter[str], facts: LedgerFacts)
             suspected, previous = _shown(o, step, facts)
             cell.explained += suspected or previous
             cell.in_suspected += suspected
+            _list(cell, extra, _operation(o, step), facts)
         cell.lost += _step_lost(o, step, applied, facts)
+
+
+def _operation(o: Outcome, step: int) -> str | None:
+    return next((r["operation_id"] for r in o.steps if r["step"] == step), None)
+
+
+def _list(cell: Cell, extra: int, op: str | None, facts: LedgerFacts) -> None:
+    """Where the audit lists ``extra`` duplicates of the operation ``op``."""
+    if op in facts.stale:
+        cell.listed_stale += extra
+    elif op in facts.unreconciled:
+        cell.listed_unknown += extra
+    else:
+        cell.unlisted += extra
 
 
 def score(
@@ -139,12 +175,31 @@ def score(
 
 
 def matrix(cells: dict[str, dict[str, Cell]]) -> dict[str, Any]:
-    """The matrix as JSON: duplicates, lost and runs per cell x crash point."""
+    """The matrix as JSON: duplicates, lost and runs per cell x crash point; for a ledger
+    strategy, where the audit lists the duplicates and its unresolved unknown outcomes."""
+    out: dict[str, Any] = {}
+    for name, points in cells.items():
+        out[name] = {}
+        for p, c in points.items():
+            entry = {"duplicates": c.duplicates, "lost": c.lost, "runs": c.runs}
+            if not name.startswith("naive/"):
+                entry |= {"stale_completion": c.listed_stale,
+                          "unknown_outcome_unreconciled": c.listed_unknown,
+                          "unlisted": c.unlisted, "unresolved_unknown": c.unresolved}  # fmt: skip
+            out[name][p] = entry
+    return out
+
+
+def audit_totals(cells: dict[str, dict[str, Cell]]) -> dict[str, dict[str, int]]:
+    """Per ledger strategy: duplicates the audit does not list, and unknown outcomes no
+    completion reconciled (both summed over the crash points)."""
+    ledger = {n: p for n, p in cells.items() if not n.startswith("naive/")}
     return {
-        name: {p: {"duplicates": c.duplicates, "lost": c.lost, "runs": c.runs}
-               for p, c in points.items()}
-        for name, points in cells.items()
-    }  # fmt: skip
+        "unlisted_duplicates": {n: sum(c.unlisted for c in p.values()) for n, p in ledger.items()},
+        "unresolved_unknown_outcomes": {
+            n: sum(c.unresolved for c in p.values()) for n, p in ledger.items()
+        },
+    }
 
 
 def cross_check(cells: dict[str, dict[str, Cell]]) -> dict[str, Any]:

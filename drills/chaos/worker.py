@@ -140,32 +140,37 @@ class Worker:
             if self.crash_here(step, DURING_HEARTBEAT):
                 self.send_only("heartbeat", claim)
             self.client.heartbeat_execution(ex, token)
-        result = self.reconciled(claim) if external else None
+        result, settled = self.reconciled(claim) if external else (None, None)
         if result is None:
             passthrough = self.spec.strategy in (PASSTHROUGH, RECONCILE)
             result = self.effect(step, ex.idempotency_key if passthrough else None)
         if self.crash_here(step, AFTER_EFFECT):
             die(self.spec)
         if self.crash_here(step, AFTER_COMPLETE):
-            self.send_only("complete", claim, result)
-        self.client.complete_execution(ex, token, result)
+            self.send_only("complete", claim, result, settled)
+        self.client.complete_execution(ex, token, result, reconciled=settled)
         return result
 
-    def reconciled(self, claim: Claim) -> Any:
-        """Reconcile-on-reclaim: the downstream's first response when it already applied the key."""
+    def reconciled(self, claim: Claim) -> tuple[Any, str | None]:
+        """Reconcile-on-reclaim: the downstream's first response when it already applied the
+        key (``found``), else None (``not_found``: the effect runs now); the completion says
+        which. Other strategies do not reconcile: (None, None)."""
         if self.spec.strategy != RECONCILE or claim.status != "reclaimed":
-            return None
+            return None, None
         seen = self.downstream.was_applied(claim.execution.idempotency_key)
-        return seen["response"] if seen["applied"] else None
+        return (seen["response"], "found") if seen["applied"] else (None, "not_found")
 
-    def send_only(self, kind: str, claim: Claim, result: Any = None) -> NoReturn:
+    def send_only(
+        self, kind: str, claim: Claim, result: Any = None, settled: str | None = None
+    ) -> NoReturn:
         """Deliver a heartbeat or completion to Kafka, then die before reading its decision."""
         assert self.client is not None
         ex = claim.execution
         # The SDK's own request builders and transport, minus the wait for the answer.
         requests = self.client.requests
         if kind == "complete":
-            request = requests.complete_execution(ex, claim.claim_token, result).request
+            pending = requests.complete_execution(ex, claim.claim_token, result, reconciled=settled)
+            request = pending.request
         else:
             request = requests.heartbeat_execution(ex, claim.claim_token).request
         self.client.transport.send_acknowledged(request, timeout_s=30)

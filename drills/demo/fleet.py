@@ -76,16 +76,18 @@ class Worker:
     async def _act(self, claim: Claim, run: str, step: int, effect: str) -> Any:
         ex = claim.execution
         result: Any = None
+        settled = None  # how the completion reports the previous attempt (reconciled)
         if claim.status == "reclaimed":
             self.report.reclaimed.append(f"{run}/{step}")
             if effect == "external":
                 seen = await asyncio.to_thread(self.downstream.was_applied, ex.idempotency_key)
+                settled = "found" if seen["applied"] else "not_found"
                 if seen["applied"]:
                     self.report.reconciled.append(f"{run}/{step}")
                     result = seen["response"]
         if result is None:
             result = await self._effect(claim, effect)
-        await self._complete(claim, run, step, result)
+        await self._complete(claim, run, step, result, settled)
         self.report.steps_done += 1
         return result
 
@@ -97,7 +99,9 @@ class Worker:
             self.downstream.apply, ex.id, ex.idempotency_key, {"tool": ex.tool_name}
         )
 
-    async def _complete(self, claim: Claim, run: str, step: int, result: Any) -> None:
+    async def _complete(
+        self, claim: Claim, run: str, step: int, result: Any, settled: str | None = None
+    ) -> None:
         ex = claim.execution
         if (run, step) == CRASH_AFTER_EFFECT and claim.status == "claimed":
             raise _WorkerCrashError  # the effect happened; the completion never will
@@ -121,7 +125,7 @@ class Worker:
                 await lossy.__aexit__(None, None, None)
             await self.run_step(run, step, ex.tool_name, "external")
             return
-        await self.client.complete_execution(ex, claim.claim_token, result)
+        await self.client.complete_execution(ex, claim.claim_token, result, reconciled=settled)
 
     async def _rescue(self, run: str, step: int) -> None:
         tool, effect = STEPS[step - 1]

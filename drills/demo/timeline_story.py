@@ -89,7 +89,10 @@ class _Run:
         wait_past(first.execution.lease_deadline_ms)
         second = self.claim(self.b, step)
         self.b.heartbeat_execution(second.execution, second.claim_token, 30)
-        self.b.complete_execution(second.execution, second.claim_token, {"charge": "ch_4471"})
+        # worker-2 asked the provider first: the charge was there (reconciled: found).
+        self.b.complete_execution(
+            second.execution, second.claim_token, {"charge": "ch_4471"}, reconciled="found"
+        )
 
     def heartbeats(self, step: int) -> None:
         claim = self.claim(self.a, step)

@@ -187,10 +187,12 @@ def history(source: QuerySource, operation_id: str, limit: LimitOption = 100) ->
 
 
 print_timeline = _table_of(
-    "offset key_name kind outcome epoch worker_id effect duplicate_effect_suspected",
+    "offset key_name kind outcome epoch worker_id token_fp state_epoch state_worker_id effect "
+    "duplicate_effect_suspected outcome_unknown reconciled",
     "timeline of {channel_id}",
 )
-"""``timeline`` for people: one table row per request."""
+"""``timeline`` for people: one table row per request (reads left out); ``epoch``,
+``worker_id`` and ``token_fp`` are the sender's attempt, ``state_*`` the state it met."""
 
 
 @_query_command(print_timeline)
@@ -212,14 +214,32 @@ def effects(source: QuerySource, channel_id: str, from_step: int, to_step: int) 
     return source.side_effects(channel_id, from_step, to_step)
 
 
-print_duplicates = _table_of(
-    "offset channel_id key_name stale_epoch stale_worker_id current_epoch",
-    "suspected duplicate effects ({n})",
-)
-"""``duplicates`` for people: one table row per completion by a fenced token."""
+_DOUBLE_COLUMNS = (
+    "kind", "offset", "channel_id", "key_name", "stale_epoch", "stale_worker_id", "token_fp",
+    "current_epoch", "settled", "reconciled",
+)  # fmt: skip
+
+
+def print_duplicates(rows: Sequence[SuspectedDuplicate], **_: Any) -> None:
+    """``duplicates`` for people: the doubles oldest first (proven and possible ones
+    counted in the title), and apart, the completions by tokens never granted."""
+    doubles = [r for r in rows if r.kind != "forged_or_unknown_token"]
+    forged = [r for r in rows if r.kind == "forged_or_unknown_token"]
+    proven = sum(r.kind == "stale_completion" for r in doubles)
+    possible = sum(r.possible_duplicate for r in doubles)
+    rest = len(doubles) - proven - possible
+    title = (
+        f"duplicate effects ({len(doubles)}: {proven} proven, {possible} possible, "
+        f"{rest} reconciled or not settled yet)"
+    )
+    _table(doubles, _DOUBLE_COLUMNS, title)
+    if forged:
+        columns = ["offset", "channel_id", "key_name", "token_fp", "current_epoch"]
+        _table(forged, columns, f"forged or unknown tokens, not duplicates ({len(forged)})")
 
 
 @_query_command(print_duplicates)
 def duplicates(source: QuerySource, limit: LimitOption = 100) -> list[SuspectedDuplicate]:
-    """Completions by fenced tokens: side effects that may have fired twice."""
+    """Side effects that may have fired twice: completions by fenced attempts (proven) and
+    reclaimed attempts whose outcome nobody learned (possible), oldest first."""
     return source.duplicates(limit)

@@ -27,6 +27,7 @@ from oncelog.producer import protocol
 from oncelog.producer.protocol import DEFAULT_RETENTION_S, ClaimOptions, Route
 from oncelog.producer.results import Claim, Execution, Heartbeat
 from oncelog.receipts import NotCompletedError, ReceiptClaims, sign_receipt
+from oncelog.referee.validate import RECONCILED
 from oncelog.schemas import models as m
 from oncelog.schemas.models import Decision, Outcome, Request
 
@@ -126,15 +127,20 @@ class RequestBuilder:
         *,
         channel_id: str | None = None,
         key_name: str | None = None,
+        reconciled: str | None = None,
     ) -> PendingCall[Execution]:
         """Record the result. Fenced (:class:`StaleClaimError`) unless you hold the claim.
 
         A retry of the same completion is a no-op that answers the recorded execution.
+        ``reconciled``: after a reclaim, how you settled the previous attempt's unknown
+        outcome with the downstream: ``"found"`` (it had the effect; ``result`` came from
+        it) or ``"not_found"`` (it never saw it, so you ran the tool). The audit lists an
+        unknown outcome followed by a completion without it as a possible duplicate.
         """
         route = self.route(execution_id, channel_id, key_name)
         token = _token(claim_token)
         body = m.Complete(validation.validate_result(result))
-        request = protocol.make_request(route, token, body)
+        request = _reconciled(protocol.make_request(route, token, body), reconciled)
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.COMPLETED))
 
     def fail_execution(
@@ -146,11 +152,15 @@ class RequestBuilder:
         *,
         channel_id: str | None = None,
         key_name: str | None = None,
+        reconciled: str | None = None,
     ) -> PendingCall[Execution]:
-        """Record a failure; a retryable one can be reclaimed at once."""
+        """Record a failure; a retryable one can be reclaimed at once.
+
+        ``reconciled`` as for :meth:`complete_execution`.
+        """
         route = self.route(execution_id, channel_id, key_name)
         body = _fail_body(error, retryable)
-        request = protocol.make_request(route, _token(claim_token), body)
+        request = _reconciled(protocol.make_request(route, _token(claim_token), body), reconciled)
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.FAILED))
 
     def heartbeat_execution(
@@ -251,6 +261,17 @@ def _fail_body(error: str, retryable: bool) -> m.Fail:
     if not isinstance(retryable, bool):
         raise InvalidArgumentError("retryable must be a bool")
     return m.Fail(error, retryable)
+
+
+def _reconciled(request: Request, reconciled: object) -> Request:
+    """``request`` carrying ``reconciled`` (checked: ``"found"``, ``"not_found"`` or None)."""
+    if reconciled is None:
+        return request
+    if not isinstance(reconciled, str) or reconciled not in RECONCILED:
+        raise InvalidArgumentError(
+            f"reconciled must be 'found', 'not_found' or None, got {reconciled!r}"
+        )
+    return request._replace(reconciled=reconciled)
 
 
 def _token(claim_token: object) -> str:

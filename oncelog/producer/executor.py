@@ -13,8 +13,11 @@ drives it twice: with asyncio, and blocking with a heartbeat thread):
   as the transport's clock) and claims again, bounded by ``wait_timeout_s`` (then
   :class:`~oncelog.errors.LedgerTimeoutError`).
 - ``claimed``/``reclaimed``: on ``reclaimed`` ``reconcile(previous, ctx)`` runs first; a non-None
-  answer is completed as the result ("downstream already applied this idempotency key").
-  Otherwise ``fn(ctx)`` runs. Both run under a heartbeat every ``lease_seconds / 3``.
+  answer is completed as the result ("downstream already applied this idempotency key") with
+  ``reconciled="found"``. Otherwise ``fn(ctx)`` runs, and its completion (or failure) says
+  ``reconciled="not_found"``; without a hook it says nothing, and the audit lists a previous
+  attempt whose outcome was unknown as a possible duplicate. Both run under a heartbeat every
+  ``lease_seconds / 3``.
 - A lost lease (a fenced heartbeat, or a heartbeat that failed outright after the deadline) or a
   requested cancel stops the call (the async task is cancelled; a sync tool sees ``ctx.stopped``)
   and raises :class:`~oncelog.errors.LeaseLostError`, or its subclass
@@ -47,6 +50,7 @@ from oncelog.producer.tool_model import (
     AsyncToolFn,
     BoundTool,
     InProgressPolicy,
+    Reconciled,
     SyncReconcile,
     SyncToolFn,
     ToolContext,
@@ -85,12 +89,13 @@ async def run_spec(client: AsyncLedgerCalls, job: ToolJob[AsyncToolFn, AsyncReco
     """Run ``job.fn`` at most once per idempotency key through the ledger (see the module doc)."""
     fn, reconcile = job.fn, job.reconcile
 
-    async def work(ctx: ToolContext) -> tuple[Any, bool]:
-        if reconcile is not None and ctx.previous is not None:
-            known = await reconcile(ctx.previous, ctx)
-            if known is not None:
-                return known, True
-        return await fn(ctx), False
+    async def work(ctx: ToolContext) -> tuple[Any, Reconciled]:
+        if reconcile is None or ctx.previous is None:
+            return await fn(ctx), None
+        known = await reconcile(ctx.previous, ctx)
+        if known is not None:
+            return known, "found"
+        return await fn(ctx), "not_found"
 
     plan = tool_plan.plan_run(job.spec, job.target, job.params, client.clock)
     return await _drive_async(plan, client, work)
@@ -140,7 +145,7 @@ async def _guarded_async(
     if error is not None:
         return ToolOutcome(error=error)
     result, reconciled = task.result()
-    return ToolOutcome(result, reconciled=reconciled)
+    return ToolOutcome(result, reconciled_as=reconciled)
 
 
 class LedgerTool(BoundTool[AsyncLedgerCalls, Callable[..., Awaitable[Any]], AsyncReconcile]):
@@ -202,19 +207,20 @@ def ledger_tool(
 # failure; a ``KeyboardInterrupt`` (any other ``BaseException``) propagates with nothing
 # recorded, and the lease lapses.
 
-Work = Callable[[ToolContext], tuple[Any, bool]]
+Work = Callable[[ToolContext], tuple[Any, Reconciled]]
 
 
 def run_spec_sync(client: SyncLedgerCalls, job: ToolJob[SyncToolFn, SyncReconcile]) -> ToolRun:
     """Blocking :func:`~oncelog.producer.executor.run_spec` for a sync ``job.fn``."""
     fn, reconcile = job.fn, job.reconcile
 
-    def work(ctx: ToolContext) -> tuple[Any, bool]:
-        if reconcile is not None and ctx.previous is not None:
-            known = reconcile(ctx.previous, ctx)
-            if known is not None:
-                return known, True
-        return fn(ctx), False
+    def work(ctx: ToolContext) -> tuple[Any, Reconciled]:
+        if reconcile is None or ctx.previous is None:
+            return fn(ctx), None
+        known = reconcile(ctx.previous, ctx)
+        if known is not None:
+            return known, "found"
+        return fn(ctx), "not_found"
 
     plan = tool_plan.plan_run(job.spec, job.target, job.params, client.clock)
     return _drive_sync(plan, _Performer(client, work, threading.Event()))
@@ -263,7 +269,7 @@ class _Performer:
             finished.set()
             # Joined so that no heartbeat outlives the run (it would reopen a closed client).
             beat.join()
-        return ToolOutcome(result, reconciled=reconciled)
+        return ToolOutcome(result, reconciled_as=reconciled)
 
 
 class SyncLedgerTool(BoundTool[SyncLedgerCalls, Callable[..., Any], SyncReconcile]):

@@ -19,6 +19,8 @@ from oncelog.producer.results import ClaimStatus, Execution
 from oncelog.schemas.models import PreviousAttempt
 
 InProgressPolicy = Literal["raise", "wait"]
+Reconciled = Literal["found", "not_found"] | None
+"""How a reclaimer settled the previous attempt's unknown outcome (a request's ``reconciled``)."""
 DEFAULT_RETRY_ON: Final[tuple[type[BaseException], ...]] = (TimeoutError, ConnectionError)
 DEFAULT_WAIT_TIMEOUT_S: Final = 300.0
 
@@ -109,6 +111,9 @@ class ToolRun:
 
     ``status`` is how the claim was answered (claimed, reclaimed or replayed);
     ``reconciled`` is True when the reconcile hook supplied the result.
+    ``reconciled_as`` is what the completion told the ledger about the previous
+    attempt: ``"found"`` (the hook supplied the result), ``"not_found"`` (the hook
+    answered None, so the tool ran), or None (no hook, or nothing to reconcile).
     """
 
     result: Any
@@ -116,6 +121,7 @@ class ToolRun:
     execution: Execution
     reconciled: bool = False
     previous: PreviousAttempt | None = None
+    reconciled_as: Reconciled = None
 
 
 class ToolOptions(TypedDict, total=False):
@@ -186,11 +192,16 @@ class ToolJob(Generic[FnT, ReconcileT]):
 
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
-    """How the guarded work ended: a result, or the exception it raised."""
+    """How the guarded work ended: a result, or the exception it raised.
+
+    ``reconciled_as``: how a reconcile hook settled the previous attempt's outcome
+    (``"found"``: it supplied the result; ``"not_found"``: it answered None and the
+    tool ran); None when no hook ran. The completion or failure carries it.
+    """
 
     result: Any = None
     error: BaseException | None = None
-    reconciled: bool = False
+    reconciled_as: Reconciled = None
 
 
 AsyncToolFn = Callable[[ToolContext], Awaitable[Any]]

@@ -32,6 +32,7 @@ from oncelog.producer.clock import Clock
 from oncelog.producer.protocol import ClaimOptions
 from oncelog.producer.results import Claim, ClaimStatus, Execution, Heartbeat
 from oncelog.producer.tool_model import (
+    Reconciled,
     StopSignal,
     ToolContext,
     ToolOutcome,
@@ -69,11 +70,22 @@ class LedgerCalls(Protocol[ClaimT_co, ExecutionT_co, HeartbeatT_co]):
     ) -> ClaimT_co: ...
 
     def complete_execution(
-        self, execution_id: ExecutionRef, claim_token: str, result: Any
+        self,
+        execution_id: ExecutionRef,
+        claim_token: str,
+        result: Any,
+        *,
+        reconciled: str | None = None,
     ) -> ExecutionT_co: ...
 
     def fail_execution(
-        self, execution_id: ExecutionRef, claim_token: str, error: str, retryable: bool = False
+        self,
+        execution_id: ExecutionRef,
+        claim_token: str,
+        error: str,
+        retryable: bool = False,
+        *,
+        reconciled: str | None = None,
     ) -> ExecutionT_co: ...
 
     def heartbeat_execution(
@@ -107,10 +119,13 @@ class CompleteStep:
     execution: Execution
     claim_token: str = field(repr=False)
     result: Any
+    reconciled: Reconciled = None
 
     def invoke(self, ledger: AnyLedger) -> Any:
         """Make the call on ``ledger``."""
-        return ledger.complete_execution(self.execution, self.claim_token, self.result)
+        return ledger.complete_execution(
+            self.execution, self.claim_token, self.result, reconciled=self.reconciled
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,10 +136,13 @@ class FailStep:
     claim_token: str = field(repr=False)
     error: str
     retryable: bool
+    reconciled: Reconciled = None
 
     def invoke(self, ledger: AnyLedger) -> Any:
         """Make the call on ``ledger``."""
-        return ledger.fail_execution(self.execution, self.claim_token, self.error, self.retryable)
+        return ledger.fail_execution(
+            self.execution, self.claim_token, self.error, self.retryable, reconciled=self.reconciled
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,12 +242,20 @@ def heartbeat_plan(spec: ToolSpec, claim: Claim, stop: StopSignal) -> Plan[None]
 
 def _settle(spec: ToolSpec, claim: Claim, ctx: ToolContext, outcome: ToolOutcome) -> Plan[ToolRun]:
     ex, token, error = claim.execution, claim.claim_token, outcome.error
+    settled = outcome.reconciled_as
     if error is None:
         try:
-            recorded: Execution = yield CompleteStep(ex, token, outcome.result)
+            recorded: Execution = yield CompleteStep(ex, token, outcome.result, settled)
         except StaleClaimError as exc:
             raise fenced_error(ex) from exc
-        return ToolRun(recorded.result, claim.status, recorded, outcome.reconciled, claim.previous)
+        return ToolRun(
+            recorded.result,
+            claim.status,
+            recorded,
+            settled == "found",
+            claim.previous,
+            settled,
+        )
     stop = ctx.stop
     if stop.is_set:
         stopped = stop.error(ex.id)
@@ -241,7 +267,8 @@ def _settle(spec: ToolSpec, claim: Claim, ctx: ToolContext, outcome: ToolOutcome
         raise stopped from error
     if isinstance(error, Exception):
         text, retryable = failure_of(spec, error)
-        yield from _record(FailStep(ex, token, text, retryable), error, "recording the failure")
+        failing = FailStep(ex, token, text, retryable, settled)
+        yield from _record(failing, error, "recording the failure")
     raise error
 
 

@@ -23,12 +23,22 @@ from typing import Final
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from oncelog.projector.store import AuditEntry, DeadLetter
+from oncelog.schemas.models import Kind, Outcome
 
 #: Seconds: from half a millisecond (a small batch) to 10 s (a stalled commit).
 FOLD_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 COMMIT_BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 
 _POSITION = ("topic", "partition")
+
+
+DOUBLE_KINDS: Final = ("stale_completion", "unknown_outcome")
+"""The ``kind`` label of the duplicates counter: proven and possible doubles."""
+_DUPLICATES_HELP: Final = (
+    "Side effects that may have run twice, by kind: stale_completion (a completion by a fenced "
+    "attempt: proven) and unknown_outcome (a reclaim of an external step whose attempt never "
+    "reported: possible)."
+)
 
 
 class ProjectorMetrics:
@@ -64,7 +74,13 @@ class ProjectorMetrics:
         )
         self.duplicates = Counter(
             "oncelog_suspected_duplicate_effects",
-            "Completions by fenced (stale) claim tokens: side effects that may have run twice.",
+            _DUPLICATES_HELP,
+            ("kind",),
+            registry=registry,
+        )
+        self.forged = Counter(
+            "oncelog_forged_or_unknown_token_completions",
+            "Completions with a claim token no grant of the operation went to (not duplicates).",
             registry=registry,
         )
         self.fold_seconds = Histogram(
@@ -85,7 +101,9 @@ class ProjectorMetrics:
             registry=registry,
         )
         # Made at once, so that a scrape before the first duplicate shows 0, not nothing.
-        self.duplicates.inc(0)
+        for kind in DOUBLE_KINDS:
+            self.duplicates.labels(kind).inc(0)
+        self.forged.inc(0)
 
     def count_cached_states(self, size: Callable[[], int]) -> None:
         """Read the cache's size at each scrape (``len`` of a dict: safe from another thread)."""
@@ -128,14 +146,30 @@ class ProjectorMetrics:
         outcomes = Tally((e.decision.kind, e.decision.outcome) for e in audit)
         for (kind, outcome), n in outcomes.items():
             self.decisions.labels(kind.value, outcome.value).inc(n)
-        duplicates = sum(1 for e in audit if e.decision.duplicate_effect_suspected)
-        if duplicates:
-            self.duplicates.inc(duplicates)
+        self._count_doubles(audit)
         for code, n in Tally(d.code for d in dead).items():
             self.dead_letters.labels(code).inc(n)
         for p, next_offset in next_offsets.items():
             self._next[p] = next_offset
             self.last_folded.labels(self._topic, str(p)).set(next_offset - 1)
+
+    def _count_doubles(self, audit: list[AuditEntry]) -> None:
+        """The batch's proven and possible doubles, and its forged completions, apart."""
+        stale = unknown = forged = 0
+        for e in audit:
+            d = e.decision
+            if d.outcome is Outcome.STALE_CLAIM and d.kind is Kind.COMPLETE:
+                if d.duplicate_effect_suspected:
+                    stale += 1
+                else:
+                    forged += 1
+            elif d.changed and d.previous is not None and d.previous.outcome_unknown:
+                unknown += 1
+        for kind, n in zip(DOUBLE_KINDS, (stale, unknown), strict=True):
+            if n:
+                self.duplicates.labels(kind).inc(n)
+        if forged:
+            self.forged.inc(forged)
 
     def committed(self, seconds: float) -> None:
         """One DuckDB commit took ``seconds``."""

@@ -18,10 +18,19 @@ history primary key: commits are correct with it, only slower.
 Before the query side read columns only, ``history`` had no ``lease_deadline_ms``
 and ``tool_name``: the migration adds them and fills them from each row's state
 blob, so that no reader but the writer's ever decodes a blob.
+
+Before the audit of doubles (issue 26), a ``requests`` row named the state's
+holder and epoch, not its sender's: the migration moves those to the new
+``state_epoch``/``state_worker_id`` (the state the request met: the ``history``
+version before it) and names the sender's own attempt in ``epoch``/``worker_id``
+(the grant whose token fingerprint the request carries). The unknown outcomes of
+such a file's reclaims stay NULL: ``oncelog rebuild`` refolds them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Final
 
 import duckdb
@@ -36,6 +45,18 @@ TOKEN_TABLES: Final = ("executions", "history", "requests")
 # first, and the schema DDL (run after the migration) creates them again.
 INDEXES: Final = {"history": "history_operation", "requests": "requests_channel"}
 BACKFILL_ROWS: Final = 50_000  # history rows decoded per step: bounds the blobs held at once
+
+
+@contextmanager
+def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """One transaction: committed when the block ends, rolled back when it raises."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
 
 
 def _has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
@@ -58,6 +79,9 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     if _has_column(con, "history", "state") and not _has_column(con, "history", "tool_name"):
         _lease_and_tool_columns(con)
         changed = sorted({*changed, "history"})
+    if _has_column(con, "requests", "kind") and not _has_column(con, "requests", "state_epoch"):
+        _attribute_senders(con)
+        changed = sorted({*changed, "requests"})
     return sorted({*changed, *_add_columns(con)})
 
 
@@ -78,10 +102,42 @@ def _add_columns(con: duckdb.DuckDBPyConnection) -> list[str]:
     return changed
 
 
+# Per request row: the history version before it (the state it met) and the grant of
+# its token (its sender's attempt). A claim keeps the worker it named.
+_ATTRIBUTION: Final = """
+CREATE TEMP TABLE _attribution AS
+SELECT r.rowid AS id, h.epoch AS state_epoch, h.worker_id AS state_worker_id,
+       g.epoch AS epoch, CASE WHEN r.kind = 'claim' THEN r.worker_id ELSE g.worker_id END
+       AS worker_id
+FROM requests r
+ASOF LEFT JOIN (SELECT operation_id, valid_from_offset, epoch, worker_id FROM history) h
+  ON h.operation_id = r.operation_id AND r."offset" > h.valid_from_offset
+LEFT JOIN (
+  SELECT operation_id, token_fp, arg_min(epoch, version) AS epoch,
+         arg_min(worker_id, version) AS worker_id
+  FROM history WHERE outcome IN ('claimed', 'reclaimed') GROUP BY operation_id, token_fp
+) g ON g.operation_id = r.operation_id AND g.token_fp = r.token_fp
+"""
+
+
+def _attribute_senders(con: duckdb.DuckDBPyConnection) -> None:
+    """Name each request's sender attempt and the state it met (see the module doc)."""
+    with _transaction(con):
+        con.execute(f"DROP INDEX IF EXISTS {INDEXES['requests']}")
+        con.execute("ALTER TABLE requests ADD COLUMN state_epoch BIGINT")
+        con.execute("ALTER TABLE requests ADD COLUMN state_worker_id VARCHAR")
+        con.execute(_ATTRIBUTION)
+        con.execute(
+            "UPDATE requests SET state_epoch = a.state_epoch, "
+            "state_worker_id = a.state_worker_id, epoch = a.epoch, worker_id = a.worker_id "
+            "FROM _attribution a WHERE requests.rowid = a.id"
+        )
+        con.execute("DROP TABLE _attribution")
+
+
 def _lease_and_tool_columns(con: duckdb.DuckDBPyConnection) -> None:
     """Add ``lease_deadline_ms`` and ``tool_name`` to ``history``, from the blobs."""
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with _transaction(con):
         con.execute(f"DROP INDEX IF EXISTS {INDEXES['history']}")
         con.execute("ALTER TABLE history ADD COLUMN lease_deadline_ms BIGINT")
         con.execute("ALTER TABLE history ADD COLUMN tool_name VARCHAR")
@@ -105,33 +161,23 @@ def _lease_and_tool_columns(con: duckdb.DuckDBPyConnection) -> None:
                 "FROM _filled f WHERE history.rowid = f.id"
             )
             con.unregister("_filled")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 def _narrow_executions(con: duckdb.DuckDBPyConnection) -> None:
     """Replace the wide ``executions`` table by the narrow one, in one transaction."""
     columns = column_list(EXECUTIONS)
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with _transaction(con):
         con.execute("ALTER TABLE executions RENAME TO executions_wide")
         con.execute(EXECUTIONS_DDL)
         con.execute(f"INSERT INTO executions ({columns}) SELECT {columns} FROM executions_wide")
         con.execute("DROP TABLE executions_wide")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 def _fingerprint_tokens(con: duckdb.DuckDBPyConnection) -> list[str]:
     stale = [table for table in TOKEN_TABLES if _has_column(con, table, "claim_token")]
     if not stale:
         return []
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with _transaction(con):
         for table in stale:
             if table in INDEXES:
                 con.execute(f"DROP INDEX IF EXISTS {INDEXES[table]}")
@@ -140,8 +186,4 @@ def _fingerprint_tokens(con: duckdb.DuckDBPyConnection) -> list[str]:
                 f"UPDATE {table} SET token_fp = substr(sha256(token_fp), 1, {TOKEN_FP_HEX})"
                 " WHERE token_fp IS NOT NULL"
             )
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return stale

@@ -38,6 +38,10 @@ _HEADER: Final = MAGIC + _FINGERPRINT
 # The layout before token fingerprints: read with its own schema, then converted.
 _OLD_SCHEMA: Final[Any] = load_schema(str(HISTORY_DIR / "dev.oncelog.ExecutionState.avsc"))
 _OLD_HEADER: Final = MAGIC + schema_fingerprint(_OLD_SCHEMA)
+# The layout before the audit of unknown outcomes (issue 26): Avro resolution fills in
+# the fields it lacks (``released``, ``outcome_unknown``, a grant's ``worker_id``).
+_V2_SCHEMA: Final[Any] = load_schema(str(HISTORY_DIR / "state.v2.avsc"))
+_V2_HEADER: Final = MAGIC + schema_fingerprint(_V2_SCHEMA)
 
 
 def encode_state(state: ExecutionState, *, once: bool = False) -> bytes:
@@ -50,7 +54,7 @@ def encode_state(state: ExecutionState, *, once: bool = False) -> bytes:
 def decode_state(data: bytes) -> ExecutionState:
     """Decode a blob written by :func:`encode_state`; any failure is a :class:`CodecError`."""
     header = bytes(data[:HEADER_LEN])
-    if len(data) < HEADER_LEN or header not in (_HEADER, _OLD_HEADER):
+    if len(data) < HEADER_LEN or header not in (_HEADER, _V2_HEADER, _OLD_HEADER):
         fingerprint = bytes(data[2:HEADER_LEN]) if len(data) >= HEADER_LEN else None
         raise CodecError("not an ExecutionState blob", length=len(data), fingerprint=fingerprint)
     buf = io.BytesIO(data)
@@ -59,7 +63,10 @@ def decode_state(data: bytes) -> ExecutionState:
         if header == _OLD_HEADER:
             old: Any = fastavro.schemaless_reader(buf, _OLD_SCHEMA, None)
             return state_from_avro(upgrade.state(old))
-        record: Any = fastavro.schemaless_reader(buf, _SCHEMA, None)
+        if header == _V2_HEADER:
+            record: Any = fastavro.schemaless_reader(buf, _V2_SCHEMA, _SCHEMA)
+            return state_from_avro(record)
+        record = fastavro.schemaless_reader(buf, _SCHEMA, None)
         return state_from_avro(record)
     except Exception as exc:  # fastavro raises many types on corrupt input
         raise CodecError(

@@ -132,15 +132,25 @@ REQUESTS: Final[tuple[Column, ...]] = (
     mirror("decision.outcome"),
     mirror("decision.changed"),
     mirror("decision.version"),
-    mirror("decision.epoch"),
-    # The claim names its worker and effect; other kinds report the state's holder.
+    # The sender's attempt: the grant whose token the request carries (a claim that got
+    # no grant: its own worker, no epoch). Never the state's holder (issue 26).
+    Column("epoch", "BIGINT", INT, "epoch"),
     Column("worker_id", "VARCHAR", STR, "worker"),
     Column("token_fp", "VARCHAR", STR, "token_fp"),  # the token stays on the log
+    # The claim names its effect; other kinds report the state's.
     Column("effect", "VARCHAR", STR, "effect"),
     Column("log_time_ms", "BIGINT NOT NULL", INT, "log_time_ms"),
     mirror("decision.duplicate_effect_suspected"),
     mirror("decision.retried"),
     mirror("request.reconciled"),
+    # Added for the audit (issue 26), after the older columns: the migration appends them.
+    # The state the request met: its epoch and holder before the request was judged.
+    Column("state_epoch", "BIGINT", INT, "state_epoch"),
+    Column("state_worker_id", "VARCHAR", STR, "state_worker"),
+    # On a reclaim: the attempt it superseded, and whether its outcome is now unknown.
+    Column("outcome_unknown", "BOOLEAN", BOOL, "bool(previous and previous.outcome_unknown)"),
+    Column("previous_token_fp", "VARCHAR", STR, "previous and previous.token_fp"),
+    Column("previous_heartbeat_ms", "BIGINT", INT, "previous and previous.last_heartbeat_ms"),
 )
 """One row per folded request and its answer. A column added here for a new optional
 field reaches an older file too: :func:`added_columns` (run by the migration)."""

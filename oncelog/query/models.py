@@ -63,7 +63,12 @@ class Version(_Frozen):
 
 
 class TimelineEntry(_Frozen):
-    """One request of a channel and the referee's verdict, in log order."""
+    """One request of a channel and the referee's verdict, in log order (reads left out).
+
+    ``epoch``, ``worker_id`` and ``token_fp`` name the sender's attempt: the grant whose
+    token the request carries (a claim that got none: its own worker, no epoch).
+    ``state_epoch`` and ``state_worker_id`` name the state it met.
+    """
 
     partition: int
     offset: int
@@ -83,6 +88,18 @@ class TimelineEntry(_Frozen):
     token_fp: str | None = Field(
         default=None, description="Fingerprint of the request's claim token (never the token)"
     )
+    state_epoch: int | None = Field(
+        default=None, description="The epoch of the state the request met (before it)"
+    )
+    state_worker_id: str | None = Field(
+        default=None, description="The holder of the state the request met (before it)"
+    )
+    outcome_unknown: bool = Field(
+        default=False, description="A reclaim that left its previous attempt's outcome unknown"
+    )
+    reconciled: str | None = Field(
+        default=None, description='On a completion or failure: "found", "not_found" or null'
+    )
 
 
 class SideEffects(_Frozen):
@@ -96,9 +113,25 @@ class SideEffects(_Frozen):
     unclaimed: list[int]
 
 
-class SuspectedDuplicate(_Frozen):
-    """A completion by a fenced (stale) token: its side effect may have happened twice."""
+DUPLICATE_KINDS = ("stale_completion", "unknown_outcome", "forged_or_unknown_token")
+"""The kinds of the audit of doubles: proven, possible, and not a duplicate."""
 
+
+class SuspectedDuplicate(_Frozen):
+    """One item of the audit of doubles: an attempt whose side effect may have run twice.
+
+    ``stale_completion``: a late completion by a fenced attempt (a proven double: its
+    effect ran while another attempt held the operation); the position is the completion's.
+    ``unknown_outcome``: a reclaim superseded an attempt of an external step that never
+    completed, failed or released (its effect may have happened); the position is the
+    reclaim's, and ``settled``/``reconciled`` tell how the next attempt ended. With
+    ``settled="completed"`` and no ``reconciled`` it is a possible double.
+    ``forged_or_unknown_token``: a completion with a token no grant went to. Not a
+    duplicate (no attempt of the operation ran it), listed apart.
+    """
+
+    # An older member of a group lists stale completions only, without a kind.
+    kind: str = Field(default="stale_completion", description=" | ".join(DUPLICATE_KINDS))
     partition: int
     offset: int
     log_time_ms: int
@@ -106,10 +139,30 @@ class SuspectedDuplicate(_Frozen):
     channel_id: str
     key_name: str
     request_id: str
-    token_fp: str | None = Field(description="Fingerprint of the stale claim token")
-    stale_epoch: int | None = Field(description="Epoch of the stale token's grant, if known")
-    stale_worker_id: str | None = Field(description="Worker of the stale token's grant, if known")
+    token_fp: str | None = Field(description="Fingerprint of the attempt's claim token")
+    stale_epoch: int | None = Field(description="Epoch of the attempt that may have doubled")
+    stale_worker_id: str | None = Field(description="Worker of the attempt that may have doubled")
     current_epoch: int | None = Field(description="The epoch holding the operation at that time")
+    last_heartbeat_ms: int | None = Field(
+        default=None, description="unknown_outcome: the attempt's last heartbeat (log time)"
+    )
+    settled: str | None = Field(
+        default=None,
+        description='unknown_outcome: "completed" or "failed" as the next attempt ended; null '
+        "while it runs",
+    )
+    reconciled: str | None = Field(
+        default=None,
+        description='unknown_outcome: "found" or "not_found" as the reclaimer reported it; null '
+        "when it did not",
+    )
+
+    @property
+    def possible_duplicate(self) -> bool:
+        """An unknown outcome settled by a completion that did not reconcile."""
+        return (
+            self.kind == "unknown_outcome" and self.settled == "completed" and not self.reconciled
+        )
 
 
 class Positions(_Frozen):

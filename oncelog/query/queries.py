@@ -66,38 +66,59 @@ SELECT operation_id, version, status, outcome, request_id, epoch, worker_id, tok
        log_time_ms, result, result_hash, lease_deadline_ms, tool_name
 FROM v ORDER BY version LIMIT ?
 """
+# Reads (``get``) are no part of the audit: left out. A row names its sender's attempt
+# (epoch, worker_id, token_fp) and, apart, the state it met.
 _TIMELINE: Final = """
 WITH r AS MATERIALIZED (
   SELECT partition, "offset", request_id, operation_id, key_name, kind, outcome, changed,
          version, epoch, worker_id, effect, log_time_ms, duplicate_effect_suspected, retried,
-         token_fp
+         token_fp, state_epoch, state_worker_id, coalesce(outcome_unknown, false), reconciled
   FROM requests WHERE channel_id = ?
 )
-SELECT * FROM r ORDER BY partition, "offset" LIMIT ?
+SELECT * FROM r WHERE kind <> 'get' ORDER BY partition, "offset" LIMIT ?
 """
 _EFFECTS: Final = """
 SELECT operation_id, bool_or(effect = 'external')
 FROM history WHERE operation_id IN (SELECT unnest(?::VARCHAR[]))
 GROUP BY operation_id
 """
-# The stale token's own grant is the history version that first carried it.
-_DUPLICATES: Final = """
-WITH d AS MATERIALIZED (
+# The audit of doubles (spec §4), oldest first. A proven double is a completion by an
+# earlier grant's token (flagged by the fold), named by the row's own sender columns; a
+# possible one is a reclaim that left its previous attempt's outcome unknown, named by
+# the state it met and settled by the first completion or failure that took effect after
+# it. A fenced completion by a token never granted is listed, as not a duplicate.
+_AUDIT: Final = """
+WITH s AS MATERIALIZED (
   SELECT partition, "offset", log_time_ms, operation_id, channel_id, key_name, request_id,
-         token_fp, epoch
-  FROM requests WHERE duplicate_effect_suspected
+         coalesce(outcome_unknown, false) AS unknown, duplicate_effect_suspected AS proven,
+         token_fp, epoch, worker_id, state_epoch, state_worker_id, previous_token_fp,
+         previous_heartbeat_ms
+  FROM requests
+  WHERE outcome_unknown OR duplicate_effect_suspected
+     OR (kind = 'complete' AND outcome = 'stale_claim')
   ORDER BY log_time_ms, partition, "offset" LIMIT ?
 ),
-g AS (
-  SELECT operation_id, token_fp, arg_min(epoch, version) AS epoch,
-         arg_min(worker_id, version) AS worker_id
-  FROM history WHERE operation_id IN (SELECT operation_id FROM d)
-  GROUP BY operation_id, token_fp
+f AS (
+  SELECT s.partition AS p, s."offset" AS o, min(r."offset") AS at
+  FROM s JOIN requests r
+    ON r.operation_id = s.operation_id AND r.partition = s.partition AND r."offset" > s."offset"
+  WHERE s.unknown AND r.changed AND r.kind IN ('complete', 'fail')
+  GROUP BY s.partition, s."offset"
 )
-SELECT d.partition, d."offset", d.log_time_ms, d.operation_id, d.channel_id, d.key_name,
-       d.request_id, d.token_fp, g.epoch, g.worker_id, d.epoch
-FROM d LEFT JOIN g ON g.operation_id = d.operation_id AND g.token_fp = d.token_fp
-ORDER BY d.log_time_ms, d.partition, d."offset"
+SELECT CASE WHEN s.unknown THEN 'unknown_outcome' WHEN s.proven THEN 'stale_completion'
+            ELSE 'forged_or_unknown_token' END,
+       s.partition, s."offset", s.log_time_ms, s.operation_id, s.channel_id, s.key_name,
+       s.request_id,
+       CASE WHEN s.unknown THEN s.previous_token_fp ELSE s.token_fp END,
+       CASE WHEN s.unknown THEN s.state_epoch ELSE s.epoch END,
+       CASE WHEN s.unknown THEN s.state_worker_id ELSE s.worker_id END,
+       CASE WHEN s.unknown THEN s.epoch ELSE s.state_epoch END,
+       CASE WHEN s.unknown THEN s.previous_heartbeat_ms END,
+       CASE WHEN s.unknown THEN t.outcome END,
+       CASE WHEN s.unknown THEN t.reconciled END
+FROM s LEFT JOIN f ON f.p = s.partition AND f.o = s."offset"
+LEFT JOIN requests t ON t.partition = f.p AND t."offset" = f.at
+ORDER BY s.log_time_ms, s.partition, s."offset"
 """
 
 
@@ -297,8 +318,10 @@ def side_effects(
 def suspected_duplicates(
     con: duckdb.DuckDBPyConnection, limit: int | None = None
 ) -> list[models.SuspectedDuplicate]:
-    """Completions by stale tokens (``duplicate_effect_suspected``), oldest first."""
-    return _parsed(models.SuspectedDuplicate, _rows(con, _DUPLICATES, [_check_limit(limit)]))
+    """The audit of doubles, oldest first: proven (``stale_completion``) and possible
+    (``unknown_outcome``) ones, and apart, completions by tokens never granted
+    (``forged_or_unknown_token``, not duplicates)."""
+    return _parsed(models.SuspectedDuplicate, _rows(con, _AUDIT, [_check_limit(limit)]))
 
 
 def positions(con: duckdb.DuckDBPyConnection) -> models.Positions:

@@ -21,6 +21,7 @@ from oncelog.schemas.models import (
     Claim,
     Complete,
     Decision,
+    Effect,
     ExecutionSnapshot,
     ExecutionState,
     Fail,
@@ -115,6 +116,19 @@ def _stale(state: ExecutionState, request: Request, t: int, suspected: bool = Fa
     )
 
 
+def _was_granted(state: ExecutionState, fp: str) -> bool:
+    """Whether an earlier grant of this operation went to the token of fingerprint ``fp``.
+
+    The grants stay in the retry memory for the life of the state; an entry upgraded
+    from before fingerprints were kept (empty) might be any token, so it counts.
+    Run only for a fenced completion: a scan of the grants, off the hot path.
+    """
+    previous = state.previous
+    if previous is not None and previous.token_fp == fp:
+        return True
+    return any(r.outcome in _GRANTS and r.token_fp in (fp, "") for r in state.recent)
+
+
 def _payload_fp(body: Body) -> str:
     """A compact stand-in for what a request asks for, to tell a retry from a reused id.
 
@@ -171,7 +185,9 @@ def _commit(
     """
     epoch = changes.get("epoch", state.epoch)
     payload = _payload_fp(request.body) if payload_fp is None else payload_fp
-    memo = RecentRequest(request.request_id, outcome, epoch, fp, payload, t)
+    memo = RecentRequest(
+        request.request_id, outcome, epoch, fp, payload, t, changes.get("worker_id", "")
+    )
     # ``changes`` is this call's own keyword dict: completing it in place is safe.
     changes["version"] = state.version + 1
     changes["updated_at_ms"] = t
@@ -201,6 +217,7 @@ def _grant_changes(body: Claim, fp: str, t: int) -> dict[str, Any]:
         "cancel_reason": None,
         "error": None,
         "retryable": False,
+        "released": False,
     }
 
 
@@ -208,7 +225,9 @@ def _first_claim(request: Request, body: Claim, t: int) -> Result:
     if request.claim_token is None:
         return _unchanged(None, request, Outcome.INVALID_REQUEST, t)
     fp = token_fingerprint(request.claim_token)
-    memo = RecentRequest(request.request_id, Outcome.CLAIMED, 1, fp, _payload_fp(body), t)
+    memo = RecentRequest(
+        request.request_id, Outcome.CLAIMED, 1, fp, _payload_fp(body), t, body.worker_id
+    )
     state = ExecutionState(
         operation_id=request.operation_id,
         channel_id=request.channel_id,
@@ -224,6 +243,11 @@ def _first_claim(request: Request, body: Claim, t: int) -> Result:
 
 
 def _reclaim(state: ExecutionState, request: Request, body: Claim, fp: str, t: int) -> Result:
+    # Still CLAIMED: the attempt neither completed nor failed. Unless it released, or its
+    # step is pure, its effect may have happened and nobody heard: an unknown outcome.
+    unknown = (
+        state.status is Status.CLAIMED and state.effect is Effect.EXTERNAL and not state.released
+    )
     previous = PreviousAttempt(
         state.epoch,
         state.token_fp,
@@ -232,6 +256,7 @@ def _reclaim(state: ExecutionState, request: Request, body: Claim, fp: str, t: i
         state.last_heartbeat_ms,
         state.status,
         state.error,
+        unknown,
     )
     changes = _grant_changes(body, fp, t)
     return _commit(
@@ -282,6 +307,8 @@ def _on_heartbeat(
     if state.status is not Status.CLAIMED:
         return _answer_with_state(state, request, t)
     lease = state.lease_ms if body.lease_ms is None else body.lease_ms
+    if state.released:  # the holder works on after all (rare): its outcome is unknown again
+        state = _evolve(state, {"released": False})
     return _commit(
         state,
         request,
@@ -297,8 +324,9 @@ def _on_complete(
     state: ExecutionState, request: Request, body: Complete, fp: str, t: int
 ) -> Result:
     if fp != state.token_fp:
-        # The stale holder's side effect already happened: flag it for the audit.
-        return _stale(state, request, t, suspected=True)
+        # A fenced attempt's side effect already happened: flag it for the audit. A token
+        # no grant ever went to (a forgery, a bug) proves no effect: fenced, not flagged.
+        return _stale(state, request, t, suspected=_was_granted(state, fp))
     status = state.status
     if status is Status.CLAIMED:
         result_hash = _hash(body.result)
@@ -361,7 +389,7 @@ def _on_release(state: ExecutionState, request: Request, body: Release, fp: str,
         return _stale(state, request, t)
     if state.status is not Status.CLAIMED:
         return _answer_with_state(state, request, t)
-    return _commit(state, request, fp, Outcome.RELEASED, t, lease_deadline_ms=t)
+    return _commit(state, request, fp, Outcome.RELEASED, t, lease_deadline_ms=t, released=True)
 
 
 def _on_cancel(state: ExecutionState, request: Request, body: Cancel, fp: str, t: int) -> Result:
@@ -454,11 +482,11 @@ def fold(state: ExecutionState | None, request: Request, log_time_ms: int) -> Re
     token = request.claim_token
     fp = "" if token is None else fingerprint_of_token(token)
     request_id = request.request_id
+    # Every earlier request with this id counts (spec §4): an id reused with another
+    # payload took effect as new, and a re-send of that later request is its retry.
     for seen in state.recent:
-        if seen.request_id == request_id:
-            if _is_retry(seen, fp, body):
-                return _retried(state, request, body, seen, log_time_ms)
-            break  # a reused id: judged as a new request
+        if seen.request_id == request_id and _is_retry(seen, fp, body):
+            return _retried(state, request, body, seen, log_time_ms)
     return _RULES[type(body)](state, request, body, fp, log_time_ms)
 
 

@@ -181,6 +181,9 @@ class PreviousAttempt(NamedTuple):
     last_heartbeat_ms: int | None
     status: Status
     error: str | None = None
+    #: Superseded while its effect may have happened: an ``external`` step that neither
+    #: completed, failed nor released before the reclaim (spec §4). The audit lists it.
+    outcome_unknown: bool = False
 
 
 class RecentRequest(NamedTuple):
@@ -190,6 +193,9 @@ class RecentRequest(NamedTuple):
     payload) from a reused id, which is judged as new; both are empty on
     entries upgraded from records written before they were kept (such an entry
     matches any retry of its id, as it did then). ``log_time_ms`` ages the entry.
+    ``worker_id`` is the worker a grant went to (empty on other entries): the grants
+    are kept for the life of the state, so a request by any earlier attempt's token
+    can be attributed to its own worker and epoch.
     """
 
     request_id: str
@@ -198,6 +204,7 @@ class RecentRequest(NamedTuple):
     token_fp: str = ""
     payload_fp: str = ""
     log_time_ms: int = 0
+    worker_id: str = ""
 
 
 class ExecutionState(NamedTuple):
@@ -228,6 +235,9 @@ class ExecutionState(NamedTuple):
     expires_at_ms: int | None = None
     error: str | None = None
     retryable: bool = False
+    #: The current attempt released its lease without a result: its outcome is known
+    #: (nothing to reconcile) if it is reclaimed before it completes.
+    released: bool = False
     previous: PreviousAttempt | None = None
     recent: tuple[RecentRequest, ...] = ()
     updated_at_ms: int = 0

@@ -8,6 +8,8 @@ with their own schema and converted here: every ``claim_token`` becomes the
 items gain empty fingerprints (meaning "not recorded": they match any retry
 of their id, as they did when written) and the state's last log time as their
 age. A restored old snapshot therefore folds on as it would have before.
+The fields the audit of doubles added later (``released``, a previous attempt's
+``outcome_unknown``, a grant's ``worker_id``) take their schema defaults.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ def _attempt(d: Datum | None) -> Datum | None:
         return None
     d = dict(d)
     d["token_fp"] = token_fingerprint(d.pop("claim_token"))
+    d["outcome_unknown"] = False  # not judged then: a rebuild refolds it
     return d
 
 
@@ -33,9 +36,11 @@ def state(d: Datum) -> Datum:
     d = dict(d)
     d["token_fp"] = token_fingerprint(d.pop("claim_token"))
     d["previous"] = _attempt(d["previous"])
+    d["released"] = False
     age = d["updated_at_ms"]
     d["recent"] = [
-        {**item, "token_fp": "", "payload_fp": "", "log_time_ms": age} for item in d["recent"]
+        {**item, "token_fp": "", "payload_fp": "", "log_time_ms": age, "worker_id": ""}
+        for item in d["recent"]
     ]
     return d
 

@@ -12,6 +12,7 @@ from drills.chaos.model import (
     LEASE,
     NOT_IDEMPOTENT,
     PASSTHROUGH,
+    RECONCILE,
     cell_name,
 )
 from drills.chaos.runner import ChaosConfig
@@ -24,7 +25,7 @@ def test_chaos_subset(bootstrap: str, tmp_path: Path) -> None:
     config = ChaosConfig(
         runs=RUNS,
         points=(AFTER_EFFECT, AFTER_CLAIM),
-        cells=((LEASE, NOT_IDEMPOTENT), (PASSTHROUGH, HONOUR)),
+        cells=((LEASE, NOT_IDEMPOTENT), (PASSTHROUGH, HONOUR), (RECONCILE, NOT_IDEMPOTENT)),
         concurrency=6,
     )
     report = run_chaos(Settings(bootstrap_servers=bootstrap), config, workdir=tmp_path)
@@ -44,4 +45,15 @@ def test_chaos_subset(bootstrap: str, tmp_path: Path) -> None:
     assert m[lease][AFTER_CLAIM]["duplicates"] == 0
     check = report.cross_check[lease][AFTER_EFFECT]
     assert check["in_ledger"] == check["duplicated_steps"] == RUNS
+    # The audit lists each of them: the crashed attempt's outcome is unknown, and the
+    # retry completed without reconciling (no late completion ever comes from a SIGKILL).
+    after_effect = m[lease][AFTER_EFFECT]
+    assert after_effect["unknown_outcome_unreconciled"] == RUNS
+    assert (after_effect["stale_completion"], after_effect["unlisted"]) == (0, 0)
+    assert after_effect["unresolved_unknown"] == RUNS
+    reconcile = cell_name(RECONCILE, NOT_IDEMPOTENT)
+    for point in (AFTER_EFFECT, AFTER_CLAIM):  # found after the effect, not_found before it
+        assert m[reconcile][point]["duplicates"] == 0
+        assert m[reconcile][point]["unresolved_unknown"] == 0
+    assert set(report.audit["unlisted_duplicates"].values()) == {0}
     assert failed_expectations(report) == []

@@ -61,9 +61,23 @@ def test_the_ledger_answers_show_the_faults(report: DemoReport) -> None:
     assert (before.status, at.status) == ("claimed", "completed")
     assert isinstance(before.as_of, int)
     assert at.as_of == before.as_of + 1  # one offset apart: the completion itself
-    [duplicate] = report.duplicates
-    assert (duplicate.channel_id, duplicate.key_name) == (ZOMBIE[0], f"step-{ZOMBIE[1]}")
-    assert (duplicate.stale_epoch, duplicate.current_epoch) == (1, 2)
+    by_kind = {(d.kind, d.channel_id, d.key_name): d for d in report.duplicates}
+    assert len(by_kind) == len(report.duplicates) == 3
+    # The crashed worker's charge: its outcome unknown at the reclaim, found downstream.
+    crash = by_kind["unknown_outcome", CRASH_AFTER_EFFECT[0], f"step-{CRASH_AFTER_EFFECT[1]}"]
+    assert (crash.stale_epoch, crash.current_epoch, crash.reconciled) == (1, 2, "found")
+    assert (crash.settled, crash.possible_duplicate) == ("completed", False)
+    # The zombie: its outcome unknown when the rescuer took over (found as well), then its
+    # late completion proved it ran: named by its own worker and epoch, not the rescuer's.
+    zombie = (ZOMBIE[0], f"step-{ZOMBIE[1]}")
+    paused = by_kind[("unknown_outcome", *zombie)]
+    assert (paused.stale_epoch, paused.reconciled) == (1, "found")
+    straggler = by_kind[("stale_completion", *zombie)]
+    assert (straggler.stale_epoch, straggler.current_epoch) == (1, 2)
+    assert straggler.stale_worker_id == paused.stale_worker_id != "worker-rescue"
+    late = next(e for e in report.crash_timeline if e.offset == straggler.offset)
+    assert (late.epoch, late.worker_id, late.state_epoch) == (1, straggler.stale_worker_id, 2)
+    assert late.state_worker_id == "worker-rescue"
 
 
 def test_the_printout_renders_the_report(
@@ -72,7 +86,7 @@ def test_the_printout_renders_the_report(
     render(report, Console(highlight=False, soft_wrap=True))  # what `make demo` prints
     out = capsys.readouterr().out
     assert f"timeline of {CRASH_AFTER_EFFECT[0]}" in out
-    assert "suspected duplicate effects (1)" in out
+    assert "duplicate effects (3: 1 proven, 0 possible" in out
     assert f"by count per idempotency key: {{1: {EXTERNAL_EFFECTS}}}" in out
     assert out.splitlines()[-2:] == ["verify OK", f"demo finished in {report.seconds:.0f} s"]
 
@@ -125,7 +139,7 @@ def test_in_a_terminal_serve_stays_up_until_enter(
     assert answer.status_code == 200
     assert len(answer.json()["items"]) == len(report.crash_timeline)  # the same ledger
     assert page.status_code == 200  # the printed URL is the run's timeline page
-    for kind in ("reclaim", "replay", "fenced"):
+    for kind in ("unknown", "replay", "fenced"):  # "unknown": a reclaim of a silent attempt
         assert f'data-kind="{kind}"' in page.text
     assert report.timeline_url in capsys.readouterr().out
     with pytest.raises(httpx.TransportError):  # stopped after Enter

@@ -223,6 +223,7 @@ def test_reconcile_hook_sees_the_crashed_attempt_on_reclaim(
     assert run.status == "reclaimed"
     assert run.execution.epoch == 2
     assert run.reconciled is False
+    assert run.reconciled_as == "not_found"  # the hook said so, and the tool ran
     assert run.result == "charged"
 
 
@@ -236,6 +237,7 @@ def test_reconcile_answer_completes_without_calling_the_tool(
     run = runner.run(tool, lease_seconds=10)
     assert tool.calls == []
     assert run.reconciled is True
+    assert run.reconciled_as == "found"
     assert run.execution.status == "completed"
     assert run.result == {"charge": "ch_found_downstream"}
     assert runner.run(runner.tool()).status == "replayed"

@@ -121,7 +121,9 @@ def test_lag_offsets_and_decision_counters_move_under_load(
     assert _get(done, "oncelog_fold_batch_seconds_count") >= total / 5
     assert _get(done, "oncelog_commit_seconds_count") >= 1
     assert _get(done, "oncelog_cached_states") == CLAIMS
-    assert _get(done, "oncelog_suspected_duplicate_effects_total") == 0
+    for kind in ("stale_completion", "unknown_outcome"):
+        assert _get(done, "oncelog_suspected_duplicate_effects_total", kind=kind) == 0
+    assert _get(done, "oncelog_forged_or_unknown_token_completions_total") == 0
 
 
 def test_oncelog_serve_answers_metrics(topics: Settings, tmp_path: Path) -> None:

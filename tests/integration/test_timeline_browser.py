@@ -65,14 +65,15 @@ def test_chromium_shows_the_reclaim_the_replay_and_the_fenced_straggler(
             found = browser.find_elements(By.CSS_SELECTOR, f'a.mark[data-kind="{kind}"]')
             return [m.find_element(By.XPATH, "..").get_attribute("data-key") or "" for m in found]
 
-        assert marks("reclaim") == [f"step-{story.reclaimed_step}", f"step-{story.fenced_step}"]
+        # Both reclaims superseded a silent external attempt: its outcome unknown, marked apart.
+        assert marks("unknown") == [f"step-{story.reclaimed_step}", f"step-{story.fenced_step}"]
         assert marks("replay") == [f"step-{story.replayed_step}"]
         assert marks("fenced") == [f"step-{story.fenced_step}"]
         assert marks("expired") == [f"step-{story.expired_step}"]
         assert marks("cancel") == [f"step-{story.cancelled_step}"]
         assert len(marks("heartbeat")) >= 3
         fenced = browser.find_element(By.CSS_SELECTOR, 'tr[data-kind="fenced"]')
-        assert "suspected duplicate effect" in fenced.text
+        assert "proven duplicate effect" in fenced.text
         assert "epoch 1 (worker-1) completed after epoch 2 took over" in fenced.text
         rows = browser.find_elements(By.CSS_SELECTOR, "g.step")
         effects = {r.get_attribute("data-key"): r.get_attribute("data-effect") for r in rows}

@@ -237,6 +237,16 @@ def test_bad_follow_up_arguments_are_refused_before_anything_is_produced(
         (lambda: loose.fail_execution(ex, token, "e", "yes"), BAD_ARGS, "retryable must be a bool"),
         (lambda: loose.fail_execution(ex, None, "e"), BAD_ARGS, token_hint),
         (
+            lambda: loose.complete_execution(ex, token, "ok", reconciled="maybe"),
+            BAD_ARGS,
+            "reconciled must be 'found', 'not_found' or None, got 'maybe'",
+        ),
+        (
+            lambda: loose.fail_execution(ex, token, "e", reconciled=True),
+            BAD_ARGS,
+            "reconciled must be 'found', 'not_found' or None, got True",
+        ),
+        (
             lambda: loose.heartbeat_execution(ex, token, lease_seconds=0),
             BAD_ARGS,
             "lease_ms=0 is outside [1000, 86400000] (1 s to 24 h)",
@@ -262,6 +272,14 @@ def test_bad_follow_up_arguments_are_refused_before_anything_is_produced(
         error = _refused(call)
         assert (error.code, error.message) == (code, message)
     assert len(ledger.log) == produced
+
+
+def test_a_completion_carries_how_it_reconciled(
+    client: SyncLedgerClient, ledger: InMemoryLedger
+) -> None:
+    claim = client.claim_execution("run-c", "k", tool_name="t", params={})
+    client.complete_execution(claim.execution, claim.claim_token, "ok", reconciled="found")
+    assert [r.request.reconciled for r in ledger.log] == [None, "found"]
 
 
 def test_a_receipt_refuses_a_bad_ttl() -> None:

@@ -91,6 +91,25 @@ def test_a_result_is_completed_and_the_recorded_execution_returned() -> None:
     assert (run.status, run.result, run.execution) == ("claimed", "charged", recorded)
 
 
+@pytest.mark.parametrize("settled", ["found", "not_found", None])
+def test_how_the_reconcile_hook_settled_goes_with_the_completion(settled: Any) -> None:
+    plan = start()
+    run_tool_step(plan, claim(ClaimStatus.RECLAIMED))
+    complete = plan.send(ToolOutcome("charged", reconciled_as=settled))
+    assert isinstance(complete, CompleteStep)
+    assert complete.reconciled == settled
+    run = finish(plan, execution("completed", result="charged"))
+    assert (run.reconciled_as, run.reconciled) == (settled, settled == "found")
+
+
+def test_a_failure_after_reconciling_says_not_found() -> None:
+    plan = start()
+    run_tool_step(plan, claim(ClaimStatus.RECLAIMED))
+    fail = plan.send(ToolOutcome(error=ValueError("declined"), reconciled_as="not_found"))
+    assert isinstance(fail, FailStep)
+    assert fail.reconciled == "not_found"
+
+
 def test_a_fenced_completion_is_a_lost_lease() -> None:
     plan = start()
     run_tool_step(plan)

@@ -10,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from oncelog.projector.metrics import ProjectorMetrics
 from oncelog.projector.store import AuditEntry, DeadLetter
-from oncelog.schemas.models import Decision, Kind, Outcome, Request, Sweep
+from oncelog.schemas.models import Decision, Kind, Outcome, PreviousAttempt, Request, Status, Sweep
 
 TOPIC = "t.requests"
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -46,10 +46,38 @@ def test_a_batch_counts_decisions_by_kind_and_outcome_dead_letters_and_duplicate
     claimed = {"kind": "claim", "outcome": "claimed"}
     assert _value(registry, "oncelog_decisions_total", **claimed) == 3
     assert _value(registry, "oncelog_decisions_total", kind="complete", outcome="completed") == 1
-    assert _value(registry, "oncelog_suspected_duplicate_effects_total") == 1
+    stale = {"kind": "stale_completion"}
+    assert _value(registry, "oncelog_suspected_duplicate_effects_total", **stale) == 1
     assert _value(registry, "oncelog_dead_letters_total", code="codec_error") == 2
     assert _value(registry, "oncelog_fold_batch_seconds_count") == 2
     assert _value(registry, "oncelog_last_folded_offset", topic=TOPIC, partition="0") == 5
+
+
+def _reclaim(offset: int, *, unknown: bool) -> AuditEntry:
+    previous = PreviousAttempt(1, "fp", "w1", 0, None, Status.CLAIMED, None, unknown)
+    request = Request(f"r{offset}", "op", "ch", "k", "t", Sweep())
+    decision = Decision(
+        f"r{offset}", "op", Kind.CLAIM, Outcome.RECLAIMED, True, 0, previous=previous
+    )
+    return AuditEntry(0, offset, 0, request, decision)
+
+
+def test_unknown_outcomes_count_apart_and_a_forged_completion_moves_no_duplicate() -> None:
+    registry = CollectorRegistry()
+    metrics = ProjectorMetrics(registry, TOPIC)
+    name = "oncelog_suspected_duplicate_effects_total"
+    for kind in ("stale_completion", "unknown_outcome"):
+        assert _value(registry, name, kind=kind) == 0  # there before the first one
+    forged = _entry(0, Kind.COMPLETE, Outcome.STALE_CLAIM, duplicate=False)
+    metrics.batch_folded(0.001, [forged], [], {0: 1})
+    assert _value(registry, name, kind="stale_completion") == 0
+    assert _value(registry, name, kind="unknown_outcome") == 0
+    assert _value(registry, "oncelog_forged_or_unknown_token_completions_total") == 1
+    fenced_beat = _entry(1, Kind.HEARTBEAT, Outcome.STALE_CLAIM)  # neither
+    metrics.batch_folded(0.001, [fenced_beat, _reclaim(2, unknown=True)], [], {0: 3})
+    metrics.batch_folded(0.001, [_reclaim(3, unknown=False)], [], {0: 4})
+    assert _value(registry, name, kind="unknown_outcome") == 1
+    assert _value(registry, "oncelog_forged_or_unknown_token_completions_total") == 1
 
 
 def test_lag_is_the_watermark_minus_the_next_offset_to_fold() -> None:

@@ -112,12 +112,13 @@ def test_stale_completion_is_flagged_in_the_audit(store: Store) -> None:
     row = (
         store.cursor()
         .execute(
-            "SELECT outcome, duplicate_effect_suspected, token_fp, epoch FROM requests "
-            'WHERE "offset" = 2'
+            "SELECT outcome, duplicate_effect_suspected, token_fp, epoch, state_epoch "
+            'FROM requests WHERE "offset" = 2'
         )
         .fetchone()
     )
-    assert row == ("stale_claim", True, token_fingerprint("t1"), 2)
+    # The sender's attempt (t1's grant, epoch 1), and apart the state it met (epoch 2).
+    assert row == ("stale_claim", True, token_fingerprint("t1"), 1, 2)
 
 
 def test_recommitting_a_batch_adds_nothing(store: Store) -> None:

@@ -98,7 +98,7 @@ def test_an_owners_answer_passes_through_byte_for_byte(
 def test_the_run_page_asks_the_group(forwarder: TestClient) -> None:
     page = forwarder.get(run_href(CHANNEL), params={"as_of_offset": "3"})
     assert page.status_code == 200, page.text[-300:]
-    assert 'data-kind="reclaim"' in page.text  # the owner's timeline: this file is empty
+    assert 'data-kind="unknown"' in page.text  # the owner's timeline: this file is empty
     assert 'data-key="step-2" data-effect="external" data-status="claimed"' in page.text
     assert "charged" not in page.text  # as of offset 3 it was not completed yet
     assert "charged" in forwarder.get(run_href(CHANNEL)).text

@@ -66,7 +66,13 @@ def test_side_effects_and_duplicates(client: TestClient) -> None:
     effects = client.get(f"/v1/side-effects/{CHANNEL}", params={"from_step": 1, "to_step": 2})
     assert (effects.json()["pure"], effects.json()["external"]) == ([1], [2])
     duplicates = client.get("/v1/duplicates").json()
-    [dup] = duplicates["items"]
+    unknown, dup = duplicates["items"]
+    assert (unknown["kind"], unknown["offset"], unknown["reconciled"]) == (
+        "unknown_outcome",
+        3,
+        None,
+    )
+    assert dup["kind"] == "stale_completion"
     assert (dup["offset"], dup["log_time_ms"], dup["stale_worker_id"]) == (
         4,
         3_001 + LEASE_MS,

@@ -158,7 +158,17 @@ def test_side_effects_rejects_bad_ranges(con: Con, first: int, last: int) -> Non
 
 
 def test_suspected_duplicates_name_the_stale_grant(con: Con) -> None:
-    [dup] = suspected_duplicates(con)
+    unknown, dup = suspected_duplicates(con)
+    # w1's attempt went silent and w2 reclaimed it: its outcome is unknown, and w2
+    # completed without reconciling (a possible double) ...
+    assert (unknown.kind, unknown.offset, unknown.stale_worker_id) == ("unknown_outcome", 3, "w1")
+    assert (unknown.settled, unknown.reconciled, unknown.possible_duplicate) == (
+        "completed",
+        None,
+        True,
+    )
+    # ... and then w1's late completion proved it ran.
+    assert dup.kind == "stale_completion"
     assert dup.operation_id == operation_id(CHANNEL, STEP2)
     assert (dup.partition, dup.offset, dup.log_time_ms) == (2, 4, 3_001 + LEASE_MS)
     assert (dup.token_fp, dup.stale_epoch, dup.stale_worker_id) == (

@@ -53,9 +53,12 @@ def test_the_run_page_shows_the_reclaim_and_the_fenced_completion(open_ui: TestC
     assert "script-src" not in response.headers["content-security-policy"]  # none allowed
     assert "default-src 'none'" in response.headers["content-security-policy"]
     page = response.text
-    for kind in ("claim", "reclaim", "fenced", "complete"):
+    # step-2's reclaim left w1's outcome unknown ("unknown", a possible double, marked
+    # apart from the proven one: w1's fenced late completion).
+    for kind in ("claim", "unknown", "fenced", "complete"):
         assert f'data-kind="{kind}"' in page, kind
-    assert "suspected duplicate effect" in page
+    assert "1 proven duplicate effect" in page
+    assert "1 possible duplicate effect" in page
     assert 'data-effect="external"' in page
     assert 'data-effect="pure"' in page
     assert "charged" in page  # the result, not redacted here
@@ -88,7 +91,7 @@ def test_redacted_results_stay_off_the_page(hostile: Ledger) -> None:
 def test_as_of_an_offset_and_a_time(open_ui: TestClient) -> None:
     # Offsets 0-5 of run-42: step-2 reclaimed at 3, fenced at 4, completed at 5.
     before = open_ui.get(RUN, params={"as_of_offset": "3"}).text
-    assert 'data-kind="reclaim"' in before
+    assert 'data-kind="unknown"' in before
     assert 'data-kind="fenced"' not in before
     assert "The run as it stood at offset 3" in before
     assert 'data-key="step-2" data-effect="external" data-status="claimed"' in before
@@ -156,7 +159,7 @@ def test_the_right_token_sets_a_session_cookie_that_opens_the_ui_only(guarded: T
 def test_the_bearer_header_opens_the_ui_too(guarded: TestClient) -> None:
     page = guarded.get(RUN, headers={"Authorization": f"Bearer {TOKEN}"})
     assert page.status_code == 200
-    assert 'data-kind="reclaim"' in page.text
+    assert 'data-kind="unknown"' in page.text
 
 
 @pytest.mark.parametrize(
@@ -214,5 +217,5 @@ def test_the_run_page_is_built_in_process_not_over_http_to_itself(hostile: Ledge
     with TestClient(app) as client:
         page = client.get(RUN, params={"as_of_offset": "3"})
     assert page.status_code == 200
-    assert 'data-kind="reclaim"' in page.text
+    assert 'data-kind="unknown"' in page.text
     assert seen == [RUN]  # no /v1 request: the handlers were called, not the API

@@ -61,14 +61,17 @@ def reclaim_story() -> RunData:
             epoch=2,
             worker_id="w2",
             token_fp="fp2",
+            state_epoch=1,
+            state_worker_id="w1",
+            outcome_unknown=True,  # w1 went silent: its outcome is unknown
         ),
-        entry(
+        entry(  # w1's straggler: its own attempt, having met w2's
             10,
             s2,
             "complete",
             "stale_claim",
-            epoch=2,
-            worker_id="w2",
+            state_epoch=2,
+            state_worker_id="w2",
             duplicate_effect_suspected=True,
         ),
         entry(11, s2, "complete", "completed", changed=True, version=4, epoch=2, token_fp="fp2"),
@@ -160,15 +163,20 @@ def test_the_view_has_every_fault_with_its_details() -> None:
     step1, step2 = view.rows
     assert (step1.effect, step1.status, step1.tool_name) == ("pure", "completed", "plan")
     assert [m.kind for m in step2.marks] == [
-        "claim", "heartbeat", "reclaim", "fenced", "complete", "replay"
+        "claim", "heartbeat", "unknown", "fenced", "complete", "replay"
     ]  # fmt: skip
     fenced = step2.marks[3]
     assert fenced.stale_grant is not None
     assert fenced.stale_grant.epoch == 1
-    assert (
-        fenced.note == "suspected duplicate effect: epoch 1 (w1) completed after epoch 2 took over"
-    )
+    assert fenced.note == "proven duplicate effect: epoch 1 (w1) completed after epoch 2 took over"
     assert step2.suspected_duplicates == 1
+    # The reclaim marked apart: w1's outcome unknown, and w2 completed without reconciling.
+    unknown = step2.marks[2]
+    assert unknown.possible_duplicate
+    assert unknown.note is not None
+    assert "epoch 1 (w1)" in unknown.note
+    assert "possible duplicate" in unknown.note
+    assert step2.possible_duplicates == 1
     assert view.status_counts() == {"completed": 2}
     shown = dict(facts.mark_facts(step2.marks[4], 1000))
     assert (shown["epoch"], shown["worker"], shown["token fp"]) == ("2", "w2", "fp2")
@@ -183,7 +191,7 @@ def test_as_of_an_offset_shows_the_run_as_it_stood() -> None:
                     statuses={"step-2": status})  # fmt: skip
     view = build_view(point)
     step2 = view.rows[1]
-    assert [m.kind for m in step2.marks] == ["claim", "heartbeat", "reclaim"]
+    assert [m.kind for m in step2.marks] == ["claim", "heartbeat", "unknown"]
     assert step2.status == "claimed"  # the time-travel query's answer
     assert step2.last is not None
     assert step2.last.version == 3
@@ -214,9 +222,11 @@ def test_the_page_escapes_what_comes_from_the_log() -> None:
 def test_the_chart_marks_carry_stable_kinds_and_link_to_their_details() -> None:
     view = build_view(reclaim_story())
     chart = svg.timeline_svg(view)
-    for kind in ("claim", "reclaim", "fenced", "replay", "heartbeat", "complete"):
+    for kind in ("claim", "unknown", "fenced", "replay", "heartbeat", "complete"):
         assert f'data-kind="{kind}"' in chart
     assert 'data-kind="lease-lapsed"' in chart
+    # The proven double and the possible one, labelled apart.
+    assert chart.count(">duplicate!</text>") == chart.count(">duplicate?</text>") == 1
     html = pages.run_page(view, ("", ""))
     assert 'href="#dm0-10"' in chart
     assert 'id="dm0-10" data-kind="fenced"' in html

@@ -11,7 +11,15 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from oncelog.identity.tokens import token_fingerprint
 from oncelog.referee.fold import RETRY_MEMORY_MS, PartitionClock, fold, snapshot_of
 from oncelog.schemas.codec import decode_snapshot, encode_decision, encode_snapshot
-from oncelog.schemas.models import Claim, Decision, ExecutionState, Outcome, Request, Status
+from oncelog.schemas.models import (
+    Claim,
+    Complete,
+    Decision,
+    ExecutionState,
+    Outcome,
+    Request,
+    Status,
+)
 from tests.budget import examples
 from tests.projector.fold_factories import Op
 
@@ -55,6 +63,8 @@ class Fleet(RuleBasedStateMachine):
         self.grants: dict[int, list[tuple[int, str]]] = {}  # op index -> (epoch, token) granted
         # (op index, request id) -> decisions that changed the state; ids are per operation
         self.effects: dict[tuple[int, str], int] = {}
+        # op index -> whether the current attempt reported (completed, failed, released)
+        self.reported: dict[int, bool] = {}
 
     # --- plumbing ------------------------------------------------------------------
 
@@ -66,6 +76,7 @@ class Fleet(RuleBasedStateMachine):
         before = self.states[index]
         after, decision = fold(before, request, t)
         self.check_transition(index, before, after, decision, t)
+        self.check_audit(index, request, decision)
         offset = len(self.log)
         self.log.append((index, request, t))
         self.decisions.append(decision)
@@ -105,6 +116,25 @@ class Fleet(RuleBasedStateMachine):
             assert after is before
         if decision.outcome is Outcome.REPLAYED:
             assert decision.result == self.results[index]
+
+    def check_audit(self, index: int, request: Request, decision: Decision) -> None:
+        """The audit's flags against a model of the spec: an attempt's outcome is unknown
+        at a reclaim unless it completed, failed or released (every step here is external,
+        and a heartbeat takes a release back); a fenced completion is a duplicate exactly
+        when its token was granted before."""
+        if decision.outcome is Outcome.STALE_CLAIM and isinstance(request.body, Complete):
+            granted = {token for _, token in self.grants.get(index, [])}
+            assert decision.duplicate_effect_suspected == (request.claim_token in granted)
+        if not decision.changed:
+            return
+        outcome = decision.outcome
+        if outcome is Outcome.RECLAIMED:
+            assert decision.previous is not None
+            assert decision.previous.outcome_unknown == (not self.reported.get(index, False))
+        if outcome in GRANTS or outcome is Outcome.HEARTBEAT_OK:
+            self.reported[index] = False
+        elif outcome in (Outcome.COMPLETED, Outcome.FAILED, Outcome.RELEASED):
+            self.reported[index] = True
 
     def token_of(self, worker: str, index: int) -> str | None:
         return self.tokens.get((worker, index))

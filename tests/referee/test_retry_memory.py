@@ -9,12 +9,16 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 
+import hypothesis.strategies as st
 import pytest
+from hypothesis import given as given_
+from hypothesis import settings
 
 from oncelog.identity.canonical_json import canonical_json
 from oncelog.identity.tokens import token_fingerprint as fp
 from oncelog.referee.fold import RETRY_MEMORY_MS, fold
-from oncelog.schemas.models import Claim, Outcome, Status
+from oncelog.schemas.models import Claim, Outcome, Request, Status
+from tests.budget import examples
 from tests.projector.fold_factories import LEASE_MS, RETENTION_MS, Op, given, run
 
 S = 1_000  # ms per second
@@ -121,7 +125,7 @@ def test_a_request_id_reused_with_another_token_is_judged_as_new(op: Op) -> None
     after, decision = fold(state, op.complete("forged", "ok", rid="c1"), 2 * S)
     assert after is state
     assert decision.outcome is Outcome.STALE_CLAIM
-    assert decision.duplicate_effect_suspected is True
+    assert decision.duplicate_effect_suspected is False  # never granted: not a duplicate
     assert decision.retried is False
 
 
@@ -147,3 +151,84 @@ def test_a_retried_completion_on_an_expired_state_names_the_state(op: Op) -> Non
     state = given([(op.claim("A"), 0), (done, S), (op.sweep(), S + RETENTION_MS)])
     _, again = fold(state, done, S + RETENTION_MS + S)
     assert (again.outcome, again.retried, again.result) == (Outcome.STATE_EXPIRED, True, None)
+
+
+# --- ids reused with another payload (issue 26) -------------------------------------
+
+
+def test_differential_repro_a_resent_reuse_of_an_id_takes_no_effect_again() -> None:
+    """claim b r5 w3 lease=1 @0; heartbeat b r1 lease=1 @0; heartbeat b r1 lease=2 @0;
+    heartbeat b r1 lease=2 @1: the last is a retry of the third (spec §4), deadline 2."""
+    op = Op()
+    steps = [
+        (op.claim("b", worker="w3", lease_ms=1, rid="r5"), 0),
+        (op.heartbeat("b", lease_ms=1, rid="r1"), 0),
+        (op.heartbeat("b", lease_ms=2, rid="r1"), 0),  # reused id, other payload: new
+    ]
+    state, decisions = run(steps)
+    assert state is not None
+    assert [d.changed for d in decisions] == [True, True, True]
+    assert state.lease_deadline_ms == 2
+    for t in (1, 1, 2):  # each re-send of the third request
+        after, again = fold(state, op.heartbeat("b", lease_ms=2, rid="r1"), t)
+        assert after is state, "a retry of the later request took effect again"
+        assert (again.retried, again.changed, again.lease_deadline_ms) == (True, False, 2)
+    # ... and a re-send of the second one is its retry, too.
+    after, again = fold(state, op.heartbeat("b", lease_ms=1, rid="r1"), 1)
+    assert (after is state, again.retried) == (True, True)
+
+
+IDS = st.sampled_from(["r0", "r1", "r2"])
+TOKENS = st.sampled_from(["A", "B"])
+_OP = Op()
+_REQUESTS = st.one_of(
+    st.builds(
+        lambda t, w, lease, rid: _OP.claim(t, worker=w, lease_ms=lease, rid=rid),
+        TOKENS,
+        st.sampled_from(["w1", "w2"]),
+        st.sampled_from([1, 2, LEASE_MS]),
+        IDS,
+    ),
+    st.builds(
+        lambda t, lease, rid: _OP.heartbeat(t, lease_ms=lease, rid=rid),
+        TOKENS,
+        st.sampled_from([None, 1, 2, LEASE_MS]),
+        IDS,
+    ),
+    st.builds(lambda t, r, rid: _OP.complete(t, r, rid=rid), TOKENS, st.sampled_from("xy"), IDS),
+    st.builds(lambda t, ok, rid: _OP.fail(t, ok, rid=rid), TOKENS, st.booleans(), IDS),
+    st.builds(lambda t, rid: _OP.release(t, rid=rid), TOKENS, IDS),
+    st.builds(lambda rid: _OP.cancel(rid=rid), IDS),
+    st.builds(lambda rid: _OP.sweep(rid=rid), IDS),
+)
+# Gaps stay far inside the retry window: every changing request is still remembered.
+_LOGS = st.lists(
+    st.tuples(_REQUESTS, st.sampled_from([0, 1, 3, LEASE_MS])), min_size=1, max_size=12
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given_(log=_LOGS, pick=st.integers(0, 10**6), later=st.sampled_from([0, 1, LEASE_MS]))
+def test_resending_any_request_that_took_effect_takes_no_effect_again(
+    log: list[tuple[Request, int]], pick: int, later: int
+) -> None:
+    """Ids drawn from a pool of three, so they get reused with other payloads and tokens:
+    a re-send of any earlier request that changed the state makes no new version, and
+    every further re-send gets the same decision."""
+    state = None
+    changed: list[tuple[Request, int]] = []
+    t = 0
+    for request, gap in log:
+        t += gap
+        state, decision = fold(state, request, t)
+        if decision.changed:
+            changed.append((request, t))
+    if state is None or not changed:
+        return
+    request, _ = changed[pick % len(changed)]
+    after, first = fold(state, request, t + later)
+    assert after is state, f"{request.request_id} took effect again"
+    assert first.retried is True
+    assert first.changed is False
+    _, second = fold(after, request, t + later)
+    assert second == first

@@ -176,16 +176,19 @@ def test_fingerprints_match_the_avro_spec_vectors(form: str, rabin: int) -> None
 # What the hand-rolled CRC-64-AVRO table gave before fastavro's took over: every
 # record ever written carries one of these, so they must never change.
 WIRE_FINGERPRINTS = {
-    "decision.avsc": "4e120beb8b8dbd9f",
-    "dev.oncelog.ExecutionState.avsc": "1c6b220a6a212d86",
-    "execution_snapshot.avsc": "728f101746798a52",
+    "decision.avsc": "ceb8b0f846648229",
+    "dev.oncelog.ExecutionState.avsc": "34c7ab0d5217dcdf",
+    "execution_snapshot.avsc": "7e8aa767ad9741aa",
     "history/decision.v1.avsc": "0a8721809393301d",
     "history/decision.v2.avsc": "944bb6e5316d2df0",
+    "history/decision.v3.avsc": "4e120beb8b8dbd9f",
     "history/dev.oncelog.ExecutionState.avsc": "bf6e4800c5c613e0",
     "history/execution_snapshot.v1.avsc": "4843f3cbc836bf4f",
+    "history/execution_snapshot.v2.avsc": "728f101746798a52",
     "history/request.v1.avsc": "66f1b13f4e263381",
     "history/request.v2.avsc": "2efafbd955cd3245",
     "history/request.v3.avsc": "0a2415833d419c4c",
+    "history/state.v2.avsc": "1c6b220a6a212d86",
     "request.avsc": "d385befdd0bab353",
 }
 

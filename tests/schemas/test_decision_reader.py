@@ -33,14 +33,14 @@ TEXT = st.text(max_size=5) | st.text(min_size=60, max_size=120)
 BLOBS = st.binary(max_size=5) | st.binary(min_size=60, max_size=120)
 PREVIOUS = st.builds(
     PreviousAttempt, LONGS, TEXT, TEXT, LONGS, st.none() | LONGS, st.sampled_from(Status),
-    st.none() | TEXT,
+    st.none() | TEXT, st.booleans(),
 )  # fmt: skip
-RECENT = st.builds(RecentRequest, TEXT, st.sampled_from(Outcome), LONGS, TEXT, TEXT, LONGS)
+RECENT = st.builds(RecentRequest, TEXT, st.sampled_from(Outcome), LONGS, TEXT, TEXT, LONGS, TEXT)
 STATES = st.builds(
     ExecutionState, TEXT, TEXT, TEXT, st.sampled_from(Status), LONGS, LONGS, TEXT, TEXT, BLOBS,
     st.sampled_from(Effect), LONGS, LONGS, TEXT, TEXT, LONGS, LONGS, st.none() | LONGS,
     st.booleans(), st.none() | TEXT, st.none() | BLOBS, st.none() | TEXT, st.none() | LONGS,
-    st.none() | LONGS, st.none() | TEXT, st.booleans(), st.none() | PREVIOUS,
+    st.none() | LONGS, st.none() | TEXT, st.booleans(), st.booleans(), st.none() | PREVIOUS,
     st.lists(RECENT, max_size=4).map(tuple), LONGS,
 )  # fmt: skip
 DECISIONS = st.builds(

@@ -67,12 +67,16 @@ def _with_tokens(state: dict[str, Any], tokens: dict[str, str]) -> dict[str, Any
 
 
 def _as_upgraded(state: ExecutionState) -> ExecutionState:
-    """What an old record of ``state`` reads as: memory items without fingerprints."""
+    """What an old record of ``state`` reads as: memory items without fingerprints, and
+    the audit's later fields at their defaults."""
     recent = tuple(
-        r._replace(token_fp="", payload_fp="", log_time_ms=state.updated_at_ms)
+        r._replace(token_fp="", payload_fp="", log_time_ms=state.updated_at_ms, worker_id="")
         for r in state.recent
     )
-    return evolve(state, recent=recent)
+    previous = state.previous
+    if previous is not None:
+        previous = previous._replace(outcome_unknown=False)
+    return evolve(state, recent=recent, previous=previous, released=False)
 
 
 TOKENS = {token_fingerprint(t): t for t in ("A", "B")}
@@ -136,7 +140,8 @@ def test_a_pre_fingerprint_decision_decodes_with_fingerprints_not_tokens() -> No
     datum["previous"] = {**previous, "claim_token": "A"}
     datum["state"] = _with_tokens(datum["state"], TOKENS)
     decoded = decode_decision(_old_bytes("decision.v2.avsc", datum))
-    assert decoded == decision._replace(state=_as_upgraded(state))
+    upgraded = _as_upgraded(state)
+    assert decoded == decision._replace(state=upgraded, previous=upgraded.previous)
 
 
 def test_an_upgraded_state_folds_on_as_before() -> None:
@@ -227,6 +232,41 @@ def test_a_pre_fingerprint_state_blob_decodes() -> None:
 
     blob = _old_bytes("dev.oncelog.ExecutionState.avsc", _with_tokens(state_to_avro(state), TOKENS))
     assert decode_state(blob) == _as_upgraded(state)
+
+
+def _pre_audit(state: dict[str, Any]) -> dict[str, Any]:
+    """The datum of a state as the layout before the audit of doubles wrote it."""
+    old = {k: v for k, v in state.items() if k != "released"}
+    if old["previous"] is not None:
+        old["previous"] = {k: v for k, v in old["previous"].items() if k != "outcome_unknown"}
+    old["recent"] = [{k: v for k, v in r.items() if k != "worker_id"} for r in old["recent"]]
+    return old
+
+
+def _at_defaults(state: ExecutionState) -> ExecutionState:
+    """What a pre-audit record of ``state`` reads as: the audit's fields at their defaults."""
+    recent = tuple(r._replace(worker_id="") for r in state.recent)
+    previous = state.previous and state.previous._replace(outcome_unknown=False)
+    return evolve(state, recent=recent, previous=previous, released=False)
+
+
+def test_records_and_blobs_of_the_pre_audit_layout_decode_with_defaults() -> None:
+    """Avro resolution fills in what the pre-audit writers lacked (issue 26)."""
+    from oncelog.schemas.convert import state_to_avro  # noqa: PLC0415
+
+    _, state, decision = _reclaimed()
+    assert state.previous is not None
+    assert state.previous.outcome_unknown
+    expected = _at_defaults(state)
+    old_state = _pre_audit(state_to_avro(state))
+    assert decode_state(_old_bytes("state.v2.avsc", old_state)) == expected
+    snapshot = snapshot_to_avro(snapshot_of(decision, 2, 7))
+    old = _old_bytes("execution_snapshot.v2.avsc", {**snapshot, "state": old_state})
+    assert decode_snapshot(old).state == expected
+    datum = decision_to_avro(decision)
+    datum = {**datum, "state": old_state, "previous": old_state["previous"]}
+    decoded = decode_decision(_old_bytes("decision.v3.avsc", datum))
+    assert decoded == decision._replace(state=expected, previous=expected.previous)
 
 
 def test_a_column_a_layout_gained_is_added_to_an_older_file(tmp_path: Path) -> None:

@@ -71,9 +71,10 @@ PREVIOUS = st.builds(
     _opt(LONGS),
     st.sampled_from(Status),
     _opt(TEXTS),
+    st.booleans(),
 )
 RECENT = st.lists(
-    st.builds(RecentRequest, TEXTS, st.sampled_from(Outcome), LONGS, TEXTS, TEXTS, LONGS),
+    st.builds(RecentRequest, TEXTS, st.sampled_from(Outcome), LONGS, TEXTS, TEXTS, LONGS, TEXTS),
     max_size=70,
 ).map(tuple)  # over 63 items: a two-byte block count
 STATES = st.builds(
@@ -103,6 +104,7 @@ STATES = st.builds(
     expires_at_ms=_opt(LONGS),
     error=_opt(TEXTS),
     retryable=st.booleans(),
+    released=st.booleans(),
     previous=_opt(PREVIOUS),
     recent=st.just(()) | RECENT,
     updated_at_ms=LONGS,

@@ -74,15 +74,15 @@ def mark_facts(mark: Mark, start_ms: int) -> Facts:
         facts.append(("note", mark.note))
     if mark.made is not None:
         return facts + version_facts(mark.made)
+    # The sender's own attempt (the grant its token came from), then the state it met.
     if e.epoch is not None:
-        facts.append(("epoch", f"{e.epoch} (the state's, unchanged)"))
+        facts.append(("epoch", f"{e.epoch} (the sender's attempt)"))
     if e.worker_id is not None:
         facts.append(("worker", e.worker_id))
     if e.token_fp is not None:
         facts.append(("token fp", e.token_fp))
-    if mark.stale_grant is not None:
-        g = mark.stale_grant
-        facts.append(("stale grant", f"epoch {g.epoch}, worker {g.worker_id}"))
+    if e.state_epoch is not None and e.state_epoch != e.epoch:
+        facts.append(("state", f"held at epoch {e.state_epoch} by {e.state_worker_id}"))
     return facts
 
 

@@ -177,7 +177,12 @@ def _summary(view: RunView) -> str:
     ]
     dups = sum(r.suspected_duplicates for r in view.rows)
     if dups:
-        chips.append(f"<span class='chip dup'>⚠ {dups} suspected duplicate effect(s)</span>")
+        chips.append(f"<span class='chip dup'>⚠ {dups} proven duplicate effect(s)</span>")
+    maybe = sum(r.possible_duplicates for r in view.rows)
+    if maybe:
+        chips.append(
+            f"<span class='chip dup possible'>? {maybe} possible duplicate effect(s)</span>"
+        )
     if view.marks:
         first, last = view.marks[0].entry.log_time_ms, view.marks[-1].entry.log_time_ms
         chips.append(
@@ -238,7 +243,9 @@ def _swatch(fill: str, strip: str) -> str:
 def _step_details(row: StepRow, start: int) -> str:
     head = "".join(f"<th>{c}</th>" for c in ("offset", "time", *_FACT_COLUMNS))
     lines = "".join(_detail_row(m, start) for m in row.marks)
-    dup = f" · ⚠ {row.suspected_duplicates} suspected duplicate" if row.suspected_duplicates else ""
+    dup = f" · ⚠ {row.suspected_duplicates} proven duplicate" if row.suspected_duplicates else ""
+    if row.possible_duplicates:
+        dup += f" · ? {row.possible_duplicates} possible duplicate"
     return (
         f'<details open id="s-{_e(row.operation_id)}" data-key="{_e(row.key_name)}">'
         f"<summary>{_e(row.key_name)} — {_e(facts.row_summary(row))}{dup}</summary>"

@@ -36,6 +36,7 @@ COLOURS: Final = {
     "complete": "#1b5e20",
     "fail": "#c62828",
     "reclaim": "#ef6c00",
+    "unknown": "#ff6f00",
     "replay": "#1565c0",
     "fenced": "#d50000",
     "stale": "#ad1457",
@@ -115,9 +116,12 @@ def mark_shape(kind: str, x: float, y: float) -> str:
         return (
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="7" fill="#fff" stroke="{c}" stroke-width="3"/>'
         )
-    if kind == "reclaim":
+    if kind in ("reclaim", "unknown"):
         pts = f"{x:.1f},{y - 9:.1f} {x + 8:.1f},{y + 6:.1f} {x - 8:.1f},{y + 6:.1f}"
-        return f'<polygon points="{pts}" fill="{c}" stroke="#fff" stroke-width="1"/>'
+        shape = f'<polygon points="{pts}" fill="{c}" stroke="#fff" stroke-width="1"/>'
+        if kind == "unknown":  # a reclaim that may repeat an effect: marked apart
+            shape += f'<text x="{x:.1f}" y="{y + 4:.1f}" class="glyph">?</text>'
+        return shape
     if kind == "complete":
         return (
             f'<rect x="{x - 7:.1f}" y="{y - 7:.1f}" width="14" height="14" rx="3" fill="{c}"/>'
@@ -245,10 +249,12 @@ def _mark(mark: Mark, mid: float, scale: Scale, start: int) -> str:
     title = _a(facts.as_text(facts.mark_facts(mark, start)))
     epoch = mark.entry.epoch if mark.entry.epoch is not None else ""
     label = ""
-    if mark.kind in ("claim", "reclaim"):
+    if mark.kind in ("claim", "reclaim", "unknown"):
         label = f'<text x="{x:.1f}" y="{mid - 11:.1f}" class="mark-label">e{epoch}</text>'
-    elif mark.kind == "fenced":
-        label = f'<text x="{x:.1f}" y="{mid + 21:.1f}" class="dup-label">duplicate?</text>'
+    if mark.kind == "fenced":
+        label = f'<text x="{x:.1f}" y="{mid + 21:.1f}" class="dup-label">duplicate!</text>'
+    elif mark.possible_duplicate:
+        label += f'<text x="{x:.1f}" y="{mid + 21:.1f}" class="dup-label">duplicate?</text>'
     return (
         f'<a href="#d{_a(mark.ident)}" class="mark" data-kind="{mark.kind}" '
         f'data-offset="{mark.entry.offset}" data-epoch="{_a(epoch)}">'

@@ -25,8 +25,10 @@ MARK_KINDS: Final = {
     "complete": "completion",
     "fail": "failure",
     "reclaim": "reclaim (lease lapsed, new epoch)",
+    "unknown": "reclaim of a silent attempt: its outcome unknown (a possible duplicate effect "
+    "unless the reclaimer reconciled it)",
     "replay": "replay (recorded result returned)",
-    "fenced": "fenced completion: suspected duplicate effect",
+    "fenced": "fenced completion: proven duplicate effect",
     "stale": "refused stale request",
     "cancel": "cancel requested",
     "release": "release",
@@ -88,17 +90,43 @@ class Mark:
     entry: TimelineEntry
     made: Version | None  # the state version this request made, if it changed the state
     stale_grant: Version | None = None  # a fenced request's own (earlier) grant
+    settled_by: TimelineEntry | None = None  # an unknown outcome's next completion or failure
+
+    @property
+    def possible_duplicate(self) -> bool:
+        """An unknown outcome that a completion without ``reconciled`` settled."""
+        s = self.settled_by
+        return (
+            self.kind == "unknown" and s is not None and s.kind == "complete" and not s.reconciled
+        )
 
     @property
     def note(self) -> str | None:
         """Why this mark matters, in words, when it is not self-evident."""
+        e = self.entry
+        if self.kind == "unknown":
+            return f"outcome unknown: epoch {e.state_epoch} ({e.state_worker_id}) " + _settled(
+                self.settled_by
+            )
         if self.kind != "fenced":
             return None
-        held = f"epoch {self.entry.epoch}" if self.entry.epoch is not None else "a newer grant"
-        if self.stale_grant is None:
-            return f"suspected duplicate effect: a stale holder completed while {held} held it"
-        who = f"epoch {self.stale_grant.epoch} ({self.stale_grant.worker_id})"
-        return f"suspected duplicate effect: {who} completed after {held} took over"
+        held = f"epoch {e.state_epoch}" if e.state_epoch is not None else "a newer grant"
+        if e.epoch is None:
+            return f"proven duplicate effect: a stale holder completed while {held} held it"
+        who = f"epoch {e.epoch} ({e.worker_id})"
+        return f"proven duplicate effect: {who} completed after {held} took over"
+
+
+def _settled(entry: TimelineEntry | None) -> str:
+    if entry is None:
+        return "never reported; the next attempt has not finished"
+    if entry.reconciled is not None:
+        return f"never reported; the next attempt reconciled it: {entry.reconciled}"
+    if entry.kind == "complete":
+        return (
+            "never reported, and the next attempt completed without reconciling: possible duplicate"
+        )
+    return "never reported; the next attempt failed without reconciling"
 
 
 @dataclass(frozen=True)
@@ -132,8 +160,13 @@ class StepRow:
 
     @property
     def suspected_duplicates(self) -> int:
-        """How many fenced completions (suspected duplicate effects) the step has."""
+        """How many fenced completions (proven duplicate effects) the step has."""
         return sum(m.kind == "fenced" for m in self.marks)
+
+    @property
+    def possible_duplicates(self) -> int:
+        """How many unknown outcomes a completion settled without reconciling."""
+        return sum(m.possible_duplicate for m in self.marks)
 
 
 @dataclass(frozen=True)
@@ -160,6 +193,8 @@ def mark_kind(entry: TimelineEntry) -> str:
     """The ``data-kind`` of a request: what the referee's verdict means on the page."""
     if entry.outcome == "stale_claim":
         return "fenced" if entry.duplicate_effect_suspected else "stale"
+    if entry.outcome_unknown:
+        return "unknown"
     return _BY_OUTCOME.get((entry.kind, entry.outcome), "other")
 
 
@@ -194,7 +229,7 @@ def _row(
     op: str, entries: list[TimelineEntry], versions: list[Version], status: StepStatus | None
 ) -> StepRow:
     by_version = {v.version: v for v in versions}
-    marks = tuple(_mark(e, by_version, versions) for e in entries)
+    marks = tuple(_mark(e, by_version, versions, entries[i + 1 :]) for i, e in enumerate(entries))
     last = versions[-1] if versions else None
     if status is not None:
         shown_status = status.status  # the time-travel query's answer for the point
@@ -213,13 +248,21 @@ def _row(
     )
 
 
-def _mark(entry: TimelineEntry, by_version: Mapping[int, Version], all_: list[Version]) -> Mark:
+def _mark(
+    entry: TimelineEntry,
+    by_version: Mapping[int, Version],
+    all_: list[Version],
+    later: Sequence[TimelineEntry],
+) -> Mark:
     kind = mark_kind(entry)
     made = by_version.get(entry.version) if entry.changed else None
-    stale = None
+    stale = settled = None
     if kind in ("fenced", "stale") and entry.token_fp is not None:
         stale = next((v for v in all_ if v.token_fp == entry.token_fp), None)
-    return Mark(f"m{entry.partition}-{entry.offset}", kind, entry, made, stale)
+    if kind == "unknown":
+        ends = ("complete", "fail")
+        settled = next((e for e in later if e.changed and e.kind in ends), None)
+    return Mark(f"m{entry.partition}-{entry.offset}", kind, entry, made, stale, settled)
 
 
 def leases_of(versions: Sequence[Version]) -> list[Lease]:
