@@ -114,10 +114,10 @@ def effect_of_annotations(annotations: Any) -> Effect | None:
         return None
     if isinstance(annotations, Mapping):
         read_only = annotations.get("readOnlyHint")
-    else:
-        read_only = getattr(
-            annotations, "read_only_hint", getattr(annotations, "readOnlyHint", None)
-        )
+    elif hasattr(annotations, "read_only_hint"):  # MCP SDK 2
+        read_only = annotations.read_only_hint
+    else:  # MCP SDK 1 (only asked when needed: SDK 2 warns that the old name is deprecated)
+        read_only = getattr(annotations, "readOnlyHint", None)
     return "pure" if read_only is True else "external"
 
 

@@ -6,6 +6,7 @@ import importlib
 import sys
 import warnings
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -26,6 +27,7 @@ from oncelog.integrations import (
     current_call,
 )
 from oncelog.integrations.extras import MissingExtraError
+from oncelog.integrations.policy import effect_of_annotations
 from oncelog.integrations.recorded import ResultShape
 from oncelog.producer.executor import ToolContext
 from oncelog.schemas.models import PreviousAttempt
@@ -325,3 +327,13 @@ def test_a_downstream_outage_then_recovery_ends_in_one_effect() -> None:
     finally:
         up.stop()
     assert sum(up.ledger.applied.values()) == 1
+
+
+@pytest.mark.parametrize(
+    ("annotations", "effect"),
+    [(None, None), ({"readOnlyHint": True}, "pure"), ({"readOnlyHint": False}, "external"),
+     ({"idempotentHint": True}, "external"), (SimpleNamespace(read_only_hint=True), "pure"),
+     (SimpleNamespace(readOnlyHint=True), "pure"), (SimpleNamespace(), "external")],
+)  # fmt: skip
+def test_mcp_annotations_declare_an_effect(annotations: Any, effect: str | None) -> None:
+    assert effect_of_annotations(annotations) == effect
