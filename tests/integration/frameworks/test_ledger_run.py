@@ -33,6 +33,7 @@ from oncelog.producer.executor import ToolContext
 from oncelog.schemas.models import PreviousAttempt
 from oncelog.testing import InMemoryLedger
 from tests.budget import examples
+from tests.integration.contract import Backend
 
 
 class ProcessDied(BaseException):
@@ -302,8 +303,7 @@ def test_a_record_that_does_not_read_back_is_a_typed_error_naming_the_operation(
         LedgerRun(ledger.sync_client(), "run-1").call("charge", {}, lambda: "ok", shape=shape)
 
 
-def test_a_downstream_outage_then_recovery_ends_in_one_effect() -> None:
-    ledger = InMemoryLedger()
+def test_a_downstream_outage_then_recovery_ends_in_one_effect(ledger_backend: Backend) -> None:
     down = start("naive")
     url = down.url
     down.stop()  # the payments service is down: connection refused
@@ -316,17 +316,18 @@ def test_a_downstream_outage_then_recovery_ends_in_one_effect() -> None:
         return answer.json()["effect_id"]
 
     with pytest.raises(httpx.ConnectError):
-        LedgerRun(ledger.sync_client(), "run-1").call("charge", {}, charge)
-    state = ledger.state(operation_id("run-1", "charge#1"))
-    assert state is not None
-    assert state.retryable  # an outage is not a failure for good
+        LedgerRun(ledger_backend.sync_client(), "run-1").call("charge", {}, charge)
     port = int(url.rsplit(":", 1)[1])
     up = start("naive", port=port)  # it comes back, on the same address
     try:
-        assert LedgerRun(ledger.sync_client(), "run-1").call("charge", {}, charge) == "fx-1"
+        # Not execution_failed: the outage was recorded as a retryable failure.
+        rerun = LedgerRun(ledger_backend.sync_client(), "run-1")
+        assert rerun.call("charge", {}, charge) == "fx-1"
     finally:
         up.stop()
     assert sum(up.ledger.applied.values()) == 1
+    op = operation_id("run-1", "charge#1")
+    assert ledger_backend.outcomes("run-1", op) == ["claimed", "failed", "reclaimed", "completed"]
 
 
 @pytest.mark.parametrize(
