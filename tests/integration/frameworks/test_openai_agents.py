@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import Any, cast
 
 import httpx
 import pytest
 from agents import Agent, FunctionTool, Runner, UserError, function_tool, set_tracing_disabled
+from agents.mcp import MCPServerStdio, MCPUtil
+from agents.tool_context import ToolContext as AgentsToolContext
 
 from drills.sample.downstream import start
 from oncelog.errors import ConflictError
 from oncelog.identity.ids import operation_id
 from oncelog.integrations import LedgerRun, current_call
-from oncelog.integrations.openai_agents import ledger_tools
+from oncelog.integrations.openai_agents import ledger_meta_resolver, ledger_tools
+from oncelog.schemas.models import Effect
 from oncelog.testing import InMemoryLedger
 from tests.integration.contract import Backend
+from tests.integration.frameworks import meta_server
 from tests.integration.frameworks.downstream import Crash, Payments
 from tests.integration.frameworks.scripted import ScriptedModel
 
@@ -157,3 +162,31 @@ async def test_error_message_as_result_records_the_sdks_message_as_the_result() 
     assert execution is not None
     assert execution.status == "completed"
     assert "An error occurred while running the tool" in str(execution.result)
+
+
+async def test_mcp_function_tools_send_the_key_through_the_meta_resolver() -> None:
+    ledger = InMemoryLedger()
+    server = MCPServerStdio(
+        {"command": sys.executable, "args": [meta_server.__file__]},
+        tool_meta_resolver=ledger_meta_resolver,
+        client_session_timeout_seconds=60,  # a subprocess importing oncelog, on a loaded machine
+    )
+    async with server:
+        listed = await server.list_tools()
+        mcp_tools = [MCPUtil.to_function_tool(t, server, False) for t in listed]
+        (charge,) = [t for t in mcp_tools if t.name == "charge"]
+        (lookup,) = [t for t in mcp_tools if t.name == "lookup"]
+        assert lookup.mcp_annotations is not None
+        run = LedgerRun(ledger.client(), "run-6")
+        tools = ledger_tools([charge, lookup], run)
+        agent = Agent(name="billing", model=ScriptedModel("7", crash=False), tools=tools)
+        await Runner.run(agent, "charge order 7")
+        args = '{"order_id": "7"}'
+        call = AgentsToolContext(None, tool_name="lookup", tool_call_id="c2", tool_arguments=args)
+        await cast(FunctionTool, tools[1]).on_invoke_tool(call, args)
+    execution = ledger.execution(operation_id("run-6", "charge#1"))
+    assert execution is not None
+    assert execution.idempotency_key in str(execution.result)  # the server saw the key
+    states = [ledger.state(operation_id("run-6", k)) for k in ("charge#1", "lookup#1")]
+    # lookup is read only on the server: its annotation makes it pure.
+    assert [None if s is None else s.effect for s in states] == [Effect.EXTERNAL, Effect.PURE]
