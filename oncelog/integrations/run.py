@@ -204,6 +204,11 @@ class LedgerRun:
         client = cast(SyncLedgerCalls, self._client_of_kind(is_async=False))
         policy = self.policy(tool_name, effect)
         hook = policy.reconcile
+        if hook is not None and inspect.iscoroutinefunction(hook):
+            raise InvalidArgumentError(
+                f"{tool_name}: the reconcile hook is async and this call is blocking: "
+                "give ToolPolicy(reconcile=...) a plain function"
+            )
 
         def fn(ctx: ToolContext) -> Any:
             token = _CURRENT.set(ctx)

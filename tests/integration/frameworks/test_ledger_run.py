@@ -163,6 +163,13 @@ async def test_misuse_is_a_typed_error_before_anything_is_produced() -> None:
         LedgerRun(ledger.client(), "run-1").call("t", {}, lambda: 1)
     with pytest.raises(InvalidArgumentError, match="LedgerClient"):
         await LedgerRun(ledger.sync_client(), "run-1").acall("t", {}, _never)
+
+    async def async_hook(previous: PreviousAttempt, ctx: ToolContext) -> None:
+        return None
+
+    policy = ToolPolicy(reconcile=async_hook)
+    with pytest.raises(InvalidArgumentError, match="reconcile hook is async"):
+        LedgerRun(ledger.sync_client(), "run-1", {"t": policy}).call("t", {}, lambda: 1)
     assert ledger.log == []
 
 
