@@ -99,8 +99,9 @@ class Downstream:
         return f"http://{host!s}:{port}"
 
     def stop(self) -> None:
-        """Shut the server down."""
+        """Shut the server down and close its socket (a later connection is refused)."""
         self.server.shutdown()
+        self.server.server_close()
         self.thread.join(timeout=10)
 
 

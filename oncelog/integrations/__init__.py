@@ -8,15 +8,22 @@ One optional extra per framework (``pip install 'oncelog[langchain]'`` and so on
 - :mod:`oncelog.integrations.mcp`: the tools an MCP server offers, called through a session.
 
 All of them run through one :class:`~oncelog.integrations.run.LedgerRun` (the run's channel,
-the key rule, the per-tool policy) and the SDK's one executor. This package imports no
-framework: each adapter module does, and names its extra when the framework is missing.
+the key rule, the per-tool :class:`~oncelog.integrations.policy.ToolPolicy`) and the SDK's
+one executor. An ``external`` tool with neither a reconcile hook nor a downstream that
+dedupes its idempotency key is warned of (:class:`UnguardedToolWarning`): see
+``docs/frameworks.md``. This package imports no framework: each adapter module does, and
+names its extra when the framework is missing.
 """
 
-from oncelog.integrations.run import (
-    LedgerRun,
-    NoLedgerCallError,
-    ToolPolicy,
-    current_call,
-)
+from oncelog.integrations.policy import ToolPolicy, UnguardedToolWarning
+from oncelog.integrations.recorded import RecordedResultError
+from oncelog.integrations.run import LedgerRun, NoLedgerCallError, current_call
 
-__all__ = ["LedgerRun", "NoLedgerCallError", "ToolPolicy", "current_call"]
+__all__ = [
+    "LedgerRun",
+    "NoLedgerCallError",
+    "RecordedResultError",
+    "ToolPolicy",
+    "UnguardedToolWarning",
+    "current_call",
+]

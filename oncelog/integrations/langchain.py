@@ -10,35 +10,53 @@ and ``ToolNode`` see the same tool. With a ``SyncLedgerClient`` it runs on ``inv
 graph's config. Keys, effects and downstream identity: see :mod:`oncelog.integrations.run`.
 ``ToolNode``'s default error handling re-raises a :class:`~oncelog.errors.ConflictError`,
 so a rerun whose model asks for other arguments stops the graph loudly.
+
+A tool's exception is recorded as a failure. A tool with ``handle_tool_error`` still answers
+the model with LangChain's message for a ``ToolException``, but that message is made outside
+the ledger, so a rerun retries a retryable failure instead of replaying the message (and
+answers a failure for good with the same kind of message). ``error_message_as_result=True``
+records the message as the call's result instead, as LangChain alone would.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from oncelog.errors import ExecutionFailedError
 from oncelog.integrations.extras import requires_extra
 from oncelog.integrations.run import LedgerRun
 
 with requires_extra("langchain"):
     from langchain_core.runnables import RunnableConfig
-    from langchain_core.tools import BaseTool, StructuredTool
+    from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 __all__ = ["ledger_tool", "ledger_tools"]
 
 
-def ledger_tool(tool: BaseTool, run: LedgerRun) -> StructuredTool:
+def ledger_tool(
+    tool: BaseTool, run: LedgerRun, *, error_message_as_result: bool = False
+) -> StructuredTool:
     """``tool`` run through the ledger: claimed, replayed on rerun, completed or failed."""
     name = tool.name
+    run.check(name)
+    # The ledger sees the tool's exception; LangChain's handling (if any) runs outside it.
+    handles = False if error_message_as_result else tool.handle_tool_error
+    inner = (
+        tool if error_message_as_result else tool.model_copy(update={"handle_tool_error": False})
+    )
 
     def func(config: RunnableConfig, **kwargs: Any) -> Any:
-        thunk = lambda: tool.invoke(kwargs)  # noqa: E731
-        return run.call(name, kwargs, thunk, framework_id=_thread_id(config))
+        thunk = lambda: inner.invoke(kwargs)  # noqa: E731
+        with _failure_for_good_as_tool_error(handles):
+            return run.call(name, kwargs, thunk, framework_id=_thread_id(config))
 
     async def coroutine(config: RunnableConfig, **kwargs: Any) -> Any:
-        thunk = lambda: tool.ainvoke(kwargs)  # noqa: E731
-        return await run.acall(name, kwargs, thunk, framework_id=_thread_id(config))
+        thunk = lambda: inner.ainvoke(kwargs)  # noqa: E731
+        with _failure_for_good_as_tool_error(handles):
+            return await run.acall(name, kwargs, thunk, framework_id=_thread_id(config))
 
     is_async = inspect.iscoroutinefunction(run.client.claim_execution)
     return StructuredTool(
@@ -48,12 +66,28 @@ def ledger_tool(tool: BaseTool, run: LedgerRun) -> StructuredTool:
         func=None if is_async else func,
         coroutine=coroutine if is_async else None,
         return_direct=tool.return_direct,
+        handle_tool_error=handles,
+        handle_validation_error=tool.handle_validation_error,
     )
 
 
-def ledger_tools(tools: Iterable[BaseTool], run: LedgerRun) -> list[BaseTool]:
+def ledger_tools(
+    tools: Iterable[BaseTool], run: LedgerRun, *, error_message_as_result: bool = False
+) -> list[BaseTool]:
     """:func:`ledger_tool` of each tool."""
-    return [ledger_tool(tool, run) for tool in tools]
+    return [ledger_tool(t, run, error_message_as_result=error_message_as_result) for t in tools]
+
+
+@contextlib.contextmanager
+def _failure_for_good_as_tool_error(handles: object) -> Iterator[None]:
+    """A rerun of a call that failed for good answers as the first run did: a ToolException
+    (LangChain's message for the model) when the tool handles its errors."""
+    try:
+        yield
+    except ExecutionFailedError as exc:
+        if not handles:
+            raise
+        raise ToolException(str(exc)) from exc
 
 
 def _thread_id(config: RunnableConfig) -> str | None:

@@ -7,7 +7,14 @@
 combined one); :func:`ledger_toolset` also takes plain tool functions or ``Tool`` objects.
 Keys, effects and downstream identity: see :mod:`oncelog.integrations.run`. A tool that
 raises ``ModelRetry`` is recorded as a retryable failure (no effect happened), so a rerun
-asks it again; the model's next try is the tool's next call (``<tool>#<k+1>``).
+asks it again; the model's next try is the tool's next call (``<tool>#<k+1>``). Any other
+exception of a tool is recorded as a failure and ends the run, as Pydantic AI alone does.
+
+**MCP toolsets** (``pydantic_ai.mcp.MCPToolset``, in the ``oncelog[pydantic_ai]`` extra):
+each call sends the ledger's idempotency key and epoch to the server in ``_meta`` (the
+toolset's ``process_tool_call`` is wrapped to add them, around any hook of your own), and a
+tool without a policy of its own takes its effect from the server's annotations
+(``readOnlyHint`` -> pure, else external).
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from oncelog.integrations.extras import requires_extra
+from oncelog.integrations.mcp_meta import identity_meta
+from oncelog.integrations.policy import effect_of_annotations
 from oncelog.integrations.run import LedgerRun
 
 with requires_extra("pydantic_ai"):
@@ -26,6 +35,8 @@ with requires_extra("pydantic_ai"):
 
 __all__ = ["LedgerToolset", "ledger_toolset"]
 
+_IDENTITY_HOOK = "__oncelog_identity__"  # marks a process_tool_call that adds the identity
+
 
 @dataclass
 class LedgerToolset(WrapperToolset[Any]):
@@ -33,10 +44,15 @@ class LedgerToolset(WrapperToolset[Any]):
 
     run: LedgerRun
 
+    def __post_init__(self) -> None:
+        self.wrapped.apply(_send_identity)
+
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         """Call ``name`` through the ledger."""
+        effect = effect_of_annotations((tool.tool_def.metadata or {}).get("annotations"))
+        self.run.check(name, effect)
 
         async def call() -> Any:
             try:
@@ -45,7 +61,7 @@ class LedgerToolset(WrapperToolset[Any]):
                 exc.retryable = True  # type: ignore[attr-defined]  # read by the executor
                 raise
 
-        return await self.run.acall(name, tool_args, call)
+        return await self.run.acall(name, tool_args, call, effect=effect)
 
 
 def ledger_toolset(
@@ -54,3 +70,32 @@ def ledger_toolset(
     """A :class:`LedgerToolset` over a toolset, or over tools (functions or ``Tool``)."""
     wrapped = tools if isinstance(tools, AbstractToolset) else FunctionToolset(list(tools))
     return LedgerToolset(wrapped, run)
+
+
+def _send_identity(toolset: AbstractToolset[Any]) -> None:
+    """On an MCP toolset, wrap ``process_tool_call`` so that each call's ``_meta`` carries
+    the ledger's identity (outside a ledger call it adds nothing)."""
+    try:
+        from pydantic_ai.mcp import MCPToolset  # noqa: PLC0415  # needs fastmcp, the MCP extra
+    except ImportError:
+        return
+    if not isinstance(toolset, MCPToolset):
+        return
+    own = toolset.process_tool_call
+    if own is not None and getattr(own, _IDENTITY_HOOK, False):
+        return
+
+    async def process_tool_call(
+        ctx: RunContext[Any], call_tool: Any, name: str, tool_args: dict[str, Any]
+    ) -> Any:
+        async def with_identity(
+            name: str, args: dict[str, Any], *, metadata: dict[str, Any] | None = None
+        ) -> Any:
+            return await call_tool(name, args, metadata={**(metadata or {}), **identity_meta()})
+
+        if own is None:
+            return await with_identity(name, tool_args)
+        return await own(ctx, with_identity, name, tool_args)
+
+    setattr(process_tool_call, _IDENTITY_HOOK, True)
+    toolset.process_tool_call = process_tool_call

@@ -15,42 +15,58 @@ calls' order, which parallel calls of one tool need.
 **Downstream.** While a tool runs, :func:`current_call` is its
 :class:`~oncelog.producer.executor.ToolContext`: the ``idempotency_key`` and ``epoch`` to pass
 to the services it calls, and ``previous`` on a ``reclaimed`` claim (or use the policy's
-``reconcile`` hook, which runs first and may supply the result).
+``reconcile`` hook, which runs first and may supply the result: see
+:mod:`oncelog.integrations.policy`, which also says when an unguarded tool is warned of).
 
 Params and results are recorded as JSON (pydantic models and dataclasses are converted);
-a replay, and the first run too, return the recorded JSON value.
+a replay, and the first run too, return the recorded JSON value, or what the adapter's
+:class:`~oncelog.integrations.recorded.ResultShape` reads from it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, cast
-
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+from typing import Any, Final, cast
 
 from oncelog.errors import ConflictError, InvalidArgumentError, LedgerError
 from oncelog.identity.validation import validate_id
+from oncelog.integrations.policy import (
+    Effect,
+    KeyRule,
+    Reconcile,
+    ToolPolicy,
+    UnguardedToolWarning,
+    WarnOnce,
+)
+from oncelog.integrations.recorded import JSON_SHAPE, ResultShape, as_json, read_recorded
 from oncelog.producer.executor import (
-    DEFAULT_RETRY_ON,
     AsyncLedgerCalls,
-    InProgressPolicy,
     SyncLedgerCalls,
     ToolContext,
+    ToolRun,
     run_spec,
     run_spec_sync,
 )
-from oncelog.producer.protocol import DEFAULT_RETENTION_S
-from oncelog.producer.tool_model import ToolJob, ToolSpec, ToolTarget
+from oncelog.producer.tool_model import ToolJob, ToolTarget
 from oncelog.schemas.models import PreviousAttempt
 
-Effect = Literal["pure", "external"]
-KeyRule = Callable[[Mapping[str, Any]], str]
-Reconcile = Callable[[PreviousAttempt, ToolContext], Any]
+__all__ = [
+    "Effect",
+    "KeyRule",
+    "LedgerRun",
+    "NoLedgerCallError",
+    "Reconcile",
+    "ToolPolicy",
+    "UnguardedToolWarning",
+    "as_json",
+    "current_call",
+]
 
 _CURRENT: Final[contextvars.ContextVar[ToolContext | None]] = contextvars.ContextVar(
     "oncelog_current_call", default=None
@@ -71,43 +87,6 @@ def current_call() -> ToolContext:
     return ctx
 
 
-@dataclass(frozen=True, slots=True)
-class ToolPolicy:
-    """How the calls of one tool are keyed, claimed and run.
-
-    ``effect``: ``"external"`` (the default: the call changes the world) or ``"pure"``
-    (free to replay; the side-effects query leaves it out). ``key``: a key name from the
-    call's arguments instead of ``<tool>#<k>``. ``reconcile(previous, ctx)`` (sync or
-    async, as the framework is) runs on a ``reclaimed`` claim; a non-None answer is
-    recorded as the result instead of calling the tool. The rest are the claim's options.
-    """
-
-    effect: Effect = "external"
-    key: KeyRule | None = None
-    reconcile: Reconcile | None = None
-    dedup_fields: Sequence[str] | None = None
-    lease_seconds: float = 60
-    retention_seconds: float = DEFAULT_RETENTION_S
-    on_in_progress: InProgressPolicy = "raise"
-    retry_on: tuple[type[BaseException], ...] = DEFAULT_RETRY_ON
-
-    def __post_init__(self) -> None:
-        if self.effect not in ("pure", "external"):
-            raise InvalidArgumentError(f"effect must be 'pure' or 'external', got {self.effect!r}")
-
-    def spec(self, tool_name: str) -> ToolSpec:
-        """The executor's spec for a call of ``tool_name``."""
-        return ToolSpec(
-            tool_name,
-            dedup_fields=self.dedup_fields,
-            lease_seconds=self.lease_seconds,
-            retention_seconds=self.retention_seconds,
-            effect=self.effect,
-            on_in_progress=self.on_in_progress,
-            retry_on=self.retry_on,
-        )
-
-
 @dataclass
 class LedgerRun:
     """One run of an agent on the ledger (make a new one for each run, and for a rerun).
@@ -125,6 +104,7 @@ class LedgerRun:
     default: ToolPolicy = field(default_factory=ToolPolicy)
     _counts: dict[tuple[str, str], int] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _warn: WarnOnce = field(default_factory=WarnOnce, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.channel_id is not None:
@@ -132,9 +112,24 @@ class LedgerRun:
         for name in self.policies:
             validate_id("tool_name", name)
 
-    def policy(self, tool_name: str) -> ToolPolicy:
-        """The policy of ``tool_name``."""
-        return self.policies.get(tool_name, self.default)
+    def policy(self, tool_name: str, effect: Effect | None = None) -> ToolPolicy:
+        """The policy of ``tool_name``: its own, else ``default``.
+
+        ``effect`` is what the framework declares of the tool (MCP's ``readOnlyHint``); it
+        sets the effect of a tool that has no policy of its own.
+        """
+        own = self.policies.get(tool_name)
+        if own is not None or effect is None:
+            return own or self.default
+        return dataclasses.replace(self.default, effect=effect)
+
+    def check(self, tool_name: str, effect: Effect | None = None) -> None:
+        """Warn (:class:`UnguardedToolWarning`, once) if ``tool_name`` is external and unguarded.
+
+        Adapters call it when they wrap a tool, and every call checks again, so the
+        warning comes before the tool's first effect.
+        """
+        self._warn.check(tool_name, self.policy(tool_name, effect))
 
     def channel(self, framework_id: str | None = None) -> str:
         """The run's channel: the one given, else the framework's own id."""
@@ -163,21 +158,37 @@ class LedgerRun:
         call: Callable[[], Awaitable[Any]],
         *,
         framework_id: str | None = None,
+        effect: Effect | None = None,
+        shape: ResultShape = JSON_SHAPE,
     ) -> Any:
-        """Run ``call()`` at most once for this call of ``tool_name``; its (recorded) result."""
+        """Run ``call()`` at most once for this call of ``tool_name``; its (recorded) result.
+
+        ``effect`` is the framework's declaration (see :meth:`policy`); ``shape`` how the
+        framework's results are recorded and read back.
+        """
         client = cast(AsyncLedgerCalls, self._client_of_kind(is_async=True))
-        policy = self.policy(tool_name)
+        policy = self.policy(tool_name, effect)
+        hook = policy.reconcile
 
         async def fn(ctx: ToolContext) -> Any:
             token = _CURRENT.set(ctx)
             try:
-                return as_json(await call())
+                return shape.record(await call())
             finally:
                 _CURRENT.reset(token)
 
-        job = self._job(tool_name, params, framework_id, fn, policy.reconcile)
+        async def reconcile(previous: PreviousAttempt, ctx: ToolContext) -> Any:
+            assert hook is not None
+            known = hook(previous, ctx)
+            known = await known if inspect.isawaitable(known) else known
+            return None if known is None else shape.record(known)
+
+        job = self._job(
+            tool_name, params, framework_id=framework_id, policy=policy, fn=fn,
+            reconcile=reconcile if hook else None,
+        )  # fmt: skip
         with _naming_the_call(job):
-            return (await run_spec(client, job)).result
+            return self._read(job, shape, await run_spec(client, job))
 
     def call(
         self,
@@ -186,35 +197,60 @@ class LedgerRun:
         call: Callable[[], Any],
         *,
         framework_id: str | None = None,
+        effect: Effect | None = None,
+        shape: ResultShape = JSON_SHAPE,
     ) -> Any:
         """Blocking :meth:`acall` (needs a ``SyncLedgerClient``)."""
         client = cast(SyncLedgerCalls, self._client_of_kind(is_async=False))
-        policy = self.policy(tool_name)
+        policy = self.policy(tool_name, effect)
+        hook = policy.reconcile
+        if hook is not None and inspect.iscoroutinefunction(hook):
+            raise InvalidArgumentError(
+                f"{tool_name}: the reconcile hook is async and this call is blocking: "
+                "give ToolPolicy(reconcile=...) a plain function"
+            )
 
         def fn(ctx: ToolContext) -> Any:
             token = _CURRENT.set(ctx)
             try:
-                return as_json(call())
+                return shape.record(call())
             finally:
                 _CURRENT.reset(token)
 
-        job = self._job(tool_name, params, framework_id, fn, policy.reconcile)
+        def reconcile(previous: PreviousAttempt, ctx: ToolContext) -> Any:
+            assert hook is not None
+            known = hook(previous, ctx)
+            return None if known is None else shape.record(known)
+
+        job = self._job(
+            tool_name, params, framework_id=framework_id, policy=policy, fn=fn,
+            reconcile=reconcile if hook else None,
+        )  # fmt: skip
         with _naming_the_call(job):
-            return run_spec_sync(client, job).result
+            return self._read(job, shape, run_spec_sync(client, job))
 
     def _job(
         self,
         tool_name: str,
         params: Mapping[str, Any],
+        *,
         framework_id: str | None,
+        policy: ToolPolicy,
         fn: Callable[[ToolContext], Any],
         reconcile: Reconcile | None,
     ) -> ToolJob[Any, Any]:
         validate_id("tool_name", tool_name)
         recorded = as_json(dict(params))
         channel = self.channel(framework_id)
+        self._warn.check(tool_name, policy)
         target = ToolTarget(channel, self.key_name(channel, tool_name, recorded), None)
-        return ToolJob(self.policy(tool_name).spec(tool_name), target, recorded, fn, reconcile)
+        return ToolJob(policy.spec(tool_name), target, recorded, fn, reconcile)
+
+    @staticmethod
+    def _read(job: ToolJob[Any, Any], shape: ResultShape, run: ToolRun) -> Any:
+        t = job.target
+        where = f"operation {run.execution.id} (call {t.key_name!r} of run {t.channel_id!r})"
+        return read_recorded(shape, run.result, where)
 
     def _client_of_kind(self, *, is_async: bool) -> AsyncLedgerCalls | SyncLedgerCalls:
         if inspect.iscoroutinefunction(self.client.claim_execution) != is_async:
@@ -234,13 +270,3 @@ def _naming_the_call(job: ToolJob[Any, Any]) -> Iterator[None]:
             f"arguments; this rerun asked {job.spec.tool_name} for {dict(job.params)!r}"
         )
         raise
-
-
-def as_json(value: Any) -> Any:
-    """``value`` as JSON data (pydantic models, dataclasses, tuples converted)."""
-    try:
-        return to_jsonable_python(value)
-    except PydanticSerializationError as exc:
-        raise InvalidArgumentError(
-            f"{type(value).__name__} is not JSON data, so the ledger cannot record it"
-        ) from exc

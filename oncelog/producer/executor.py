@@ -28,7 +28,8 @@ drives it twice: with asyncio, and blocking with a heartbeat thread):
   effect happened, and a fenced completion is what records ``duplicate_effect_suspected``.
 - An ``Exception`` from the tool is recorded with ``fail_execution`` and re-raised. It is
   retryable when it has a bool ``retryable`` attribute set to True, or else when it is an
-  instance of ``retry_on`` (by default timeouts and connection errors).
+  instance of ``retry_on`` (by default timeouts, connection errors, and the transport errors
+  of httpx, requests and aiohttp: :mod:`oncelog.producer.transient`).
 - A ``BaseException`` that is not an ``Exception`` (``KeyboardInterrupt``, ``SystemExit``, the
   caller cancelling ``run_tool``, a tool's own ``CancelledError``) records nothing: the lease
   lapses and the next claimer reconciles with the attempt.

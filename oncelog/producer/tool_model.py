@@ -16,12 +16,18 @@ from oncelog.errors import ExecutionCancelledError, InvalidArgumentError, LeaseL
 from oncelog.producer.clock import Clock
 from oncelog.producer.protocol import DEFAULT_RETENTION_S, ClaimOptions
 from oncelog.producer.results import ClaimStatus, Execution
+from oncelog.producer.transient import TransientTransportError
 from oncelog.schemas.models import PreviousAttempt
 
 InProgressPolicy = Literal["raise", "wait"]
 Reconciled = Literal["found", "not_found"] | None
 """How a reclaimer settled the previous attempt's unknown outcome (a request's ``reconciled``)."""
-DEFAULT_RETRY_ON: Final[tuple[type[BaseException], ...]] = (TimeoutError, ConnectionError)
+# What a downstream outage raises: a retry after recovery may take over at once.
+DEFAULT_RETRY_ON: Final[tuple[type[BaseException], ...]] = (
+    TimeoutError,
+    ConnectionError,
+    TransientTransportError,
+)
 DEFAULT_WAIT_TIMEOUT_S: Final = 300.0
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Final, Generic, Protocol, TypeVar, Unpack
 
 from oncelog.errors import (
@@ -286,12 +287,7 @@ def _record(step: FailStep, caller_error: BaseException, what: str) -> Plan[None
 def in_progress_delay(claim: Claim, spec: ToolSpec, give_up_at_ms: int, now_ms: int) -> float:
     """Seconds to wait before claiming again, or the typed error for an ``in_progress``."""
     if spec.on_in_progress == "raise":
-        raise ToolInProgressError(
-            f"execution {claim.execution.id} is held by another worker",
-            execution_id=claim.execution.id,
-            holder=claim.holder,
-            lease_deadline_ms=claim.lease_deadline_ms,
-        )
+        raise in_progress_error(claim, now_ms)
     left = (give_up_at_ms - now_ms) / 1000
     if left <= 0:
         raise LedgerTimeoutError(
@@ -301,6 +297,26 @@ def in_progress_delay(claim: Claim, spec: ToolSpec, give_up_at_ms: int, now_ms: 
     # Leases are judged in log time (broker time); the local clock stands in for it.
     lapse = ((claim.lease_deadline_ms or 0) - now_ms) / 1000 + _LAPSE_MARGIN_S
     return min(max(lapse, _MIN_POLL_S), left)
+
+
+def in_progress_error(claim: Claim, now_ms: int) -> ToolInProgressError:
+    """The ``in_progress`` error: who holds the operation, when its lease lapses, how to wait."""
+    ex, deadline = claim.execution, claim.lease_deadline_ms
+    if deadline is None:
+        until = "until its lease lapses"
+    else:
+        at = datetime.fromtimestamp(deadline / 1000, UTC).isoformat(timespec="milliseconds")
+        until = f"until its lease lapses at {at} (in {max(0, deadline - now_ms) / 1000:.1f}s)"
+    # A holder that died (SIGKILL, a crash) keeps its lease until then: say so, and how to wait.
+    return ToolInProgressError(
+        f"execution {ex.id} (call {ex.key_name!r} of {ex.channel_id!r}) is held by worker "
+        f"{claim.holder} {until}. If that worker died, a call after then takes it over and "
+        'reconciles with it; to wait here instead, pass on_in_progress="wait" '
+        '(to run_tool, or ToolPolicy(on_in_progress="wait") in an adapter)',
+        execution_id=ex.id,
+        holder=claim.holder,
+        lease_deadline_ms=deadline,
+    )
 
 
 def failure_of(spec: ToolSpec, exc: Exception) -> tuple[str, bool]:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
@@ -125,3 +125,37 @@ def test_effects_are_declared_per_tool_external_by_default() -> None:
     charge.invoke({"order_id": "1", "amount_cents": 1})
     states = [ledger.state(operation_id("run-1", key)) for key in ("lookup#1", "charge#1")]
     assert [None if s is None else s.effect for s in states] == [Effect.PURE, Effect.EXTERNAL]
+
+
+def _declined_charge() -> BaseTool:
+    @tool
+    def charge(order_id: str, amount_cents: int) -> str:
+        """Charge the customer for an order."""
+        raise ToolException("card declined")
+
+    charge.handle_tool_error = True  # LangChain answers the model with the exception's text
+    return charge
+
+
+def test_a_handled_tool_exception_is_recorded_as_a_failure_and_still_told_to_the_model() -> None:
+    ledger, charge = InMemoryLedger(), _declined_charge()
+    for _ in ("run", "rerun"):
+        run = LedgerRun(ledger.sync_client(), "thread-8")
+        graph = _agent(ledger_tools([charge], run), [_charge_call("4472"), AIMessage("no")], False)
+        out = graph.invoke({"messages": [HumanMessage("charge")]})
+        told = out["messages"][2]
+        assert isinstance(told, ToolMessage)
+        assert "card declined" in str(told.content)  # LangChain's message, made outside the ledger
+    execution = ledger.execution(operation_id("thread-8", "charge#1"))
+    assert execution is not None
+    assert (execution.status, execution.error) == ("failed", "ToolException: card declined")
+
+
+def test_error_message_as_result_records_langchains_message() -> None:
+    ledger, charge = InMemoryLedger(), _declined_charge()
+    run = LedgerRun(ledger.sync_client(), "thread-8")
+    (wrapped,) = ledger_tools([charge], run, error_message_as_result=True)
+    assert wrapped.invoke({"order_id": "1", "amount_cents": 1}) == "card declined"
+    execution = ledger.execution(operation_id("thread-8", "charge#1"))
+    assert execution is not None
+    assert (execution.status, execution.result) == ("completed", "card declined")

@@ -4,21 +4,36 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
+import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
+from drills.sample.downstream import start
 from oncelog.errors import ConflictError, InvalidArgumentError, LedgerError
 from oncelog.identity.ids import operation_id
-from oncelog.integrations import LedgerRun, NoLedgerCallError, ToolPolicy, current_call
+from oncelog.integrations import (
+    LedgerRun,
+    NoLedgerCallError,
+    RecordedResultError,
+    ToolPolicy,
+    UnguardedToolWarning,
+    current_call,
+)
 from oncelog.integrations.extras import MissingExtraError
+from oncelog.integrations.policy import effect_of_annotations
+from oncelog.integrations.recorded import ResultShape
 from oncelog.producer.executor import ToolContext
 from oncelog.schemas.models import PreviousAttempt
 from oncelog.testing import InMemoryLedger
 from tests.budget import examples
+from tests.integration.contract import Backend
 
 
 class ProcessDied(BaseException):
@@ -148,6 +163,13 @@ async def test_misuse_is_a_typed_error_before_anything_is_produced() -> None:
         LedgerRun(ledger.client(), "run-1").call("t", {}, lambda: 1)
     with pytest.raises(InvalidArgumentError, match="LedgerClient"):
         await LedgerRun(ledger.sync_client(), "run-1").acall("t", {}, _never)
+
+    async def async_hook(previous: PreviousAttempt, ctx: ToolContext) -> None:
+        return None
+
+    policy = ToolPolicy(reconcile=async_hook)
+    with pytest.raises(InvalidArgumentError, match="reconcile hook is async"):
+        LedgerRun(ledger.sync_client(), "run-1", {"t": policy}).call("t", {}, lambda: 1)
     assert ledger.log == []
 
 
@@ -205,3 +227,121 @@ def test_a_rerun_replays_every_call_or_stops_at_the_first_that_differs(
             break
         assert rerun.call(tool, {"arg": arg}, _applying(effects, (tool, arg))) == [tool, arg]
     assert effects == run_calls  # the rerun added no effect
+
+
+# --- the crash window: warnings, what a hook may answer, transport errors -------------------
+
+
+def test_an_unguarded_external_tool_is_warned_of_once_before_its_first_call() -> None:
+    ledger, effects = InMemoryLedger(), list[Any]()
+    run = LedgerRun(ledger.sync_client(), "run-1")
+    with pytest.warns(UnguardedToolWarning) as caught:
+        run.call("charge", {"n": 1}, _applying(effects, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnguardedToolWarning)  # once: the next call is quiet
+        run.call("charge", {"n": 2}, _applying(effects, 2))
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert "tool 'charge' is external and unguarded" in text
+    assert "ToolPolicy(reconcile=...)" in text
+    assert "ToolPolicy(downstream_dedupes=True)" in text
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [ToolPolicy(effect="pure"), ToolPolicy(downstream_dedupes=True),
+     ToolPolicy(reconcile=lambda previous, ctx: None)],
+    ids=["pure", "downstream_dedupes", "reconcile"],
+)  # fmt: skip
+def test_a_pure_or_guarded_tool_is_not_warned_of(policy: ToolPolicy) -> None:
+    run = LedgerRun(InMemoryLedger().sync_client(), "run-1", {"charge": policy})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnguardedToolWarning)
+        run.check("charge")
+        assert run.call("charge", {}, lambda: "ok") == "ok"
+
+
+def test_a_declared_effect_applies_to_a_tool_without_a_policy_of_its_own() -> None:
+    run = LedgerRun(InMemoryLedger().sync_client(), "run-1", {"own": ToolPolicy()})
+    assert run.policy("search", "pure").effect == "pure"
+    assert run.policy("search").effect == "external"
+    assert run.policy("own", "pure").effect == "external"  # the user's own policy wins
+
+
+class Receipt(BaseModel):
+    charge_id: str
+
+
+async def test_a_hooks_answer_is_recorded_as_json_like_a_tools() -> None:
+    ledger = InMemoryLedger()
+
+    async def dies() -> None:
+        raise ProcessDied
+
+    def reconcile(previous: PreviousAttempt, ctx: ToolContext) -> Receipt:
+        return Receipt(charge_id="ch_1")  # a sync hook, and a pydantic model
+
+    policy = ToolPolicy(reconcile=reconcile, lease_seconds=30)
+    with pytest.raises(ProcessDied):
+        await LedgerRun(ledger.client(), "run-1", {"charge": policy}).acall("charge", {}, dies)
+    ledger.advance(31)
+    rerun = LedgerRun(ledger.client(), "run-1", {"charge": policy})
+    assert await rerun.acall("charge", {}, dies) == {"charge_id": "ch_1"}
+    execution = ledger.execution(operation_id("run-1", "charge#1"))
+    assert execution is not None
+    assert (execution.status, execution.result) == ("completed", {"charge_id": "ch_1"})
+
+
+def test_a_record_that_does_not_read_back_is_a_typed_error_naming_the_operation() -> None:
+    ledger = InMemoryLedger()
+
+    def strict(value: Any) -> Any:
+        raise TypeError(f"not a receipt: {value!r}")
+
+    shape = ResultShape(read=strict)
+    with pytest.raises(RecordedResultError) as info:
+        LedgerRun(ledger.sync_client(), "run-1").call("charge", {}, lambda: "ok", shape=shape)
+    op = operation_id("run-1", "charge#1")
+    assert f"operation {op} (call 'charge#1' of run 'run-1')" in str(info.value)
+    assert info.value.code == "recorded_result_invalid"
+    assert isinstance(info.value.__cause__, TypeError)
+    # The rerun reads the same record the same way: a typed error, never a foreign one.
+    with pytest.raises(RecordedResultError):
+        LedgerRun(ledger.sync_client(), "run-1").call("charge", {}, lambda: "ok", shape=shape)
+
+
+def test_a_downstream_outage_then_recovery_ends_in_one_effect(ledger_backend: Backend) -> None:
+    down = start("naive")
+    url = down.url
+    down.stop()  # the payments service is down: connection refused
+
+    def charge() -> Any:
+        key = current_call().idempotency_key
+        answer = httpx.post(
+            f"{url}/effect", json={"op": "charge"}, headers={"Idempotency-Key": key}
+        )
+        return answer.json()["effect_id"]
+
+    with pytest.raises(httpx.ConnectError):
+        LedgerRun(ledger_backend.sync_client(), "run-1").call("charge", {}, charge)
+    port = int(url.rsplit(":", 1)[1])
+    up = start("naive", port=port)  # it comes back, on the same address
+    try:
+        # Not execution_failed: the outage was recorded as a retryable failure.
+        rerun = LedgerRun(ledger_backend.sync_client(), "run-1")
+        assert rerun.call("charge", {}, charge) == "fx-1"
+    finally:
+        up.stop()
+    assert sum(up.ledger.applied.values()) == 1
+    op = operation_id("run-1", "charge#1")
+    assert ledger_backend.outcomes("run-1", op) == ["claimed", "failed", "reclaimed", "completed"]
+
+
+@pytest.mark.parametrize(
+    ("annotations", "effect"),
+    [(None, None), ({"readOnlyHint": True}, "pure"), ({"readOnlyHint": False}, "external"),
+     ({"idempotentHint": True}, "external"), (SimpleNamespace(read_only_hint=True), "pure"),
+     (SimpleNamespace(readOnlyHint=True), "pure"), (SimpleNamespace(), "external")],
+)  # fmt: skip
+def test_mcp_annotations_declare_an_effect(annotations: Any, effect: str | None) -> None:
+    assert effect_of_annotations(annotations) == effect

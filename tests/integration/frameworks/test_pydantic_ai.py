@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic_ai import Agent, ModelRetry
+from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.messages import (
     ModelMessage,
     ModelResponse,
@@ -18,10 +20,12 @@ from pydantic_ai.models.test import TestModel
 
 from oncelog.errors import ConflictError
 from oncelog.identity.ids import operation_id
-from oncelog.integrations import LedgerRun
+from oncelog.integrations import LedgerRun, UnguardedToolWarning
 from oncelog.integrations.pydantic_ai import ledger_toolset
+from oncelog.schemas.models import Effect
 from oncelog.testing import InMemoryLedger
 from tests.integration.contract import Backend
+from tests.integration.frameworks import meta_server
 from tests.integration.frameworks.downstream import Crash, Payments
 
 
@@ -115,3 +119,28 @@ async def test_the_test_model_calls_every_tool_through_the_ledger() -> None:
     assert execution is not None
     assert execution.status == "completed"
     assert payments.charges[0]["idempotency_key"] == execution.idempotency_key
+
+
+async def test_an_mcp_toolset_sends_the_idempotency_key_and_takes_the_servers_annotations() -> None:
+    ledger = InMemoryLedger()
+    # A subprocess importing oncelog and mcp: slow to start on a loaded machine.
+    toolset = MCPToolset(Path(meta_server.__file__), init_timeout=60)
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if any(isinstance(p, ToolReturnPart) for m in messages for p in m.parts):
+            return ModelResponse(parts=[TextPart("done")])
+        args = {"order_id": "7"}
+        return ModelResponse(parts=[ToolCallPart("charge", args), ToolCallPart("lookup", args)])
+
+    run = LedgerRun(ledger.client(), "run-5")
+    agent = Agent(FunctionModel(respond), toolsets=[ledger_toolset(toolset, run)])
+    with pytest.warns(UnguardedToolWarning, match="'charge'"):  # lookup is read only: pure
+        async with agent:
+            await agent.run("charge order 7")
+    execution = ledger.execution(operation_id("run-5", "charge#1"))
+    assert execution is not None
+    assert execution.result == {
+        "order_id": "7", "idempotency_key": execution.idempotency_key, "epoch": 1,
+    }  # fmt: skip
+    states = [ledger.state(operation_id("run-5", k)) for k in ("charge#1", "lookup#1")]
+    assert [None if s is None else s.effect for s in states] == [Effect.EXTERNAL, Effect.PURE]

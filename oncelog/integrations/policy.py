@@ -1,0 +1,148 @@
+"""How an adapter runs one tool: its effect, key, reconcile hook, and the warning when unguarded.
+
+**The crash window.** A worker that dies after a tool's effect and before the ledger recorded
+its completion leaves the outcome unknown: after the lease lapses the next call of that
+operation is a ``reclaimed`` claim, and the tool would run again. Only two things stop a second
+effect then: a downstream that honours the idempotency key the tool sent it
+(``ToolPolicy(downstream_dedupes=True)`` says so), or a reconcile hook that asks the downstream
+what happened (``ToolPolicy(reconcile=...)``). An ``external`` tool with neither gets an
+:class:`UnguardedToolWarning`, once per tool, before its first call.
+
+**The reconcile hook.** ``reconcile(previous, ctx)``, sync or async as the framework is:
+
+- ``previous`` (:class:`~oncelog.schemas.models.PreviousAttempt`): the attempt whose outcome
+  is unknown (its ``epoch``, ``worker_id``, ``claimed_at_ms``, ``last_heartbeat_ms``);
+- ``ctx`` (:class:`~oncelog.producer.executor.ToolContext`): this attempt, with the
+  ``idempotency_key`` both attempts sent downstream and the recorded ``params``;
+- it returns the result the downstream already has (any JSON value, or the framework's own
+  result type, such as MCP's ``CallToolResult``), recorded as the call's result instead of
+  running the tool, or ``None`` when the downstream never saw the key: the tool then runs.
+
+It runs only on a ``reclaimed`` claim, never on a first claim or a replay.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from oncelog.errors import InvalidArgumentError
+from oncelog.producer.executor import DEFAULT_RETRY_ON, InProgressPolicy, ToolContext, ToolSpec
+from oncelog.producer.protocol import DEFAULT_RETENTION_S
+from oncelog.schemas.models import PreviousAttempt
+
+Effect = Literal["pure", "external"]
+KeyRule = Callable[[Mapping[str, Any]], str]
+Reconcile = Callable[[PreviousAttempt, ToolContext], Any]
+
+__all__ = [
+    "Effect",
+    "KeyRule",
+    "Reconcile",
+    "ToolPolicy",
+    "UnguardedToolWarning",
+    "effect_of_annotations",
+]
+
+
+class UnguardedToolWarning(UserWarning):
+    """An ``external`` tool has no reconcile hook and no downstream that dedupes its key.
+
+    A crash after its effect and before its completion is then followed by a second effect.
+    A warning rather than a log line: it is a fix in the code that wires the tools, shown
+    without any logging set-up, and a test suite or CI can turn it into an error
+    (``-W error::oncelog.integrations.UnguardedToolWarning``).
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPolicy:
+    """How the calls of one tool are keyed, claimed and run.
+
+    ``effect``: ``"external"`` (the default: the call changes the world) or ``"pure"``
+    (free to replay; the side-effects query leaves it out). ``key``: a key name from the
+    call's arguments instead of ``<tool>#<k>``. ``reconcile(previous, ctx)`` (sync or
+    async, as the framework is) runs on a ``reclaimed`` claim; a non-None answer is
+    recorded as the result instead of calling the tool (see the module doc).
+    ``downstream_dedupes=True`` states that the service the tool calls applies an
+    idempotency key once (the tool passes ``current_call().idempotency_key``), so a rerun in
+    the crash window cannot charge twice. The rest are the claim's options.
+    """
+
+    effect: Effect = "external"
+    key: KeyRule | None = None
+    reconcile: Reconcile | None = None
+    downstream_dedupes: bool = False
+    dedup_fields: Sequence[str] | None = None
+    lease_seconds: float = 60
+    retention_seconds: float = DEFAULT_RETENTION_S
+    on_in_progress: InProgressPolicy = "raise"
+    retry_on: tuple[type[BaseException], ...] = DEFAULT_RETRY_ON
+
+    def __post_init__(self) -> None:
+        if self.effect not in ("pure", "external"):
+            raise InvalidArgumentError(f"effect must be 'pure' or 'external', got {self.effect!r}")
+
+    @property
+    def guarded(self) -> bool:
+        """True when a crash after the effect cannot lead to a second one unnoticed."""
+        return self.effect == "pure" or self.reconcile is not None or self.downstream_dedupes
+
+    def spec(self, tool_name: str) -> ToolSpec:
+        """The executor's spec for a call of ``tool_name``."""
+        return ToolSpec(
+            tool_name,
+            dedup_fields=self.dedup_fields,
+            lease_seconds=self.lease_seconds,
+            retention_seconds=self.retention_seconds,
+            effect=self.effect,
+            on_in_progress=self.on_in_progress,
+            retry_on=self.retry_on,
+        )
+
+
+def effect_of_annotations(annotations: Any) -> Effect | None:
+    """The effect that MCP tool annotations declare: ``readOnlyHint`` -> pure, else external.
+
+    ``annotations`` is MCP's ``ToolAnnotations`` (either SDK generation's attribute names) or
+    its wire form, a camelCase dict; None (no annotations) declares nothing.
+    """
+    if annotations is None:
+        return None
+    if isinstance(annotations, Mapping):
+        read_only = annotations.get("readOnlyHint")
+    elif hasattr(annotations, "read_only_hint"):  # MCP SDK 2
+        read_only = annotations.read_only_hint
+    else:  # MCP SDK 1 (only asked when needed: SDK 2 warns that the old name is deprecated)
+        read_only = getattr(annotations, "readOnlyHint", None)
+    return "pure" if read_only is True else "external"
+
+
+@dataclass
+class WarnOnce:
+    """Warns about each unguarded tool once (per run; Python's filter then once per process)."""
+
+    _warned: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def check(self, tool_name: str, policy: ToolPolicy) -> None:
+        """Warn when ``policy`` leaves ``tool_name`` unguarded and it was not warned of yet."""
+        if policy.guarded:
+            return
+        with self._lock:
+            if tool_name in self._warned:
+                return
+            self._warned.add(tool_name)
+        warnings.warn(
+            UnguardedToolWarning(
+                f"oncelog: tool {tool_name!r} is external and unguarded: if the process dies "
+                "after its effect and before the ledger records its completion, the rerun "
+                "calls it again. Pass ToolPolicy(reconcile=...) to ask the downstream what "
+                "happened, or ToolPolicy(downstream_dedupes=True) if the service it calls "
+                "applies current_call().idempotency_key once"
+            ),
+            stacklevel=4,
+        )
