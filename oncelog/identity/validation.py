@@ -20,6 +20,7 @@ MIN_LEASE_MS: Final = 1_000
 MAX_LEASE_MS: Final = 24 * 60 * 60 * 1_000
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_ASCII_NUMBER = re.compile(r"[0-9]+")
 
 # Ids that passed, so that an id seen again is not checked again: a claim and its
 # completion name the same channel and key, a client reuses its tool names, and the
@@ -61,6 +62,13 @@ def _checked_id(field: str, value: object) -> str:
     if _CONTROL.search(value):
         raise InvalidArgumentError(f"{field} must not contain control characters")
     return value
+
+
+def is_ascii_number(text: str) -> bool:
+    """Whether ``text`` is ASCII digits only (``"42"``): how every query reads a step number
+    (a step-or-key) and an offset (an as-of or a bound).
+    """
+    return _ASCII_NUMBER.fullmatch(text) is not None
 
 
 def _validate_json(field: str, value: Any) -> bytes:
