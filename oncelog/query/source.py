@@ -16,6 +16,7 @@ from pydantic import SecretStr
 
 from oncelog.errors import InvalidArgumentError, LedgerError, NotFoundError, UnauthorizedError
 from oncelog.identity.ids import key_of
+from oncelog.identity.validation import path_unsafe
 from oncelog.query import effects, models, queries
 from oncelog.query.effects import Bound
 
@@ -110,7 +111,8 @@ class HttpSource:
     def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> models.StepStatus:
         """GET /v1/status/{channel}/{step_or_key}."""
         point = as_of.isoformat() if isinstance(as_of, datetime) else as_of
-        path = f"/v1/status/{path_segment(channel_id)}/{path_segment(step_or_key)}"
+        channel, key = _id_segment("channel_id", channel_id), _id_segment("key", step_or_key)
+        path = f"/v1/status/{channel}/{key}"
         return models.StepStatus.model_validate(self._get(path, as_of=point))
 
     def history(self, operation_id: str, limit: int) -> list[models.Version]:
@@ -120,14 +122,14 @@ class HttpSource:
 
     def timeline(self, channel_id: str, limit: int) -> list[models.TimelineEntry]:
         """GET /v1/timeline/{channel_id}."""
-        page = self._get(f"/v1/timeline/{path_segment(channel_id)}", limit=limit)
+        page = self._get(f"/v1/timeline/{_id_segment('channel_id', channel_id)}", limit=limit)
         return [models.TimelineEntry.model_validate(v) for v in page["items"]]
 
     def side_effects(
         self, channel_id: str, start: Bound, end: Bound, limit: int
     ) -> models.SideEffects:
         """GET /v1/side-effects/{channel_id}."""
-        path = f"/v1/side-effects/{path_segment(channel_id)}"
+        path = f"/v1/side-effects/{_id_segment('channel_id', channel_id)}"
         data = self._get(
             path, **_bound_params("from", start), **_bound_params("to", end), limit=limit
         )
@@ -147,6 +149,18 @@ def _bound_params(end: str, bound: Bound) -> dict[str, Any]:
     """The query parameters of one end of a range (a step is its ``step-<N>`` key by now)."""
     time = None if bound.time is None else bound.time.isoformat()
     return {f"{end}_offset": bound.offset, f"{end}_time": time, f"{end}_key": bound.key}
+
+
+def _id_segment(field: str, value: str) -> str:
+    """An id as a path segment of a question to the API; an id no URL path can carry (the
+    SDK refuses those at claim; an older one did not) is refused, with what to do instead."""
+    why = path_unsafe(value)
+    if why is not None:
+        raise InvalidArgumentError(
+            f"{field} {value!r} {why}: no URL path can carry it, so the HTTP API cannot be "
+            "asked about it; query a DuckDB file instead (--db, a copy of the projector's file)"
+        )
+    return path_segment(value)
 
 
 def path_segment(part: str) -> str:
