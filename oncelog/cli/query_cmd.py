@@ -13,6 +13,7 @@ import inspect
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -23,6 +24,8 @@ from rich.console import Console
 from rich.table import Table
 
 from oncelog.errors import ConfigError
+from oncelog.identity.ids import key_of
+from oncelog.query.effects import bound
 from oncelog.query.models import SideEffects, StepStatus, SuspectedDuplicate, TimelineEntry, Version
 from oncelog.query.queries import parse_as_of
 from oncelog.query.source import HttpSource, LocalSource, QuerySource
@@ -203,15 +206,56 @@ def timeline(
     return source.timeline(channel_id, limit)
 
 
+def _end_text(offset: int | None, time: datetime | None, key: str | None) -> str:
+    parts = [f"key {key}"] if key is not None else []
+    if offset is not None:
+        parts.append(f"offset {offset}")
+    if time is not None:
+        parts.append(time.isoformat())
+    return " at ".join(parts) if parts else "the log's end"
+
+
 def print_effects(answer: SideEffects, **_: Any) -> None:
-    """``effects`` for people: the three step lists, one a line."""
-    typer.echo(f"external: {answer.external}\npure: {answer.pure}\nunclaimed: {answer.unclaimed}")
+    """``effects`` for people: the range, then the external and the pure keys (JSON lists)."""
+    start = _end_text(answer.from_offset, answer.from_time, answer.from_key)
+    end = _end_text(answer.to_offset, answer.to_time, answer.to_key)
+    typer.echo(f"{answer.channel_id} from {start} to {end}")
+    typer.echo(f"external: {json.dumps(answer.external)}\npure: {json.dumps(answer.pure)}")
+    if answer.truncated:
+        typer.echo("(more keys ran in this range: raise --limit)")
+
+
+_BoundArgument = Annotated[
+    str | None,
+    typer.Argument(help="A step number or key name: the range starts at (ends after) its work."),
+]
+_Offset = Annotated[int | None, typer.Option(help="An offset of the channel's partition.")]
+_Time = Annotated[str | None, typer.Option(help="A log time, ISO-8601 with a zone.")]
 
 
 @_query_command(print_effects)
-def effects(source: QuerySource, channel_id: str, from_step: int, to_step: int) -> SideEffects:
-    """Which steps in a range were pure and which touched the outside world."""
-    return source.side_effects(channel_id, from_step, to_step)
+def effects(
+    source: QuerySource,
+    channel_id: str,
+    start: _BoundArgument = None,
+    end: _BoundArgument = None,
+    from_offset: _Offset = None,
+    to_offset: _Offset = None,
+    from_time: _Time = None,
+    to_time: _Time = None,
+    limit: LimitOption = 1000,
+) -> SideEffects:
+    """Which keys were pure and which touched the outside world between two positions.
+
+    Each end is a step number or key name (START, END), an offset or a time.
+    """
+    first = bound("from", offset=from_offset, time=from_time, key=_key(start))
+    last = bound("to", offset=to_offset, time=to_time, key=_key(end))
+    return source.side_effects(channel_id, first, last, limit)
+
+
+def _key(step_or_key: str | None) -> str | None:
+    return None if step_or_key is None else key_of(step_or_key)
 
 
 _DOUBLE_COLUMNS = (

@@ -14,7 +14,12 @@ from typing import Any, Final
 
 from oncelog.errors import InvalidArgumentError
 from oncelog.identity.canonical_json import canonical_json, json_string, sha256_hex
-from oncelog.identity.validation import validate_dedup_fields, validate_id, validate_int
+from oncelog.identity.validation import (
+    is_ascii_number,
+    validate_dedup_fields,
+    validate_id,
+    validate_int,
+)
 
 IDENTITY_VERSION: Final = 2
 """The identity rule in force: v2 hashes RFC 8785 (JCS) canonical JSON.
@@ -36,6 +41,14 @@ def step_key_name(step: int) -> str:
     if value < 0:
         raise InvalidArgumentError(f"step must not be negative, got {value}")
     return f"step-{value}"
+
+
+def key_of(step_or_key: str) -> str:
+    """The key name a query's step-or-key text names: ``step-<N>`` for ASCII digits, else
+    the text itself, checked as an id (see :func:`~oncelog.identity.validation.is_ascii_number`)."""
+    if is_ascii_number(step_or_key):
+        return step_key_name(int(step_or_key))
+    return validate_id("key_name", step_or_key)
 
 
 def request_hash(

@@ -20,6 +20,9 @@ MIN_LEASE_MS: Final = 1_000
 MAX_LEASE_MS: Final = 24 * 60 * 60 * 1_000
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_ASCII_NUMBER = re.compile(r"[0-9]+")
+# Whole path segments that URL parsers (httpx, every browser, even percent-encoded) resolve.
+_DOT_SEGMENTS: Final = frozenset({".", ".."})
 
 # Ids that passed, so that an id seen again is not checked again: a claim and its
 # completion name the same channel and key, a client reuses its tool names, and the
@@ -61,6 +64,54 @@ def _checked_id(field: str, value: object) -> str:
     if _CONTROL.search(value):
         raise InvalidArgumentError(f"{field} must not contain control characters")
     return value
+
+
+def is_ascii_number(text: str) -> bool:
+    """Whether ``text`` is ASCII digits only (``"42"``): how every query reads a step number
+    (a step-or-key) and an offset (an as-of or a bound).
+
+    Such a key name reads as ``step-<N>`` on every query path (the CLI, ``/v1/status``,
+    the page), so it could never be asked back: claims refuse it.
+    """
+    return _ASCII_NUMBER.fullmatch(text) is not None
+
+
+def path_unsafe(value: str) -> str | None:
+    """Why ``value`` cannot travel as one URL path segment, or None when it can.
+
+    Ids travel as path segments (``/v1/status/{channel}/{key}``, the page's
+    ``/ui/runs/{channel}``): a ``/`` inside one is decoded before routing, or refused, by
+    the server and by proxies in front of it, even sent as ``%2F``; a segment ``.`` or
+    ``..`` is resolved away by clients and browsers, even percent-encoded.
+    """
+    if "/" in value:
+        return "contains '/'"
+    if value in _DOT_SEGMENTS:
+        return "is a URL dot segment"
+    return None
+
+
+def validate_claimed_names(channel_id: str, key_name: str) -> None:
+    """Refuse, at claim, a channel id or key name that a query could not name back (spec §2):
+    one that is :func:`path_unsafe`, or a key name of digits only (it reads as a step).
+
+    The ids must have passed :func:`validate_id` already. Only claims check this: the
+    referee folds every id that :func:`validate_id` passes, so that a log written before
+    this rule still folds as it did.
+    """
+    for field, value in (("channel_id", channel_id), ("key_name", key_name)):
+        why = path_unsafe(value)
+        if why is not None:
+            raise InvalidArgumentError(
+                f"{field} {value!r} {why}, which no query path can carry (ids travel as URL "
+                "path segments): choose another name, e.g. with ':' as a separator"
+            )
+    if is_ascii_number(key_name):
+        step = int(key_name)
+        raise InvalidArgumentError(
+            f"key_name {key_name!r} is only digits, which every query reads as step {step} "
+            f"(key 'step-{step}'): pass step={step} instead, or a key name with another character"
+        )
 
 
 def _validate_json(field: str, value: Any) -> bytes:

@@ -105,6 +105,7 @@ class RequestBuilder:
         name = ids.step_key_name(step) if step is not None else key_name
         assert name is not None
         route = _checked_route(channel_id, name)
+        validation.validate_claimed_names(channel_id, name)
         options = ClaimOptions(
             tool_name=tool_name,
             params=params,

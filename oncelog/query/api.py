@@ -26,6 +26,8 @@ import duckdb
 from fastapi import Depends, FastAPI, Query, Request, Response
 from pydantic import BaseModel
 
+from oncelog.identity.ids import key_of
+from oncelog.query import effects as effects_query
 from oncelog.query import merge, queries
 from oncelog.query.models import (
     Page,
@@ -115,6 +117,10 @@ MaxRows = Annotated[int, Depends(_max_rows)]
 Show = Annotated[Shower, Depends(_show)]
 Limit = Annotated[int, Query(ge=0, description="Rows wanted; capped at the server's max_rows")]
 AsOf = Annotated[str | None, Query(description="An offset of the channel's partition, or ISO-8601")]
+Offset = Annotated[int | None, Query(description="An offset of the channel's partition")]
+Time = Annotated[str | None, Query(description="A log time, ISO-8601 with a zone")]
+Step = Annotated[int | None, Query(description="A step number: the key step-<N>")]
+Key = Annotated[str | None, Query(description="A key name: its span on the log")]
 
 
 # --- the handlers ----------------------------------------------------------------------
@@ -130,9 +136,7 @@ def status(
 ) -> StepStatus:
     """Did this step (a number) or key finish, now or as of a position?"""
     point = queries.parse_as_of(as_of)
-    if step_or_key.isdigit():
-        return show(queries.step_status(con, channel_id, step=int(step_or_key), as_of=point))
-    return show(queries.step_status(con, channel_id, key_name=step_or_key, as_of=point))
+    return show(queries.step_status(con, channel_id, key_name=key_of(step_or_key), as_of=point))
 
 
 def history(
@@ -149,9 +153,28 @@ def timeline(
     return page_of(lambda n: queries.channel_timeline(con, channel_id, n), limit, max_rows)
 
 
-def effects(con: Con, channel_id: str, from_step: int, to_step: int) -> SideEffects:
-    """Which steps of a range were declared pure and which external."""
-    return queries.side_effects(con, channel_id, from_step, to_step)
+def effects(
+    con: Con,
+    max_rows: MaxRows,
+    channel_id: str,
+    *,
+    from_offset: Offset = None,
+    to_offset: Offset = None,
+    from_time: Time = None,
+    to_time: Time = None,
+    from_step: Step = None,
+    to_step: Step = None,
+    from_key: Key = None,
+    to_key: Key = None,
+    limit: Limit = 1000,
+) -> SideEffects:
+    """Which keys were declared pure and which external between two positions of a channel;
+    each end is one of an offset, a time, a step or a key."""
+    start = effects_query.bound(
+        "from", offset=from_offset, time=from_time, step=from_step, key=from_key
+    )
+    end = effects_query.bound("to", offset=to_offset, time=to_time, step=to_step, key=to_key)
+    return effects_query.side_effects(con, channel_id, start, end, min(limit, max_rows))
 
 
 def duplicates(con: Con, max_rows: MaxRows, limit: Limit = 100) -> Page[SuspectedDuplicate]:

@@ -103,14 +103,29 @@ class TimelineEntry(_Frozen):
 
 
 class SideEffects(_Frozen):
-    """Which steps of a range were declared pure, which external, which never claimed."""
+    """Which keys of a channel were declared pure and which external between two positions.
+
+    The range is of the channel's partition of the requests topic, both ends included;
+    each end was given as an offset, a time or a key (a key's own span on the log).
+    """
 
     channel_id: str
-    from_step: int
-    to_step: int
-    pure: list[int]
-    external: list[int] = Field(description="Steps with any claim declaring effect=external")
-    unclaimed: list[int]
+    from_offset: int | None = Field(
+        description="The first offset of the range (given, or the from key's first request)"
+    )
+    to_offset: int | None = Field(
+        description="The last offset of the range (given, or the to key's last request)"
+    )
+    from_time: datetime | None = Field(description="The range starts at this log time, if given")
+    to_time: datetime | None = Field(description="The range ends at this log time, if given")
+    from_key: str | None = Field(description="The key that bounds the start, if given")
+    to_key: str | None = Field(description="The key that bounds the end, if given")
+    pure: list[str] = Field(description="Keys whose work in the range was declared pure")
+    external: list[str] = Field(
+        description="Keys whose work in the range was not declared pure: it may have touched "
+        "the outside world"
+    )
+    truncated: bool = Field(description="More keys ran in the range than the limit")
 
 
 DUPLICATE_KINDS = ("stale_completion", "unknown_outcome", "forged_or_unknown_token")

@@ -25,13 +25,10 @@ from pydantic import BaseModel
 from oncelog.errors import InvalidArgumentError, StoreError
 from oncelog.identity.ids import operation_id as make_operation_id
 from oncelog.identity.ids import step_key_name
-from oncelog.identity.validation import validate_id
+from oncelog.identity.validation import is_ascii_number, validate_id
 from oncelog.query import models
 
 M = TypeVar("M", bound=BaseModel)
-
-MAX_STEP_RANGE: Final = 10_000
-"""The most steps one :func:`side_effects` call may cover."""
 
 _FINISHED: Final = frozenset({"COMPLETED", "EXPIRED"})
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -76,11 +73,6 @@ WITH r AS MATERIALIZED (
   FROM requests WHERE channel_id = ?
 )
 SELECT * FROM r WHERE kind <> 'get' ORDER BY partition, "offset" LIMIT ?
-"""
-_EFFECTS: Final = """
-SELECT operation_id, bool_or(effect = 'external')
-FROM history WHERE operation_id IN (SELECT unnest(?::VARCHAR[]))
-GROUP BY operation_id
 """
 # The audit of doubles (spec §4), oldest first. A proven double is a completion by an
 # earlier grant's token (flagged by the fold), named by the row's own sender columns; a
@@ -146,25 +138,39 @@ def _resolve_key(step: int | None, key_name: str | None) -> str:
 
 
 def parse_as_of(raw: str | None) -> int | datetime | None:
-    """The ``--as-of`` / ``?as_of=`` text: digits are an offset, else an ISO-8601 time with a zone.
+    """The ``--as-of`` / ``?as_of=`` text: digits are an offset, else a time (:func:`parse_time`).
 
-    None or empty means the current state. A time without a zone is refused rather
-    than guessed: the reader's local time and UTC differ by hours, and a status
-    "as of" the wrong hour looks just as plausible as the right one.
+    None or empty means the current state.
 
     Raises:
         InvalidArgumentError: (code ``invalid_argument``) for anything else.
     """
     if raw is None or raw == "":
         return None
-    if raw.isdigit():
+    if is_ascii_number(raw):  # ASCII digits: the rule of every position and step number
         return int(raw)
+    return parse_time("as_of (an offset or a time)", raw)
+
+
+def parse_time(field: str, raw: str) -> datetime:
+    """A position's time text: ISO-8601 with a zone (``2026-12-03T09:00:00Z``).
+
+    The one rule of every time bound (``as_of``, ``from_time``, ``to_time``). A time
+    without a zone is refused rather than guessed: the reader's local time and UTC
+    differ by hours, and an answer "as of" the wrong hour looks just as plausible as
+    the right one.
+
+    Raises:
+        InvalidArgumentError: (code ``invalid_argument``) naming ``field``.
+    """
     try:
         moment = datetime.fromisoformat(raw)
     except ValueError as exc:
-        raise InvalidArgumentError(f"as of {raw!r} is neither an offset nor ISO-8601") from exc
+        raise InvalidArgumentError(
+            f"{field} {raw!r} is not an ISO-8601 time (e.g. 2026-12-03T09:00:00Z)"
+        ) from exc
     if moment.tzinfo is None:
-        raise InvalidArgumentError(f"as of {raw!r} needs a time zone (e.g. Z or +00:00)")
+        raise InvalidArgumentError(f"{field} {raw!r} needs a time zone (e.g. Z or +00:00)")
     return moment
 
 
@@ -188,6 +194,11 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> li
         return con.execute(sql, list(params)).fetchall()
     except duckdb.Error as exc:
         raise StoreError(f"query failed: {exc}") from exc
+
+
+def query_rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> list[Any]:
+    """The rows of a read-only statement; a DuckDB error is a ``StoreError``."""
+    return _rows(con, sql, params)
 
 
 def _rows_of(
@@ -283,36 +294,6 @@ def channel_timeline(
 ) -> list[models.TimelineEntry]:
     """Every request of a channel with its outcome, in log order (at most ``limit``)."""
     return _parsed(models.TimelineEntry, _rows_of(con, _TIMELINE, "channel_id", channel_id, limit))
-
-
-def side_effects(
-    con: duckdb.DuckDBPyConnection, channel_id: str, from_step: int, to_step: int
-) -> models.SideEffects:
-    """Which steps in ``[from_step, to_step]`` were declared pure or external at claim.
-
-    A step counts as external when any of its grants declared
-    ``effect="external"``; steps never claimed are listed apart.
-    """
-    validate_id("channel_id", channel_id)
-    first = _check_int("from_step", from_step)
-    last = _check_int("to_step", to_step)
-    if last < first:
-        raise InvalidArgumentError(f"to_step {last} is before from_step {first}")
-    if last - first + 1 > MAX_STEP_RANGE:
-        raise InvalidArgumentError(f"a step range covers at most {MAX_STEP_RANGE} steps")
-    ops = {make_operation_id(channel_id, step_key_name(n)): n for n in range(first, last + 1)}
-    external = dict(_rows(con, _EFFECTS, [list(ops)]))
-    by_effect: dict[bool | None, list[int]] = {True: [], False: [], None: []}
-    for op, step in ops.items():
-        by_effect[external.get(op)].append(step)
-    return models.SideEffects(
-        channel_id=channel_id,
-        from_step=first,
-        to_step=last,
-        pure=by_effect[False],
-        external=by_effect[True],
-        unclaimed=by_effect[None],
-    )
 
 
 def suspected_duplicates(

@@ -15,7 +15,10 @@ import httpx
 from pydantic import SecretStr
 
 from oncelog.errors import InvalidArgumentError, LedgerError, NotFoundError, UnauthorizedError
-from oncelog.query import models, queries
+from oncelog.identity.ids import key_of
+from oncelog.identity.validation import path_unsafe
+from oncelog.query import effects, models, queries
+from oncelog.query.effects import Bound
 
 AsOf = int | datetime | None
 
@@ -26,13 +29,11 @@ class QuerySource(Protocol):
     def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> models.StepStatus: ...
     def history(self, operation_id: str, limit: int) -> list[models.Version]: ...
     def timeline(self, channel_id: str, limit: int) -> list[models.TimelineEntry]: ...
-    def side_effects(self, channel_id: str, from_step: int, to_step: int) -> models.SideEffects: ...
+    def side_effects(
+        self, channel_id: str, start: Bound, end: Bound, limit: int
+    ) -> models.SideEffects: ...
     def duplicates(self, limit: int) -> list[models.SuspectedDuplicate]: ...
     def positions(self) -> models.Positions: ...
-
-
-def _step_or_key(step_or_key: str) -> dict[str, Any]:
-    return {"step": int(step_or_key)} if step_or_key.isdigit() else {"key_name": step_or_key}
 
 
 class LocalSource:
@@ -43,7 +44,7 @@ class LocalSource:
 
     def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> models.StepStatus:
         """See :func:`oncelog.query.queries.step_status`."""
-        return queries.step_status(self._con, channel_id, as_of=as_of, **_step_or_key(step_or_key))
+        return queries.step_status(self._con, channel_id, key_name=key_of(step_or_key), as_of=as_of)
 
     def history(self, operation_id: str, limit: int) -> list[models.Version]:
         """See :func:`oncelog.query.queries.operation_history`."""
@@ -53,9 +54,11 @@ class LocalSource:
         """See :func:`oncelog.query.queries.channel_timeline`."""
         return queries.channel_timeline(self._con, channel_id, limit)
 
-    def side_effects(self, channel_id: str, from_step: int, to_step: int) -> models.SideEffects:
-        """See :func:`oncelog.query.queries.side_effects`."""
-        return queries.side_effects(self._con, channel_id, from_step, to_step)
+    def side_effects(
+        self, channel_id: str, start: Bound, end: Bound, limit: int
+    ) -> models.SideEffects:
+        """See :func:`oncelog.query.effects.side_effects`."""
+        return effects.side_effects(self._con, channel_id, start, end, limit)
 
     def duplicates(self, limit: int) -> list[models.SuspectedDuplicate]:
         """See :func:`oncelog.query.queries.suspected_duplicates`."""
@@ -108,7 +111,8 @@ class HttpSource:
     def status(self, channel_id: str, step_or_key: str, as_of: AsOf) -> models.StepStatus:
         """GET /v1/status/{channel}/{step_or_key}."""
         point = as_of.isoformat() if isinstance(as_of, datetime) else as_of
-        path = f"/v1/status/{path_segment(channel_id)}/{path_segment(step_or_key)}"
+        channel, key = _id_segment("channel_id", channel_id), _id_segment("key", step_or_key)
+        path = f"/v1/status/{channel}/{key}"
         return models.StepStatus.model_validate(self._get(path, as_of=point))
 
     def history(self, operation_id: str, limit: int) -> list[models.Version]:
@@ -118,13 +122,16 @@ class HttpSource:
 
     def timeline(self, channel_id: str, limit: int) -> list[models.TimelineEntry]:
         """GET /v1/timeline/{channel_id}."""
-        page = self._get(f"/v1/timeline/{path_segment(channel_id)}", limit=limit)
+        page = self._get(f"/v1/timeline/{_id_segment('channel_id', channel_id)}", limit=limit)
         return [models.TimelineEntry.model_validate(v) for v in page["items"]]
 
-    def side_effects(self, channel_id: str, from_step: int, to_step: int) -> models.SideEffects:
+    def side_effects(
+        self, channel_id: str, start: Bound, end: Bound, limit: int
+    ) -> models.SideEffects:
         """GET /v1/side-effects/{channel_id}."""
+        path = f"/v1/side-effects/{_id_segment('channel_id', channel_id)}"
         data = self._get(
-            f"/v1/side-effects/{path_segment(channel_id)}", from_step=from_step, to_step=to_step
+            path, **_bound_params("from", start), **_bound_params("to", end), limit=limit
         )
         return models.SideEffects.model_validate(data)
 
@@ -136,6 +143,24 @@ class HttpSource:
     def positions(self) -> models.Positions:
         """GET /v1/positions."""
         return models.Positions.model_validate(self._get("/v1/positions"))
+
+
+def _bound_params(end: str, bound: Bound) -> dict[str, Any]:
+    """The query parameters of one end of a range (a step is its ``step-<N>`` key by now)."""
+    time = None if bound.time is None else bound.time.isoformat()
+    return {f"{end}_offset": bound.offset, f"{end}_time": time, f"{end}_key": bound.key}
+
+
+def _id_segment(field: str, value: str) -> str:
+    """An id as a path segment of a question to the API; an id no URL path can carry (the
+    SDK refuses those at claim; an older one did not) is refused, with what to do instead."""
+    why = path_unsafe(value)
+    if why is not None:
+        raise InvalidArgumentError(
+            f"{field} {value!r} {why}: no URL path can carry it, so the HTTP API cannot be "
+            "asked about it; query a DuckDB file instead (--db, a copy of the projector's file)"
+        )
+    return path_segment(value)
 
 
 def path_segment(part: str) -> str:

@@ -16,7 +16,7 @@ from oncelog.cli import app
 from oncelog.errors import ReceiptError
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.sync_client import SyncLedgerClient
-from oncelog.query import queries
+from oncelog.query import effects, queries
 from oncelog.query.server import HttpServer, start_http
 from oncelog.settings import Settings
 from tests.integration.conftest import RunningProjector
@@ -71,9 +71,10 @@ def test_side_effects_separate_pure_and_external_steps(
         )
         done = client.complete_execution(claim.execution, claim.claim_token, step)
     wait_for_projection(projector.projector, done.position)
-    answer = queries.side_effects(projector.store.cursor(), "run-mix", 1, 6)
-    assert answer.external == [2, 5]
-    assert answer.pure == [1, 3, 4, 6]
+    start, end = effects.bound("from", step=1), effects.bound("to", step=6)
+    answer = effects.side_effects(projector.store.cursor(), "run-mix", start, end)
+    assert answer.external == ["step-2", "step-5"]
+    assert answer.pure == ["step-1", "step-3", "step-4", "step-6"]
 
 
 def test_cli_status_prints_the_word_first_through_the_http_api(

@@ -19,6 +19,7 @@ from oncelog.identity.partitioner import partition_for
 from oncelog.net import free_port
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.sync_client import SyncLedgerClient
+from oncelog.query.effects import bound
 from oncelog.query.owners import OwnerView
 from oncelog.query.routing import FORWARDED_BY
 from oncelog.query.source import HttpSource
@@ -136,7 +137,8 @@ def _answers_everything(source: HttpSource, channels: list[str], dup_channels: l
         assert (done.status, done.result) == ("completed", {"of": channel}), channel
         step_2 = "claimed" if n % 2 == 0 else "absent"
         assert source.status(channel, "2", None).status == step_2
-        assert source.side_effects(channel, 1, 3).external == ([2] if n % 2 == 0 else [])
+        effects = source.side_effects(channel, bound("from", offset=0), bound("to", offset=99), 9)
+        assert effects.external == (["step-2"] if n % 2 == 0 else [])
         kinds = [e.kind for e in source.timeline(channel, 100)]
         assert kinds == ["claim", "complete"] + (["claim"] if n % 2 == 0 else [])
         history = source.history(done.operation_id, 100)

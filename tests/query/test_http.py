@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from oncelog.identity.ids import operation_id
 from oncelog.query.http import create_app
-from tests.query.query_factories import CHANNEL, CHARGE, LEASE_MS, STEP2, Ledger
+from tests.query.query_factories import CHANNEL, CHARGE, LEASE_MS, STEP1, STEP2, Ledger
 
 
 @pytest.fixture
@@ -64,7 +64,13 @@ def test_history_and_timeline_are_capped(client: TestClient) -> None:
 
 def test_side_effects_and_duplicates(client: TestClient) -> None:
     effects = client.get(f"/v1/side-effects/{CHANNEL}", params={"from_step": 1, "to_step": 2})
-    assert (effects.json()["pure"], effects.json()["external"]) == ([1], [2])
+    assert (effects.json()["pure"], effects.json()["external"]) == ([STEP1], [STEP2])
+    assert (effects.json()["from_offset"], effects.json()["to_offset"]) == (0, 5)
+    by_key = client.get(
+        f"/v1/side-effects/{CHANNEL}",
+        params={"from_key": STEP2, "to_time": "1970-01-01T00:00:13.003Z", "limit": 1},
+    ).json()
+    assert (by_key["external"], by_key["truncated"]) == ([STEP2], True)
     duplicates = client.get("/v1/duplicates").json()
     unknown, dup = duplicates["items"]
     assert (unknown["kind"], unknown["offset"], unknown["reconciled"]) == (
@@ -81,7 +87,7 @@ def test_side_effects_and_duplicates(client: TestClient) -> None:
 
 
 def test_errors_are_json_with_code_and_message(client: TestClient) -> None:
-    backwards = client.get(f"/v1/side-effects/{CHANNEL}", params={"from_step": 3, "to_step": 1})
+    backwards = client.get(f"/v1/side-effects/{CHANNEL}", params={"from_step": 2, "to_step": 1})
     assert backwards.status_code == 400
     assert backwards.json()["code"] == "invalid_argument"
     assert "message" in backwards.json()

@@ -64,7 +64,7 @@ def _http_surfaces(url: str, op: str) -> list[bytes]:
         f"/v1/status/{CHANNEL}/{KEY}",
         f"/v1/history/{op}",
         f"/v1/timeline/{CHANNEL}",
-        f"/v1/side-effects/{CHANNEL}?from_step=1&to_step=3",
+        f"/v1/side-effects/{CHANNEL}?from_offset=0&to_offset=1000",
         "/v1/duplicates",
     ]
     out: list[bytes] = []

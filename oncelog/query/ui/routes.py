@@ -16,7 +16,8 @@ from pydantic import SecretStr
 from starlette.concurrency import run_in_threadpool
 
 from oncelog.errors import InvalidArgumentError, LedgerError
-from oncelog.query.queries import parse_as_of
+from oncelog.identity.validation import is_ascii_number
+from oncelog.query.queries import parse_time
 from oncelog.query.routing import QueryRouter
 from oncelog.query.ui.channels import recent_channels
 from oncelog.query.ui.login import UI_PREFIX, Sessions, install_login
@@ -59,7 +60,7 @@ def parse_ui_as_of(offset: str | None, time: str | None) -> int | datetime | Non
     if offset and time:
         raise InvalidArgumentError("give an offset or a time, not both")
     if offset:
-        if not offset.isdigit():
+        if not is_ascii_number(offset):
             raise InvalidArgumentError(f"as of offset {offset!r} is not a non-negative integer")
         return int(offset)
     if not time:
@@ -68,9 +69,7 @@ def parse_ui_as_of(offset: str | None, time: str | None) -> int | datetime | Non
         zoned = datetime.fromisoformat(time).tzinfo is not None
     except ValueError as exc:
         raise InvalidArgumentError(f"as of time {time!r} is not ISO-8601") from exc
-    moment = parse_as_of(time if zoned else time + "+00:00")
-    assert isinstance(moment, datetime)
-    return moment.astimezone(UTC)
+    return parse_time("as of time", time if zoned else time + "+00:00").astimezone(UTC)
 
 
 def install_ui(

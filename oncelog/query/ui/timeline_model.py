@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from oncelog.identity.validation import is_ascii_number
 from oncelog.query.models import StepStatus, TimelineEntry, Version
 
 # Each mark kind: its legend text. The keys are the pages' stable ``data-kind`` values.
@@ -201,7 +202,7 @@ def mark_kind(entry: TimelineEntry) -> str:
 def step_number(key_name: str) -> int | None:
     """``step-7`` -> 7; None for a named key such as ``charge:order-1``."""
     tail = key_name.removeprefix(_STEP_PREFIX)
-    return int(tail) if tail != key_name and tail.isdigit() else None
+    return int(tail) if tail != key_name and is_ascii_number(tail) else None
 
 
 def build_view(data: RunData) -> RunView:
