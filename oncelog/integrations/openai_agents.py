@@ -25,7 +25,7 @@ from oncelog.errors import InvalidArgumentError
 from oncelog.integrations.extras import requires_extra
 from oncelog.integrations.run import LedgerRun
 
-with requires_extra("openai_agents"):
+with requires_extra("openai-agents"):
     from agents import FunctionTool, Tool
     from agents.tool_context import ToolContext as AgentsToolContext
 

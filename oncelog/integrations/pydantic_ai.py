@@ -19,7 +19,7 @@ from typing import Any
 from oncelog.integrations.extras import requires_extra
 from oncelog.integrations.run import LedgerRun
 
-with requires_extra("pydantic_ai"):
+with requires_extra("pydantic-ai"):
     from pydantic_ai import ModelRetry, RunContext, Tool
     from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, WrapperToolset
     from pydantic_ai.toolsets.abstract import ToolsetTool
