@@ -18,6 +18,10 @@ history primary key: commits are correct with it, only slower.
 Before the query side read columns only, ``history`` had no ``lease_deadline_ms``
 and ``tool_name``: the migration adds them and fills them from each row's state
 blob, so that no reader but the writer's ever decodes a blob.
+
+Before issue 27, ``executions`` had no ``lease_deadline_ms`` (a step whose worker
+died could not be found by SQL): the migration adds it and fills it from the
+``history`` row of each current version.
 """
 
 from __future__ import annotations
@@ -58,7 +62,27 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     if _has_column(con, "history", "state") and not _has_column(con, "history", "tool_name"):
         _lease_and_tool_columns(con)
         changed = sorted({*changed, "history"})
+    if _has_column(con, "executions", "status") and not _has_column(
+        con, "executions", "lease_deadline_ms"
+    ):
+        _current_lease_column(con)
+        changed = sorted({*changed, "executions"})
     return sorted({*changed, *_add_columns(con)})
+
+
+def _current_lease_column(con: duckdb.DuckDBPyConnection) -> None:
+    """Add ``lease_deadline_ms`` to ``executions``, from each current version's history row."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("ALTER TABLE executions ADD COLUMN lease_deadline_ms BIGINT")
+        con.execute(
+            "UPDATE executions SET lease_deadline_ms = h.lease_deadline_ms FROM history h "
+            "WHERE h.operation_id = executions.operation_id AND h.version = executions.version"
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
 def _add_columns(con: duckdb.DuckDBPyConnection) -> list[str]:
