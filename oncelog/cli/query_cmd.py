@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,10 +23,12 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from oncelog.errors import ConfigError
+from oncelog.errors import ConfigError, InvalidArgumentError
+from oncelog.query.export import TABLES as EXPORTED_TABLES
 from oncelog.query.models import SideEffects, StepStatus, SuspectedDuplicate, TimelineEntry, Version
 from oncelog.query.queries import parse_as_of
 from oncelog.query.source import HttpSource, LocalSource, QuerySource
+from oncelog.query.times import with_times
 from oncelog.settings import Settings
 
 DbOption = Annotated[Path | None, typer.Option("--db", help="Query this DuckDB file (offline).")]
@@ -63,10 +66,11 @@ def _answers(url: str) -> bool:
 
 
 def _print_json(data: Any) -> None:
+    """One JSON document; each moment ``*_ms`` has its ISO-8601 UTC text beside it."""
     if isinstance(data, BaseModel):
-        data = data.model_dump(mode="json")
+        data = with_times(data.model_dump(mode="json"))
     elif isinstance(data, list):
-        data = [d.model_dump(mode="json") for d in data]
+        data = [with_times(d.model_dump(mode="json")) for d in data]
     typer.echo(json.dumps(data, sort_keys=True))
 
 
@@ -75,7 +79,7 @@ def _table(rows: Sequence[BaseModel], columns: Sequence[str], title: str) -> Non
     for column in columns:
         table.add_column(column)
     for row in rows:
-        values = row.model_dump(mode="json")
+        values = with_times(row.model_dump(mode="json"))
         table.add_row(*("" if values[c] is None else str(values[c]) for c in columns))
     console = Console()
     if not console.is_terminal:
@@ -157,7 +161,7 @@ def _table_of(columns: str, title: str) -> Callable[..., None]:
 def print_status(answer: StepStatus, **_: Any) -> None:
     """``status`` for people: the status word first, then the details."""
     typer.echo(answer.status)
-    details = answer.model_dump(mode="json", exclude={"status"})
+    details = with_times(answer.model_dump(mode="json", exclude={"status"}))
     for key, value in details.items():
         typer.echo(f"  {key}: {json.dumps(value) if not isinstance(value, str) else value}")
 
@@ -174,7 +178,7 @@ def status(
 
 
 print_history = _table_of(
-    "version status outcome epoch worker_id valid_from_offset valid_to_offset result",
+    "version log_time status outcome epoch worker_id valid_from_offset valid_to_offset result",
     "history of {operation_id}",
 )
 """``history`` for people: one table row per state version."""
@@ -187,7 +191,7 @@ def history(source: QuerySource, operation_id: str, limit: LimitOption = 100) ->
 
 
 print_timeline = _table_of(
-    "offset key_name kind outcome epoch worker_id effect duplicate_effect_suspected",
+    "offset log_time key_name kind outcome epoch worker_id effect duplicate_effect_suspected",
     "timeline of {channel_id}",
 )
 """``timeline`` for people: one table row per request."""
@@ -213,7 +217,7 @@ def effects(source: QuerySource, channel_id: str, from_step: int, to_step: int) 
 
 
 print_duplicates = _table_of(
-    "offset channel_id key_name stale_epoch stale_worker_id current_epoch",
+    "offset log_time channel_id key_name stale_epoch stale_worker_id current_epoch",
     "suspected duplicate effects ({n})",
 )
 """``duplicates`` for people: one table row per completion by a fenced token."""
@@ -223,3 +227,31 @@ print_duplicates = _table_of(
 def duplicates(source: QuerySource, limit: LimitOption = 100) -> list[SuspectedDuplicate]:
     """Completions by fenced tokens: side effects that may have fired twice."""
     return source.duplicates(limit)
+
+
+def export(
+    folder: Annotated[Path, typer.Argument(help="A new or empty folder for the files.")],
+    url: UrlOption = None,
+) -> None:
+    """Copy a running projector's tables into FOLDER as Parquet files, for any SQL.
+
+    While ``oncelog serve`` runs its DuckDB file is locked; this asks it for a copy
+    (``GET /v1/export``, with ``ONCELOG_HTTP_TOKEN``): every table from one snapshot.
+    Then, say: ``duckdb -c "SELECT * FROM 'FOLDER/executions.parquet'"``.
+    """
+    settings = Settings()
+    base = url or f"http://{settings.http_host}:{settings.http_port}"
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise InvalidArgumentError(f"{folder} exists and is not an empty folder: name a new one")
+    folder.mkdir(parents=True, exist_ok=True)
+    archive = folder / "oncelog-export.zip"
+    HttpSource(base, token=settings.http_token).export(archive)
+    expected = {f"{table}.parquet" for table in EXPORTED_TABLES}
+    with zipfile.ZipFile(archive) as zipped:
+        names = zipped.namelist()
+        if not set(names) <= expected:  # only the table files, never a path elsewhere
+            raise InvalidArgumentError(f"{base} sent unexpected files: {sorted(names)}")
+        zipped.extractall(folder)
+    archive.unlink()
+    for name in sorted(names):
+        typer.echo(str(folder / name))

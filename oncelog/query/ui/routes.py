@@ -50,7 +50,8 @@ def _error(exc: LedgerError) -> HTMLResponse:
 
 
 def parse_ui_as_of(offset: str | None, time: str | None) -> int | datetime | None:
-    """The form's as-of fields: an offset, or a time (one without a zone is UTC, as labelled).
+    """The form's as-of fields: an offset, or a time, by the CLI's and the API's rule
+    (:func:`~oncelog.query.queries.parse_as_of`: ISO-8601 with a zone, ``Z`` for UTC).
 
     Raises:
         InvalidArgumentError: both given, or either malformed.
@@ -64,12 +65,9 @@ def parse_ui_as_of(offset: str | None, time: str | None) -> int | datetime | Non
         return int(offset)
     if not time:
         return None
-    try:
-        zoned = datetime.fromisoformat(time).tzinfo is not None
-    except ValueError as exc:
-        raise InvalidArgumentError(f"as of time {time!r} is not ISO-8601") from exc
-    moment = parse_as_of(time if zoned else time + "+00:00")
-    assert isinstance(moment, datetime)
+    moment = parse_as_of(time)
+    if not isinstance(moment, datetime):  # digits belong in the offset field
+        raise InvalidArgumentError(f"as of time {time!r} is an offset: give it as the offset")
     return moment.astimezone(UTC)
 
 
