@@ -38,6 +38,7 @@ def test_every_effect_fired_once_and_verify_is_clean(report: DemoReport, bootstr
     assert report.verify_ok, report.verify.differences
     assert report.verify.compared_snapshots == report.verify.compared_live == RUNS * len(STEPS)
     assert report.ok
+    assert not report.db_path.parent.exists()  # the demo's temporary folder is gone
 
 
 def test_the_fleet_recovered_from_each_injected_fault(report: DemoReport) -> None:
