@@ -93,9 +93,12 @@ def zip_export(con: duckdb.DuckDBPyConnection, folder: Path, *, redact: bool) ->
 def install_export(
     app: FastAPI, cursor_factory: Callable[[], duckdb.DuckDBPyConnection], *, redact: bool
 ) -> None:
-    """Add ``GET /v1/export`` (behind the API's token, like every closed path)."""
+    """Add ``GET /v1/export`` (behind the API's token, like every closed path; answered by
+    this instance alone, with its own partitions, and left out of the OpenAPI schema)."""
 
-    @app.get(EXPORT_PATH, response_class=FileResponse, summary="The tables as zipped Parquet")
+    # Left out of the OpenAPI schema, as /metrics is: the schema is the table of
+    # oncelog.query.api.ROUTES, JSON answers a group can route; this is a file of one member.
+    @app.get(EXPORT_PATH, response_class=FileResponse, include_in_schema=False)
     async def export() -> FileResponse:
         """Every table of this instance's projection as Parquet files in one zip, from one
         snapshot; ``result`` is null under ``--redact-results``. ``oncelog export`` unpacks it."""
