@@ -49,15 +49,20 @@ WORKERS = 4
 _CATCH_UP_TIMEOUT_S = 60.0
 
 
-def run_demo(base: Settings, then: Callable[[DemoReport], None] | None = None) -> DemoReport:
+def run_demo(
+    base: Settings,
+    then: Callable[[DemoReport], None] | None = None,
+    workdir: Path | None = None,
+) -> DemoReport:
     """Run the whole demo on ``base``'s broker (or the local one) and report what it found.
 
     ``then`` gets the report while the broker is still up (``main`` prints it there and
-    may keep the timeline page served). The temporary folder of the run (its DuckDB
-    file and serve's log) is removed at the end, whatever happened.
+    may keep the timeline page served). The run's files (its DuckDB file and serve's
+    log) go in ``workdir``, which the caller owns; without one, in a temporary
+    ``oncelog-demo-*`` folder that is removed at the end, whatever happened.
     """
     began = time.monotonic()
-    tmp = Path(tempfile.mkdtemp(prefix="oncelog-demo-"))
+    tmp = workdir or Path(tempfile.mkdtemp(prefix="oncelog-demo-"))
     try:
         with broker_for_run(base) as broker:  # stopped afterwards only if started here
             report = dataclasses.replace(
@@ -68,7 +73,8 @@ def run_demo(base: Settings, then: Callable[[DemoReport], None] | None = None) -
             if then is not None:
                 then(report)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if workdir is None:
+            shutil.rmtree(tmp, ignore_errors=True)
     return report
 
 

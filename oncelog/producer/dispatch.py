@@ -43,23 +43,25 @@ MAX_CALL_TIMEOUT_S: Final = 300.0
 
 @dataclass(frozen=True, slots=True)
 class Timeouts:
-    """How long a client waits: for one whole call, and for a decision before re-sending.
+    """How long a client waits: for one whole call, for a decision before re-sending, and
+    for the broker's first answer.
 
     Give one to a client (``LedgerClient(timeouts=Timeouts(total_s=5))``, or
     ``oncelog.connect(timeouts=...)``); every call of that client is bounded by it.
 
     Attributes:
         total_s: The longest one call (claim, complete, heartbeat, ...) may take, its
-            re-sends included; also the longest :meth:`open` waits for the broker's first
-            answer. At most :data:`MAX_CALL_TIMEOUT_S`. When it runs out, the call raises
-            :class:`~oncelog.errors.LedgerTimeoutError` (code ``timeout``), or
+            re-sends included. At most :data:`MAX_CALL_TIMEOUT_S`. When it runs out, the
+            call raises :class:`~oncelog.errors.LedgerTimeoutError` (code ``timeout``), or
             :class:`~oncelog.errors.NoProjectorError` (code ``no_projector``) when the
-            broker acknowledged the request but no decision at all arrived meanwhile; a
-            broker that never answers at open raises
-            :class:`~oncelog.errors.BrokerUnreachableError` (``broker_unreachable``).
+            broker acknowledged the request but no decision at all arrived meanwhile.
         resend_after_s: How long a call waits for its decision before it sends the same
             request again. A re-send carries the same request id, so the ledger takes it
             once; it covers a request lost with a broker or a projector that restarted.
+        connect_s: The longest connecting (the client's ``open``, or its first call)
+            waits for the broker's first answer; a broker that does not answer by then
+            raises :class:`~oncelog.errors.BrokerUnreachableError`
+            (``broker_unreachable``), naming the address tried.
 
     Raises:
         InvalidArgumentError: a bound out of range, when built.
@@ -67,6 +69,7 @@ class Timeouts:
 
     total_s: float = 30.0
     resend_after_s: float = 5.0
+    connect_s: float = 30.0
 
     def __post_init__(self) -> None:
         if not 0 < self.total_s <= MAX_CALL_TIMEOUT_S:
@@ -78,6 +81,8 @@ class Timeouts:
             raise InvalidArgumentError(
                 f"resend_after_s must be positive, got {self.resend_after_s}"
             )
+        if not self.connect_s > 0:
+            raise InvalidArgumentError(f"connect_s must be positive, got {self.connect_s}")
 
 
 class Dispatcher:
@@ -102,7 +107,7 @@ class Dispatcher:
             settings.decisions_topic,
             reply_partition=pinned,
             requests_topic=self._topic,
-            connect_timeout_s=timeouts.total_s,
+            connect_timeout_s=timeouts.connect_s,
         )
         self._listener_topic = settings.decisions_topic
         self._partitions = 0  # of the requests topic, read at start
