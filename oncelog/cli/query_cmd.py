@@ -50,11 +50,17 @@ def _source(db: Path | None, url: str | None) -> Iterator[QuerySource]:
         return
     assert db is not None
     if not db.exists():
-        raise ConfigError(f"no DuckDB file at {db} and no query API answering")
+        raise ConfigError(
+            f"no DuckDB file at {db} and no query API answering: start `oncelog serve` (its "
+            "API listens on ONCELOG_HTTP_HOST:ONCELOG_HTTP_PORT), or give --url or --db"
+        )
     try:
         con = duckdb.connect(str(db), read_only=True)
     except duckdb.Error as exc:
-        raise ConfigError(f"cannot open {db} read-only ({exc}); query the running API") from exc
+        raise ConfigError(
+            f"cannot open {db} read-only ({exc}); a running `oncelog serve` holds it: query "
+            "its API (--url), or copy its tables for SQL with `oncelog export`"
+        ) from exc
     try:
         yield LocalSource(con)
     finally:

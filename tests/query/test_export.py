@@ -12,7 +12,7 @@ from pydantic import SecretStr
 from typer.testing import CliRunner
 
 from oncelog.cli import app
-from oncelog.errors import InvalidArgumentError, UnauthorizedError
+from oncelog.errors import ConfigError, InvalidArgumentError, UnauthorizedError
 from oncelog.query.export import TABLES, export_tables
 from oncelog.query.server import HttpServer, start_http
 from tests.query.query_factories import CHANNEL, CHARGE, LEASE_MS, Ledger
@@ -101,3 +101,15 @@ def test_the_zip_holds_only_the_table_files(api: HttpServer, tmp_path: Path) -> 
     archive.write_bytes(response.content)
     with zipfile.ZipFile(archive) as zipped:
         assert sorted(zipped.namelist()) == sorted(f"{t}.parquet" for t in TABLES)
+
+
+def test_a_query_on_a_held_file_points_at_the_api_and_export(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    # The fixture's store holds the file read-write, as `oncelog serve` does.
+    held = CliRunner().invoke(app, ["status", CHANNEL, "2", "--db", str(ledger.path)])
+    assert isinstance(held.exception, ConfigError)
+    assert "oncelog export" in held.exception.message
+    missing = CliRunner().invoke(app, ["status", CHANNEL, "2", "--db", str(tmp_path / "no.db")])
+    assert isinstance(missing.exception, ConfigError)
+    assert "oncelog serve" in missing.exception.message
