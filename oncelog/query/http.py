@@ -150,7 +150,10 @@ def create_app(
 
     app = FastAPI(
         title="oncelog ledger (read-only)",
-        description="Did step N finish? At any position of the log. GET only.",
+        # No /docs page (Swagger UI came from a CDN): the docs site's HTTP reference
+        # (`make docs`) renders this schema, offline.
+        description="Did step N finish? At any position of the log. GET only. "
+        "This schema is rendered by the HTTP API reference of oncelog's docs site.",
         version="1",
         lifespan=lifespan,
         docs_url=None,
