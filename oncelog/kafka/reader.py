@@ -113,8 +113,10 @@ def topic_ends(config: Mapping[str, Any], topic: str) -> dict[int, int]:
     What a reader that must "catch up" waits for: each position >= its end.
     """
     consumer = plain_consumer(config)
+    bootstrap = str(config.get("bootstrap.servers"))
     try:
-        return high_watermarks(consumer, topic, range(partition_count(consumer, topic)))
+        count = partition_count(consumer, topic, bootstrap=bootstrap)
+        return high_watermarks(consumer, topic, range(count))
     finally:
         consumer.close()
 
