@@ -65,12 +65,27 @@ class BrokerError(LedgerError, code="broker_error", http_status=503):
     """The local broker could not be fetched, started, reached or stopped."""
 
 
+class BrokerUnreachableError(BrokerError, code="broker_unreachable"):
+    """No broker answered at the configured address within the timeout.
+
+    The message names the address tried; start a broker (``oncelog broker start``) or
+    point ``ONCELOG_BOOTSTRAP_SERVERS`` at one that runs.
+    """
+
+
 class TopicConfigError(LedgerError, code="topic_config"):
     """A topic is missing or configured against the spec (e.g. requests compacts)."""
 
 
 class KafkaOperationError(LedgerError, code="kafka_error", http_status=503):
     """A Kafka client call failed; the message names topic, partition and offset."""
+
+
+class TopicMissingError(TopicConfigError, KafkaOperationError, code="topic_missing"):
+    """A topic of the ledger does not exist: ``oncelog topics create`` makes them.
+
+    Also a :class:`KafkaOperationError`, which is what a missing topic raised before.
+    """
 
 
 # --- input validation --------------------------------------------------------
@@ -130,6 +145,11 @@ class LedgerTimeoutError(LedgerError, TimeoutError, code="timeout", http_status=
     """A bounded wait (delivery or decision) ran out."""
 
 
+class NoProjectorError(LedgerTimeoutError, code="no_projector"):
+    """A call timed out although the broker acknowledged its request, and no decision at
+    all arrived meanwhile: no projector folds the requests topic (``oncelog serve``)."""
+
+
 class NotFoundError(LedgerError, code="not_found", http_status=404):
     """The queried execution or step is unknown."""
 
@@ -173,6 +193,11 @@ class NoOwnerError(LedgerError, code="no_owner", http_status=503):
 
 class StoreError(LedgerError, code="store_error", http_status=503):
     """The DuckDB projection could not be read or written; a failed write changed nothing."""
+
+
+class VerifyIncompleteError(LedgerError, code="verify_incomplete"):
+    """``oncelog verify`` could not make a comparison it was asked for (say, the live
+    DuckDB file is locked by a running ``oncelog serve``); it checked nothing."""
 
 
 # --- the tool executor -------------------------------------------------------

@@ -11,7 +11,8 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from oncelog.errors import KafkaOperationError, TopicConfigError
-from oncelog.kafka.failures import kafka_failure
+from oncelog.kafka.failures import is_unreachable, kafka_failure, unreachable
+from oncelog.kafka.logs import logged
 from oncelog.settings import Settings
 
 _ADMIN_TIMEOUT_S = 30.0
@@ -90,9 +91,33 @@ def ledger_topics(
     ]
 
 
+class LedgerAdmin(AdminClient):
+    """An AdminClient that knows the address it was given, to name it when none answers."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        super().__init__(config)
+        self.bootstrap = str(config.get("bootstrap.servers"))
+
+
 def admin_client(settings: Settings, bootstrap: str) -> AdminClient:
     """An AdminClient with the shared librdkafka settings (SASL/TLS passthrough)."""
-    return AdminClient({**settings.kafka_config(bootstrap), "log_level": 3})
+    return LedgerAdmin(logged({**settings.kafka_config(bootstrap), "log_level": 3}))
+
+
+def cluster_metadata(admin: AdminClient, timeout_s: float = _ADMIN_TIMEOUT_S) -> Any:
+    """The cluster's metadata (brokers and topics).
+
+    Raises:
+        BrokerUnreachableError: no broker answered within ``timeout_s``; names the address.
+        KafkaOperationError: any other failure.
+    """
+    try:
+        return admin.list_topics(timeout=timeout_s)
+    except KafkaException as exc:
+        if is_unreachable(exc):
+            where = getattr(admin, "bootstrap", "the configured bootstrap servers")
+            raise unreachable("reading the cluster's metadata", where, timeout_s, exc) from exc
+        raise KafkaOperationError(f"reading the cluster's metadata failed: {exc}") from exc
 
 
 def replication_for(brokers: int, wanted: int | None = None) -> tuple[int, dict[str, str]]:
@@ -113,7 +138,7 @@ def create_topics(
 
     ``replication`` is the factor (see :func:`replication_for`; unset: from the broker count).
     """
-    metadata = admin.list_topics(timeout=_ADMIN_TIMEOUT_S)
+    metadata = cluster_metadata(admin)
     factor, extra = replication_for(len(metadata.brokers), replication)
     new = [
         NewTopic(
@@ -175,7 +200,7 @@ def check_topics(
 
     Returns the partition count of each topic.
     """
-    cluster = admin.list_topics(timeout=_ADMIN_TIMEOUT_S)
+    cluster = cluster_metadata(admin)
     metadata = cluster.topics
     problems: list[str] = []
     counts: dict[str, int] = {}
@@ -200,6 +225,17 @@ def check_topics(
     if problems:
         raise TopicConfigError("; ".join(problems))
     return counts
+
+
+def replication_factors(admin: AdminClient, names: list[str]) -> dict[str, int]:
+    """The replication factor of each existing topic of ``names`` (its least replicated
+    partition's), as the cluster's metadata says now."""
+    topics = cluster_metadata(admin).topics
+    return {
+        name: min(len(p.replicas) for p in topics[name].partitions.values())
+        for name in names
+        if name in topics and topics[name].partitions
+    }
 
 
 def replication_problems(

@@ -149,3 +149,37 @@ def test_one_broker_gets_single_replica_topics_and_a_larger_factor_is_a_typed_er
     with pytest.raises(KafkaOperationError) as info:
         create_topics(admin, specs[1:2], replication=3)
     assert specs[1].name in str(info.value)
+
+
+def test_topics_create_prints_partitions_and_replication(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner  # noqa: PLC0415
+
+    from oncelog.cli import app  # noqa: PLC0415
+
+    assert settings.bootstrap_servers is not None
+    monkeypatch.setenv("ONCELOG_BOOTSTRAP_SERVERS", settings.bootstrap_servers)
+    monkeypatch.setenv("ONCELOG_TOPIC_PREFIX", settings.topic_prefix)
+    monkeypatch.setenv("ONCELOG_PARTITIONS", "2")
+    first = CliRunner().invoke(app, ["topics", "create"])
+    assert first.exit_code == 0, first.output
+    assert f"created {settings.requests_topic} (2 partitions, replication factor 1)" in first.output
+    again = CliRunner().invoke(app, ["topics", "create"])
+    assert f"exists  {settings.requests_topic} (2 partitions, replication factor 1)" in again.output
+
+
+def test_topics_create_names_a_broker_that_does_not_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from oncelog.errors import BrokerUnreachableError  # noqa: PLC0415
+    from oncelog.net import free_port  # noqa: PLC0415
+    from oncelog.topics import cluster_metadata  # noqa: PLC0415
+
+    address = f"127.0.0.1:{free_port()}"
+    admin = admin_client(Settings(bootstrap_servers=address), address)
+    with pytest.raises(BrokerUnreachableError) as info:
+        cluster_metadata(admin, timeout_s=2.0)
+    assert info.value.code == "broker_unreachable"
+    assert address in info.value.message
+    assert "oncelog broker start" in info.value.message

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -48,27 +49,37 @@ WORKERS = 4
 _CATCH_UP_TIMEOUT_S = 60.0
 
 
-def run_demo(base: Settings, then: Callable[[DemoReport], None] | None = None) -> DemoReport:
+def run_demo(
+    base: Settings,
+    then: Callable[[DemoReport], None] | None = None,
+    workdir: Path | None = None,
+) -> DemoReport:
     """Run the whole demo on ``base``'s broker (or the local one) and report what it found.
 
     ``then`` gets the report while the broker is still up (``main`` prints it there and
-    may keep the timeline page served).
+    may keep the timeline page served). The run's files (its DuckDB file and serve's
+    log) go in ``workdir``, which the caller owns; without one, in a temporary
+    ``oncelog-demo-*`` folder that is removed at the end, whatever happened.
     """
     began = time.monotonic()
-    with broker_for_run(base) as broker:  # stopped afterwards only if started here
-        report = dataclasses.replace(
-            _run(base, broker.bootstrap),
-            broker_started_here=broker.started_here,
-            seconds=time.monotonic() - began,
-        )
-        if then is not None:
-            then(report)
+    tmp = workdir or Path(tempfile.mkdtemp(prefix="oncelog-demo-"))
+    try:
+        with broker_for_run(base) as broker:  # stopped afterwards only if started here
+            report = dataclasses.replace(
+                _run(base, broker.bootstrap, tmp),
+                broker_started_here=broker.started_here,
+                seconds=time.monotonic() - began,
+            )
+            if then is not None:
+                then(report)
+    finally:
+        if workdir is None:
+            shutil.rmtree(tmp, ignore_errors=True)
     return report
 
 
-def _run(base: Settings, bootstrap: str) -> DemoReport:
-    """Topics, serve, downstream, fleet, answers, verify."""
-    tmp = Path(tempfile.mkdtemp(prefix="oncelog-demo-"))
+def _run(base: Settings, bootstrap: str, tmp: Path) -> DemoReport:
+    """Topics, serve, downstream, fleet, answers, verify; files go in ``tmp``."""
     settings = base.model_copy(update={
         "bootstrap_servers": bootstrap, "topic_prefix": f"demo-{uuid.uuid4().hex[:8]}",
         "partitions": 3, "db_path": tmp / "ledger.duckdb", "http_port": free_port(),

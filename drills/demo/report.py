@@ -87,7 +87,7 @@ class DemoReport:
 def render(report: DemoReport, console: Console) -> None:
     """Print the report the way ``make demo`` shows it, CLI tables included."""
     console.print(f"broker {report.bootstrap}; topics {report.topic_prefix}.*; "
-                  f"DuckDB {report.db_path}")  # fmt: skip
+                  f"DuckDB {report.db_path} (removed when the demo ends)")  # fmt: skip
     fleet = report.fleet
     console.print(
         f"fleet: {fleet.steps_done} steps done; reclaimed {list(fleet.reclaimed)}; reconciled "

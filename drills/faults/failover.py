@@ -37,8 +37,9 @@ from oncelog.projector.process import stop as stop_serve
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
 
-#: What a caller may see while the cluster cannot take a write: a bounded, typed failure.
-REFUSALS = frozenset({"timeout", "kafka_error"})
+#: What a caller may see while the cluster cannot take a write: a bounded, typed failure
+#: (no_projector is a timeout whose request was taken while no decision could be written).
+REFUSALS = frozenset({"timeout", "no_projector", "kafka_error"})
 
 
 @dataclass

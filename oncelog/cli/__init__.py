@@ -24,6 +24,7 @@ app.command("verify")(rebuild_cmd.verify_cmd)
 for _command in (query_cmd.status, query_cmd.history, query_cmd.timeline, query_cmd.effects):
     app.command()(_command)
 app.command("duplicates")(query_cmd.duplicates)
+app.command("export")(query_cmd.export)
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -23,12 +24,14 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from oncelog.errors import ConfigError
+from oncelog.errors import ConfigError, InvalidArgumentError
 from oncelog.identity.ids import key_of
 from oncelog.query.effects import bound
+from oncelog.query.export import TABLES as EXPORTED_TABLES
 from oncelog.query.models import SideEffects, StepStatus, SuspectedDuplicate, TimelineEntry, Version
 from oncelog.query.queries import parse_as_of
 from oncelog.query.source import HttpSource, LocalSource, QuerySource
+from oncelog.query.times import with_times
 from oncelog.settings import Settings
 
 DbOption = Annotated[Path | None, typer.Option("--db", help="Query this DuckDB file (offline).")]
@@ -50,11 +53,17 @@ def _source(db: Path | None, url: str | None) -> Iterator[QuerySource]:
         return
     assert db is not None
     if not db.exists():
-        raise ConfigError(f"no DuckDB file at {db} and no query API answering")
+        raise ConfigError(
+            f"no DuckDB file at {db} and no query API answering: start `oncelog serve` (its "
+            "API listens on ONCELOG_HTTP_HOST:ONCELOG_HTTP_PORT), or give --url or --db"
+        )
     try:
         con = duckdb.connect(str(db), read_only=True)
     except duckdb.Error as exc:
-        raise ConfigError(f"cannot open {db} read-only ({exc}); query the running API") from exc
+        raise ConfigError(
+            f"cannot open {db} read-only ({exc}); a running `oncelog serve` holds it: query "
+            "its API (--url), or copy its tables for SQL with `oncelog export`"
+        ) from exc
     try:
         yield LocalSource(con)
     finally:
@@ -66,10 +75,11 @@ def _answers(url: str) -> bool:
 
 
 def _print_json(data: Any) -> None:
+    """One JSON document; each moment ``*_ms`` has its ISO-8601 UTC text beside it."""
     if isinstance(data, BaseModel):
-        data = data.model_dump(mode="json")
+        data = with_times(data.model_dump(mode="json"))
     elif isinstance(data, list):
-        data = [d.model_dump(mode="json") for d in data]
+        data = [with_times(d.model_dump(mode="json")) for d in data]
     typer.echo(json.dumps(data, sort_keys=True))
 
 
@@ -78,7 +88,7 @@ def _table(rows: Sequence[BaseModel], columns: Sequence[str], title: str) -> Non
     for column in columns:
         table.add_column(column)
     for row in rows:
-        values = row.model_dump(mode="json")
+        values = with_times(row.model_dump(mode="json"))
         table.add_row(*("" if values[c] is None else str(values[c]) for c in columns))
     console = Console()
     if not console.is_terminal:
@@ -160,7 +170,7 @@ def _table_of(columns: str, title: str) -> Callable[..., None]:
 def print_status(answer: StepStatus, **_: Any) -> None:
     """``status`` for people: the status word first, then the details."""
     typer.echo(answer.status)
-    details = answer.model_dump(mode="json", exclude={"status"})
+    details = with_times(answer.model_dump(mode="json", exclude={"status"}))
     for key, value in details.items():
         typer.echo(f"  {key}: {json.dumps(value) if not isinstance(value, str) else value}")
 
@@ -177,7 +187,7 @@ def status(
 
 
 print_history = _table_of(
-    "version status outcome epoch worker_id valid_from_offset valid_to_offset result",
+    "version log_time status outcome epoch worker_id valid_from_offset valid_to_offset result",
     "history of {operation_id}",
 )
 """``history`` for people: one table row per state version."""
@@ -190,8 +200,8 @@ def history(source: QuerySource, operation_id: str, limit: LimitOption = 100) ->
 
 
 print_timeline = _table_of(
-    "offset key_name kind outcome epoch worker_id token_fp state_epoch state_worker_id effect "
-    "duplicate_effect_suspected outcome_unknown reconciled",
+    "offset log_time key_name kind outcome epoch worker_id token_fp state_epoch state_worker_id "
+    "effect duplicate_effect_suspected outcome_unknown reconciled",
     "timeline of {channel_id}",
 )
 """``timeline`` for people: one table row per request (reads left out); ``epoch``,
@@ -259,9 +269,18 @@ def _key(step_or_key: str | None) -> str | None:
 
 
 _DOUBLE_COLUMNS = (
-    "kind", "offset", "channel_id", "key_name", "stale_epoch", "stale_worker_id", "token_fp",
-    "current_epoch", "settled", "reconciled",
-)  # fmt: skip
+    "kind",
+    "offset",
+    "log_time",
+    "channel_id",
+    "key_name",
+    "stale_epoch",
+    "stale_worker_id",
+    "token_fp",
+    "current_epoch",
+    "settled",
+    "reconciled",
+)
 
 
 def print_duplicates(rows: Sequence[SuspectedDuplicate], **_: Any) -> None:
@@ -278,7 +297,7 @@ def print_duplicates(rows: Sequence[SuspectedDuplicate], **_: Any) -> None:
     )
     _table(doubles, _DOUBLE_COLUMNS, title)
     if forged:
-        columns = ["offset", "channel_id", "key_name", "token_fp", "current_epoch"]
+        columns = ["offset", "log_time", "channel_id", "key_name", "token_fp", "current_epoch"]
         _table(forged, columns, f"forged or unknown tokens, not duplicates ({len(forged)})")
 
 
@@ -287,3 +306,31 @@ def duplicates(source: QuerySource, limit: LimitOption = 100) -> list[SuspectedD
     """Side effects that may have fired twice: completions by fenced attempts (proven) and
     reclaimed attempts whose outcome nobody learned (possible), oldest first."""
     return source.duplicates(limit)
+
+
+def export(
+    folder: Annotated[Path, typer.Argument(help="A new or empty folder for the files.")],
+    url: UrlOption = None,
+) -> None:
+    """Copy a running projector's tables into FOLDER as Parquet files, for any SQL.
+
+    While ``oncelog serve`` runs its DuckDB file is locked; this asks it for a copy
+    (``GET /v1/export``, with ``ONCELOG_HTTP_TOKEN``): every table from one snapshot.
+    Then, say: ``duckdb -c "SELECT * FROM 'FOLDER/executions.parquet'"``.
+    """
+    settings = Settings()
+    base = url or f"http://{settings.http_host}:{settings.http_port}"
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise InvalidArgumentError(f"{folder} exists and is not an empty folder: name a new one")
+    folder.mkdir(parents=True, exist_ok=True)
+    archive = folder / "oncelog-export.zip"
+    HttpSource(base, token=settings.http_token).export(archive)
+    expected = {f"{table}.parquet" for table in EXPORTED_TABLES}
+    with zipfile.ZipFile(archive) as zipped:
+        names = zipped.namelist()
+        if not set(names) <= expected:  # only the table files, never a path elsewhere
+            raise InvalidArgumentError(f"{base} sent unexpected files: {sorted(names)}")
+        zipped.extractall(folder)
+    archive.unlink()
+    for name in sorted(names):
+        typer.echo(str(folder / name))

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.cli.progress import refold_progress, wanted
-from oncelog.errors import ConfigError, StoreError
+from oncelog.errors import ConfigError, StoreError, VerifyIncompleteError
 from oncelog.kafka.reader import topic_ends
 from oncelog.projector.rebuild import (
     Report,
@@ -96,16 +96,31 @@ def _log_size(kafka: dict[str, object], topic: str, partitions: list[int] | None
     return sum(end for p, end in ends.items() if partitions is None or p in partitions)
 
 
-def verify_cmd(db: DbOption = None, as_json: JsonOption = False) -> None:
+SnapshotsOnlyOption = Annotated[
+    bool,
+    typer.Option(
+        "--snapshots-only", help="Compare with the snapshots only, not with a DuckDB file."
+    ),
+]
+
+
+def verify_cmd(
+    db: DbOption = None, as_json: JsonOption = False, snapshots_only: SnapshotsOnlyOption = False
+) -> None:
     """Refold the log into a scratch DuckDB; compare with snapshots and the live file.
 
     A live file compares only its own partitions (one projector's shard). The refold
-    shows a progress bar on a terminal, none when piped or with ``--json``.
+    shows a progress bar on a terminal, none when piped or with ``--json``. A file that
+    was asked for (``--db``, or the configured one when it exists) and cannot be read
+    fails with code ``verify_incomplete`` before anything is refolded.
     """
     settings = _settings(db)
     kafka = settings.kafka_config(resolve_bootstrap(settings))
     console = Console()
-    live, note = _open_live(settings.db_path)
+    live: Store | None = None
+    note: str | None = "live: not compared (--snapshots-only)"
+    if not snapshots_only:
+        live, note = _open_live(settings.db_path, asked=db is not None)
     if note is not None and not as_json:
         console.print(note, highlight=False)
     show = wanted(as_json)
@@ -153,12 +168,27 @@ def _print_report_json(report: Report, live_note: str | None) -> None:
     typer.echo(json.dumps(facts, sort_keys=True))
 
 
-def _open_live(path: Path) -> tuple[Store | None, str | None]:
-    """The live file, read-only, or None and why it is not compared."""
+def _open_live(path: Path, *, asked: bool) -> tuple[Store | None, str | None]:
+    """The live file, read-only, or None and why it is not compared (none exists where
+    the settings point, and none was named).
+
+    Raises:
+        VerifyIncompleteError: the file named with ``--db`` is missing, or any existing
+            file cannot be opened: a comparison that was asked for cannot be made.
+    """
     if not path.exists():
+        if asked:
+            raise VerifyIncompleteError(
+                f"no DuckDB file at {path} to compare with: name the projector's file "
+                "with --db, or compare with the snapshots only (--snapshots-only)"
+            )
         return None, f"live: no DuckDB file at {path}"
     try:
         return Store(path, read_only=True), None
     except StoreError as exc:
         # A running projector holds the file: DuckDB allows one writer process.
-        return None, f"live: cannot open {path} ({exc.message})"
+        raise VerifyIncompleteError(
+            f"cannot open {path} to compare with ({exc.message}); a running `oncelog serve` "
+            "holds it: stop it and verify again, or compare with the snapshots only "
+            "(--snapshots-only); `oncelog export` copies the live tables while it runs"
+        ) from exc

@@ -10,7 +10,13 @@ from confluent_kafka.admin import AdminClient
 from oncelog.acls import Principals, acl_commands, apply_acls, ledger_acls
 from oncelog.broker.local import LocalBroker, resolve_bootstrap
 from oncelog.settings import Settings
-from oncelog.topics import admin_client, check_topics, create_topics, ledger_topics
+from oncelog.topics import (
+    admin_client,
+    check_topics,
+    create_topics,
+    ledger_topics,
+    replication_factors,
+)
 
 app = typer.Typer(no_args_is_help=True, help="Create and check the ledger's topics and ACLs.")
 
@@ -49,9 +55,11 @@ def create(partitions: Partitions = None, reply_partitions: ReplyPartitions = No
     specs = ledger_topics(settings, partitions, reply_partitions)
     created = create_topics(admin, specs, settings.replication_factor)
     counts = check_topics(admin, specs, settings.replication_factor)
+    factors = replication_factors(admin, [spec.name for spec in specs])
     for spec in specs:
         verb = "created" if spec.name in created else "exists "
-        typer.echo(f"{verb} {spec.name} ({counts[spec.name]} partitions)")
+        shape = f"{counts[spec.name]} partitions, replication factor {factors[spec.name]}"
+        typer.echo(f"{verb} {spec.name} ({shape})")
 
 
 @app.command()

@@ -19,12 +19,17 @@ class MissingExtraError(ConfigError, ImportError):
 
 @contextlib.contextmanager
 def requires_extra(extra: str) -> Iterator[None]:
-    """Turn an ImportError of the framework's imports into :class:`MissingExtraError`."""
+    """Turn an ImportError of the framework's imports into :class:`MissingExtraError`.
+
+    ``extra`` is the extra's name as pyproject declares it, PEP 685-normalised
+    (``openai-agents``); the adapter's module is the same name with underscores.
+    """
     try:
         yield
     except ImportError as exc:
         missing = exc.name or str(exc)
+        module = extra.replace("-", "_")
         raise MissingExtraError(
-            f"oncelog.integrations.{extra} needs {missing}, which is not installed: "
+            f"oncelog.integrations.{module} needs {missing}, which is not installed: "
             f"pip install 'oncelog[{extra}]'"
         ) from exc

@@ -35,7 +35,7 @@ from oncelog.integrations.mcp_meta import identity_meta
 from oncelog.integrations.policy import effect_of_annotations
 from oncelog.integrations.run import LedgerRun
 
-with requires_extra("openai_agents"):
+with requires_extra("openai-agents"):
     from agents import FunctionTool, Tool
     from agents.tool import (
         maybe_invoke_function_tool_failure_error_function,

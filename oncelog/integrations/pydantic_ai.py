@@ -28,7 +28,7 @@ from oncelog.integrations.mcp_meta import identity_meta
 from oncelog.integrations.policy import effect_of_annotations
 from oncelog.integrations.run import LedgerRun
 
-with requires_extra("pydantic_ai"):
+with requires_extra("pydantic-ai"):
     from pydantic_ai import ModelRetry, RunContext, Tool
     from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, WrapperToolset
     from pydantic_ai.toolsets.abstract import ToolsetTool

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from confluent_kafka import KafkaError, KafkaException
 
-from oncelog.errors import KafkaOperationError, NotAuthorizedError
+from oncelog.errors import BrokerUnreachableError, KafkaOperationError, NotAuthorizedError
 
 #: Broker answers that mean "these credentials may not do this".
 AUTHORIZATION_CODES = frozenset(
@@ -17,6 +17,17 @@ AUTHORIZATION_CODES = frozenset(
         KafkaError.GROUP_AUTHORIZATION_FAILED,
         KafkaError.CLUSTER_AUTHORIZATION_FAILED,
         KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    }
+)
+
+
+#: Client-side answers that mean "no broker answered": refused, unresolvable, silent.
+UNREACHABLE_CODES = frozenset(
+    {
+        KafkaError._TRANSPORT,
+        KafkaError._ALL_BROKERS_DOWN,
+        KafkaError._RESOLVE,
+        KafkaError._TIMED_OUT,
     }
 )
 
@@ -46,3 +57,20 @@ def kafka_failure(what: str, topic: str, failure: KafkaError | Exception) -> Kaf
             topic=topic,
         )
     return KafkaOperationError(f"{what}: {failure}")
+
+
+def is_unreachable(failure: KafkaError | Exception | None) -> bool:
+    """Whether ``failure`` says that no broker answered (refused, unresolved, timed out)."""
+    error = error_of(failure)
+    return error is not None and error.code() in UNREACHABLE_CODES
+
+
+def unreachable(
+    what: str, bootstrap: str, timeout_s: float, failure: object
+) -> BrokerUnreachableError:
+    """No broker answered at ``bootstrap`` within ``timeout_s``, with what to do about it."""
+    return BrokerUnreachableError(
+        f"{what}: no broker answered at {bootstrap} within {timeout_s:g}s ({failure}); "
+        "start one (`oncelog broker start`) or set ONCELOG_BOOTSTRAP_SERVERS to the address "
+        "of a running broker"
+    )

@@ -65,6 +65,12 @@ class Lanes:
         self.express.raise_pending()
         self.batched.raise_pending()
 
+    def acknowledged(self) -> bool:
+        """Whether the broker acknowledged every record sent so far: none is queued, in
+        flight or failed (without waiting, and without raising a pending failure)."""
+        lanes = (self.express, self.batched)
+        return all(lane.queued() == 0 and not lane.failed for lane in lanes)
+
     def flush(self, timeout_s: float) -> None:
         """Wait until every queued record of both lanes is acknowledged (or raise)."""
         self.express.flush(timeout_s)

@@ -16,6 +16,7 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from oncelog.errors import ConfigError, KafkaOperationError
 from oncelog.kafka.failures import kafka_failure
+from oncelog.kafka.logs import logged
 from oncelog.kafka.reader import where
 
 Delivery = tuple[int, int]  # (partition, offset)
@@ -111,7 +112,7 @@ class FutureProducer:
             if self._stop.is_set():
                 raise KafkaOperationError("the producer is closed")
             if self._producer is None:
-                self._producer = Producer(self._config)
+                self._producer = Producer(logged(self._config))
                 self._poller = threading.Thread(
                     target=self._poll_loop, name="oncelog-producer-poll", daemon=True
                 )
@@ -192,6 +193,11 @@ class FutureProducer:
         """Records queued or in flight, not yet acknowledged (0 before the first send)."""
         producer = self._producer
         return 0 if producer is None else len(producer)
+
+    @property
+    def failed(self) -> bool:
+        """Whether a failed delivery waits to be raised (by the next send or flush)."""
+        return self._pending_error is not None
 
     def raise_pending(self) -> None:
         """Raise the delivery error a failed record left, if any (once)."""

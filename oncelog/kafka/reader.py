@@ -22,8 +22,9 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from oncelog.errors import KafkaOperationError, LedgerTimeoutError
-from oncelog.kafka.failures import is_authorization, kafka_failure
+from oncelog.errors import KafkaOperationError, LedgerTimeoutError, TopicMissingError
+from oncelog.kafka.failures import is_authorization, is_unreachable, kafka_failure, unreachable
+from oncelog.kafka.logs import logged
 
 _METADATA_TIMEOUT_S = 30.0
 T = TypeVar("T")
@@ -37,6 +38,9 @@ _LEADERLESS = frozenset(
         KafkaError._TIMED_OUT,
     }
 )
+
+# What the metadata of a topic that does not exist carries.
+_UNKNOWN = frozenset({KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.UNKNOWN_TOPIC_ID})
 
 # A leaderless partition right after a topic is created is retried, as expected; stamina
 # logs each retry at WARNING. Without logging configured, Python's last-resort handler
@@ -52,23 +56,47 @@ READER_GROUP_PREFIX = "oncelog-reader-"
 def plain_consumer(config: Mapping[str, Any]) -> Consumer:
     """A consumer that never commits and belongs to a throwaway group."""
     return Consumer(
-        {
-            "group.id": f"{READER_GROUP_PREFIX}{uuid.uuid4().hex}",
-            "enable.auto.commit": False,
-            "enable.partition.eof": False,
-            "log_level": 3,
-            **config,
-        }
+        logged(
+            {
+                "group.id": f"{READER_GROUP_PREFIX}{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                "enable.partition.eof": False,
+                "log_level": 3,
+                **config,
+            }
+        )
     )
 
 
-def partition_count(consumer: Consumer, topic: str) -> int:
-    """The number of partitions of ``topic``; an error when it does not exist."""
-    meta = consumer.list_topics(topic, timeout=_METADATA_TIMEOUT_S).topics.get(topic)
-    if meta is not None and is_authorization(meta.error):
-        raise kafka_failure(f"reading the partitions of {topic}", topic, meta.error)
-    if meta is None or meta.error is not None or not meta.partitions:
-        raise KafkaOperationError(f"topic {topic} does not exist or has no partitions")
+def partition_count(
+    consumer: Consumer,
+    topic: str,
+    *,
+    timeout_s: float = _METADATA_TIMEOUT_S,
+    bootstrap: str = "the bootstrap servers",
+) -> int:
+    """The number of partitions of ``topic``.
+
+    Raises:
+        BrokerUnreachableError: no broker answered at ``bootstrap`` within ``timeout_s``.
+        TopicMissingError: the topic does not exist (or has no partitions).
+    """
+    what = f"reading the partitions of {topic}"
+    try:
+        meta = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
+    except KafkaException as exc:
+        if is_unreachable(exc):
+            raise unreachable(what, bootstrap, timeout_s, exc) from exc
+        raise kafka_failure(what, topic, exc) from exc
+    error = None if meta is None else meta.error
+    if error is not None and error.code() not in _UNKNOWN:
+        # A denial (not_authorized), or a topic that exists but cannot be read just now.
+        raise kafka_failure(what, topic, error)
+    if meta is None or error is not None or not meta.partitions:
+        raise TopicMissingError(
+            f"topic {topic} does not exist or has no partitions: create the ledger's topics "
+            "with `oncelog topics create` (with the same ONCELOG_TOPIC_PREFIX)"
+        )
     return len(meta.partitions)
 
 
@@ -85,8 +113,10 @@ def topic_ends(config: Mapping[str, Any], topic: str) -> dict[int, int]:
     What a reader that must "catch up" waits for: each position >= its end.
     """
     consumer = plain_consumer(config)
+    bootstrap = str(config.get("bootstrap.servers"))
     try:
-        return high_watermarks(consumer, topic, range(partition_count(consumer, topic)))
+        count = partition_count(consumer, topic, bootstrap=bootstrap)
+        return high_watermarks(consumer, topic, range(count))
     finally:
         consumer.close()
 

@@ -20,6 +20,7 @@ from oncelog.errors import (
     InvalidArgumentError,
     KafkaOperationError,
     LedgerTimeoutError,
+    NoProjectorError,
     NotAuthorizedError,
 )
 from oncelog.identity.partitioner import cached_partition_for
@@ -42,10 +43,33 @@ MAX_CALL_TIMEOUT_S: Final = 300.0
 
 @dataclass(frozen=True, slots=True)
 class Timeouts:
-    """How long a call may take in all, and how long before the same request is re-sent."""
+    """How long a client waits: for one whole call, for a decision before re-sending, and
+    for the broker's first answer.
+
+    Give one to a client (``LedgerClient(timeouts=Timeouts(total_s=5))``, or
+    ``oncelog.connect(timeouts=...)``); every call of that client is bounded by it.
+
+    Attributes:
+        total_s: The longest one call (claim, complete, heartbeat, ...) may take, its
+            re-sends included. At most :data:`MAX_CALL_TIMEOUT_S`. When it runs out, the
+            call raises :class:`~oncelog.errors.LedgerTimeoutError` (code ``timeout``), or
+            :class:`~oncelog.errors.NoProjectorError` (code ``no_projector``) when the
+            broker acknowledged the request but no decision at all arrived meanwhile.
+        resend_after_s: How long a call waits for its decision before it sends the same
+            request again. A re-send carries the same request id, so the ledger takes it
+            once; it covers a request lost with a broker or a projector that restarted.
+        connect_s: The longest connecting (the client's ``open``, or its first call)
+            waits for the broker's first answer; a broker that does not answer by then
+            raises :class:`~oncelog.errors.BrokerUnreachableError`
+            (``broker_unreachable``), naming the address tried.
+
+    Raises:
+        InvalidArgumentError: a bound out of range, when built.
+    """
 
     total_s: float = 30.0
     resend_after_s: float = 5.0
+    connect_s: float = 30.0
 
     def __post_init__(self) -> None:
         if not 0 < self.total_s <= MAX_CALL_TIMEOUT_S:
@@ -57,6 +81,8 @@ class Timeouts:
             raise InvalidArgumentError(
                 f"resend_after_s must be positive, got {self.resend_after_s}"
             )
+        if not self.connect_s > 0:
+            raise InvalidArgumentError(f"connect_s must be positive, got {self.connect_s}")
 
 
 class Dispatcher:
@@ -77,8 +103,13 @@ class Dispatcher:
         self._sender = Lanes(kafka, BATCH_LINGER_MS, on_error=self._on_failed)
         pinned = settings.reply_partition if reply_partition is None else reply_partition
         self._listener = DecisionListener(
-            kafka, settings.decisions_topic, reply_partition=pinned, requests_topic=self._topic
+            kafka,
+            settings.decisions_topic,
+            reply_partition=pinned,
+            requests_topic=self._topic,
+            connect_timeout_s=timeouts.connect_s,
         )
+        self._listener_topic = settings.decisions_topic
         self._partitions = 0  # of the requests topic, read at start
         self.timeouts = timeouts
         self._resends: ResendQueue | None = None  # of the loop that called last
@@ -122,6 +153,17 @@ class Dispatcher:
         self._send(request)
         self._sender.flush(timeout_s)
 
+    def timeout_error(self, request: Request, seen: int) -> LedgerTimeoutError:
+        """The error of ``request``'s call, out of time; ``seen``: decisions read at its start."""
+        return timeout_error(
+            request,
+            self.timeouts.total_s,
+            acknowledged=self._sender.acknowledged(),
+            decisions_moved=self.decisions_received != seen,
+            requests_topic=self._topic,
+            reply_at=f"{self._listener_topic}[{self.reply_partition}]",
+        )
+
     def _on_failed(self, msg: Message, error: KafkaOperationError) -> None:
         # A transient failure is re-sent by the call until its deadline; a denial is final.
         if isinstance(error, NotAuthorizedError):
@@ -132,9 +174,10 @@ class Dispatcher:
         """Blocking: send, wait for the decision, re-send on silence."""
         answer = self._listener.expect(request.request_id)
         deadline = time.monotonic() + self.timeouts.total_s
+        seen = self.decisions_received
         try:
             while True:
-                wait = _send_again(self, request, deadline - time.monotonic())
+                wait = _send_again(self, request, deadline - time.monotonic(), seen)
                 try:
                     return answer.result(timeout=wait)
                 except FutureTimeout:
@@ -174,6 +217,7 @@ class _Resender:
         "_loop",
         "_queue",
         "_request",
+        "_seen",
     )
 
     def __init__(
@@ -188,6 +232,7 @@ class _Resender:
         self._answer = answer
         self._loop = loop
         self._deadline = loop.time() + dispatcher.timeouts.total_s
+        self._seen = dispatcher.decisions_received
         self._handle: asyncio.TimerHandle | None = None
         self._queue: ResendQueue | None = None
 
@@ -213,7 +258,7 @@ class _Resender:
             return None
         try:
             left = self._deadline - self._loop.time()
-            return _send_again(self._dispatcher, self._request, left)
+            return _send_again(self._dispatcher, self._request, left, self._seen)
         except (LedgerTimeoutError, NotAuthorizedError) as exc:
             self._answer.set_exception(exc)
             return None
@@ -226,11 +271,14 @@ class _Resender:
             self._handle.cancel()
 
 
-def _send_again(dispatcher: Dispatcher, request: Request, left_s: float) -> float:
+def _send_again(dispatcher: Dispatcher, request: Request, left_s: float, seen: int) -> float:
     """One attempt of a call (blocking or async): send, and return how long to wait for
-    the answer before the next attempt; the timeout error once no time is left."""
+    the answer before the next attempt; the timeout error once no time is left.
+
+    ``seen`` is the count of decisions the client had read when the call began.
+    """
     if left_s <= 0:
-        raise _timeout(request, dispatcher.timeouts.total_s)
+        raise dispatcher.timeout_error(request, seen)
     _try_send(dispatcher, request)
     return min(left_s, dispatcher.timeouts.resend_after_s)
 
@@ -247,8 +295,32 @@ def _try_send(dispatcher: Dispatcher, request: Request) -> None:
         return
 
 
-def _timeout(request: Request, total_s: float) -> LedgerTimeoutError:
-    return LedgerTimeoutError(
+def timeout_error(
+    request: Request,
+    total_s: float,
+    *,
+    acknowledged: bool,
+    decisions_moved: bool,
+    requests_topic: str,
+    reply_at: str,
+) -> LedgerTimeoutError:
+    """The error of a call that got no decision within ``total_s``.
+
+    When the broker acknowledged the request and not one decision arrived at
+    ``reply_at`` (the client's reply partition) during the call, nothing folds the
+    requests topic: :class:`NoProjectorError`, naming ``oncelog serve``. Otherwise
+    (the broker did not take the request, or decisions flowed but not this one) a
+    plain :class:`LedgerTimeoutError`.
+    """
+    what = (
         f"no decision for {request.kind.value} request {request.request_id} "
         f"(operation {request.operation_id}) within {total_s}s"
     )
+    if acknowledged and not decisions_moved:
+        return NoProjectorError(
+            f"{what}: the broker acknowledged the request on {requests_topic}, but no "
+            f"decision at all arrived on {reply_at} meanwhile, so no projector seems to fold "
+            f"{requests_topic}: start one with `oncelog serve` (same ONCELOG_TOPIC_PREFIX and "
+            "broker), or check that it is not far behind (`oncelog_consumer_lag` on its /metrics)"
+        )
+    return LedgerTimeoutError(what)

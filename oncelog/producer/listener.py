@@ -47,8 +47,10 @@ class DecisionListener:
         reply_partition: int | None = None,
         rng: random.Random | None = None,
         requests_topic: str | None = None,
+        connect_timeout_s: float = 30.0,
     ) -> None:
         self._kafka = kafka
+        self._connect_timeout_s = connect_timeout_s
         self._topic = topic
         self._requests_topic = requests_topic
         self._pinned = reply_partition
@@ -71,7 +73,12 @@ class DecisionListener:
         # (15 idle clients cost the broker 0.6-1.4 cores at 5 ms, 0.07-0.09 at 500 ms).
         consumer = plain_consumer({**self._kafka, "fetch.wait.max.ms": 500})
         try:
-            self.partitions = partition_count(consumer, self._topic)
+            # The first question to the broker: one that does not answer is named here,
+            # within the client's own timeout.
+            bootstrap = str(self._kafka.get("bootstrap.servers"))
+            self.partitions = partition_count(
+                consumer, self._topic, timeout_s=self._connect_timeout_s, bootstrap=bootstrap
+            )
             chosen = reply_partition.choose(
                 consumer,
                 self._topic,

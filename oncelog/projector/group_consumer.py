@@ -18,6 +18,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 
 from oncelog.errors import KafkaOperationError
+from oncelog.kafka.logs import logged
 from oncelog.projector.assignment import Assignment
 from oncelog.projector.membership import group_id, member_client_id
 from oncelog.settings import Settings
@@ -89,7 +90,7 @@ class GroupConsumer:
     def join(self) -> Consumer:
         """A new consumer, subscribed: it joins the group at its first poll."""
         config = {**self._kafka, **group_config(self._settings)}
-        consumer = Consumer({**config, "error_cb": self.on_consumer_error})
+        consumer = Consumer(logged({**config, "error_cb": self.on_consumer_error}))
         consumer.subscribe(
             [self._settings.requests_topic],
             on_assign=self._assignment.on_assign,

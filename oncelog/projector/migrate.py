@@ -25,6 +25,9 @@ holder and epoch, not its sender's: the migration moves those to the new
 version before it) and names the sender's own attempt in ``epoch``/``worker_id``
 (the grant whose token fingerprint the request carries). The unknown outcomes of
 such a file's reclaims stay NULL: ``oncelog rebuild`` refolds them.
+Before issue 27, ``executions`` had no ``lease_deadline_ms`` (a step whose worker
+died could not be found by SQL): the migration adds it and fills it from the
+``history`` row of each current version.
 """
 
 from __future__ import annotations
@@ -82,7 +85,27 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     if _has_column(con, "requests", "kind") and not _has_column(con, "requests", "state_epoch"):
         _attribute_senders(con)
         changed = sorted({*changed, "requests"})
+    if _has_column(con, "executions", "status") and not _has_column(
+        con, "executions", "lease_deadline_ms"
+    ):
+        _current_lease_column(con)
+        changed = sorted({*changed, "executions"})
     return sorted({*changed, *_add_columns(con)})
+
+
+def _current_lease_column(con: duckdb.DuckDBPyConnection) -> None:
+    """Add ``lease_deadline_ms`` to ``executions``, from each current version's history row."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("ALTER TABLE executions ADD COLUMN lease_deadline_ms BIGINT")
+        con.execute(
+            "UPDATE executions SET lease_deadline_ms = h.lease_deadline_ms FROM history h "
+            "WHERE h.operation_id = executions.operation_id AND h.version = executions.version"
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
 def _add_columns(con: duckdb.DuckDBPyConnection) -> list[str]:

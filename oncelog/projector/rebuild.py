@@ -37,7 +37,7 @@ def count_partitions(kafka: Mapping[str, Any], topic: str) -> int:
     """The partition count of ``topic``."""
     consumer = plain_consumer(kafka)
     try:
-        return partition_count(consumer, topic)
+        return partition_count(consumer, topic, bootstrap=str(kafka.get("bootstrap.servers")))
     finally:
         consumer.close()
 
@@ -110,7 +110,7 @@ def _plan(
     Their ends are read only when they decide it (a read per partition)."""
     consumer = plain_consumer(kafka)
     try:
-        count = partition_count(consumer, topic)
+        count = partition_count(consumer, topic, bootstrap=str(kafka.get("bootstrap.servers")))
         chosen = _chosen(partitions, count)
         if requested is not None:
             return count, chosen, max(1, min(requested, len(chosen)))

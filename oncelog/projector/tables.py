@@ -90,11 +90,14 @@ EXECUTIONS: Final[tuple[Column, ...]] = (
     mirror("state.expires_at_ms"),
     mirror("snap.source_offset"),
     mirror("snap.log_time_ms"),
+    # Last: a file of the version before gets it from the migration, filled from history.
+    mirror("state.lease_deadline_ms"),
 )
 """The current version of each operation, narrow: what a status query answers and what the
-sweeps and the index read. Its other columns and its state blob are the ``history`` row of
-that version (updating wide rows with the state blob in place cost the commit about a third
-of its CPU; docs/performance.md)."""
+sweeps and the index read; ``lease_deadline_ms`` finds a lapsed ``CLAIMED`` step by SQL.
+Its other columns and its state blob are the ``history`` row of that version (updating
+wide rows with the state blob in place cost the commit about a third of its CPU;
+docs/performance.md)."""
 
 HISTORY: Final[tuple[Column, ...]] = (
     mirror("state.operation_id"),

@@ -1,4 +1,7 @@
-"""The read-only HTTP API over the projection (FastAPI; OpenAPI at ``/docs``).
+"""The read-only HTTP API over the projection (FastAPI; its OpenAPI schema at ``/openapi.json``).
+
+No ``/docs`` or ``/redoc`` page: FastAPI's load Swagger UI and ReDoc from a CDN, blank
+offline (or behind a strict proxy); the docs site renders the same schema instead.
 
 It never writes: a middleware refuses every method but GET with 405 before any
 routing, so no route added later can accept a write by accident. Each request
@@ -37,15 +40,16 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from oncelog.errors import InvalidArgumentError, LedgerError, UnauthorizedError
 from oncelog.query.api import install_routes
 from oncelog.query.bearer import bearer_matches
+from oncelog.query.export import install_export
 from oncelog.query.metrics_endpoint import install_metrics
 from oncelog.query.routing import QueryRouter
 from oncelog.query.ui import install_ui, is_login_post, is_ui_path
 
 ALLOWED_METHODS = frozenset({"GET"})
 # Open without the token: /healthz answers only "ok" (process supervisors probe it), and
-# the OpenAPI schema and its docs pages describe routes and models, with no data and no
-# secrets. Every other path, including ones added later, needs the token.
-OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+# the OpenAPI schema describes routes and models, with no data and no secrets. Every other
+# path, including ones added later, needs the token.
+OPEN_PATHS = frozenset({"/healthz", "/openapi.json"})
 
 
 def _error(status: int, code: str, message: str, **headers: str) -> JSONResponse:
@@ -146,9 +150,14 @@ def create_app(
 
     app = FastAPI(
         title="oncelog ledger (read-only)",
-        description="Did step N finish? At any position of the log. GET only.",
+        # No /docs page (Swagger UI came from a CDN): the docs site's HTTP reference
+        # (`make docs`) renders this schema, offline.
+        description="Did step N finish? At any position of the log. GET only. "
+        "This schema is rendered by the HTTP API reference of oncelog's docs site.",
         version="1",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
     if router is not None:
         _install_routing(app, router)  # added first, so it runs after the guards
@@ -161,6 +170,7 @@ def create_app(
     if metrics is not None:
         install_metrics(app, metrics)
     install_routes(app)
+    install_export(app, cursor_factory, redact=redact_results)
     install_ui(  # added last
         app, token=token, max_rows=max_rows, redact_results=redact_results, router=router
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import urllib.parse
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 import duckdb
@@ -19,6 +20,7 @@ from oncelog.identity.ids import key_of
 from oncelog.identity.validation import path_unsafe
 from oncelog.query import effects, models, queries
 from oncelog.query.effects import Bound
+from oncelog.query.export import EXPORT_PATH
 
 AsOf = int | datetime | None
 
@@ -143,6 +145,21 @@ class HttpSource:
     def positions(self) -> models.Positions:
         """GET /v1/positions."""
         return models.Positions.model_validate(self._get("/v1/positions"))
+
+    def export(self, archive: Path, timeout_s: float = 600.0) -> None:
+        """GET /v1/export: the projection's tables as zipped Parquet, written to ``archive``."""
+        headers = {**self._headers, "Accept": "application/zip"}
+        url = f"{self._base}{EXPORT_PATH}"
+        try:
+            with httpx.stream("GET", url, headers=headers, timeout=timeout_s) as response:
+                if response.is_error:
+                    response.read()
+                    raise ledger_error_of(response)
+                with archive.open("wb") as out:
+                    for chunk in response.iter_bytes():
+                        out.write(chunk)
+        except httpx.TransportError as exc:
+            raise LedgerError(f"the query API at {self._base} did not answer: {exc}") from exc
 
 
 def _bound_params(end: str, bound: Bound) -> dict[str, Any]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import httpx
 import pytest
 from rich.console import Console
 
+from drills.demo import __main__ as demo_main
 from drills.demo.__main__ import RUNS, in_a_terminal, run_demo, show_timeline
 from drills.demo.fleet import CRASH_AFTER_EFFECT, LOST_RESPONSE, ZOMBIE
 from drills.demo.report import TIMELINE_RUN, DemoReport, render
@@ -27,7 +29,27 @@ def _name(run_step: tuple[str, int]) -> str:
 def report(bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> DemoReport:
     """One run of the demo, shared by the tests below."""
     data = tmp_path_factory.mktemp("demo")
-    return run_demo(Settings(bootstrap_servers=bootstrap, data_dir=data))
+    # Its files stay in the test's folder: the tests below start serve on them again.
+    work = tmp_path_factory.mktemp("demo-run")
+    return run_demo(Settings(bootstrap_servers=bootstrap, data_dir=data), workdir=work)
+
+
+def test_without_a_workdir_the_demo_removes_its_folder_whatever_happens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    used: list[Path] = []
+
+    def crash(base: Settings, bootstrap: str, tmp: Path) -> DemoReport:
+        used.append(tmp)
+        (tmp / "ledger.duckdb").write_bytes(b"")  # what a run leaves there
+        raise RuntimeError("the fleet crashed")
+
+    monkeypatch.setattr(demo_main, "_run", crash)
+    with pytest.raises(RuntimeError):
+        run_demo(Settings(bootstrap_servers="127.0.0.1:1"))  # configured: nothing is started
+    [tmp] = used
+    assert tmp.name.startswith("oncelog-demo-")
+    assert not tmp.exists()
 
 
 def test_every_effect_fired_once_and_verify_is_clean(report: DemoReport, bootstrap: str) -> None:

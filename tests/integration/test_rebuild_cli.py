@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -9,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from oncelog.cli import app
+from oncelog.errors import VerifyIncompleteError
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector.store import Store
 from oncelog.settings import Settings
@@ -97,3 +100,40 @@ def test_rebuild_and_verify_one_shard(
     wrong = runner.invoke(app, ["rebuild", "--from", "requests", "--db", str(tmp_path / "x.duckdb"),
                                 "--partition", str(topics.partitions)])  # fmt: skip
     assert wrong.exit_code != 0
+
+
+_HOLD = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1])  # read-write, as `oncelog serve` holds its file
+print("holding", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_verify_fails_with_a_code_when_it_cannot_compare_the_file_it_was_given(
+    topics: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _point_cli_at(topics, monkeypatch)
+    runner = CliRunner()
+    missing = runner.invoke(app, ["verify", "--db", str(tmp_path / "none.duckdb")])
+    assert isinstance(missing.exception, VerifyIncompleteError)
+    assert missing.exception.code == "verify_incomplete"
+    assert "--snapshots-only" in missing.exception.message
+    held = tmp_path / "held.duckdb"
+    Store(held).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(held)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == b"holding\n"  # it holds the file now
+        locked = runner.invoke(app, ["verify", "--db", str(held)])
+    finally:
+        holder.communicate(b"", timeout=30)
+    assert isinstance(locked.exception, VerifyIncompleteError), locked.output
+    assert str(held) in locked.exception.message
+    assert "oncelog serve" in locked.exception.message
+    assert "--snapshots-only" in locked.exception.message
+    snapshots = runner.invoke(app, ["verify", "--db", str(held), "--snapshots-only"])
+    assert snapshots.exit_code == 0, snapshots.output
+    assert "live: skipped" in snapshots.output

@@ -10,6 +10,7 @@ from oncelog.errors import InvalidArgumentError, LedgerError
 # Pinned: a code is part of the API (callers and the HTTP API match on it).
 CODES = {
     "BrokerError": ("broker_error", 503),
+    "BrokerUnreachableError": ("broker_unreachable", 503),
     "CanonicalJsonError": ("non_canonical_json", 400),
     "CodecError": ("codec_error", 422),
     "ConfigError": ("config_error", 500),
@@ -27,6 +28,7 @@ CODES = {
     "LedgerError": ("ledger_error", 500),
     "LedgerTimeoutError": ("timeout", 504),
     "NoOwnerError": ("no_owner", 503),
+    "NoProjectorError": ("no_projector", 504),
     "NotAuthorizedError": ("not_authorized", 403),
     "NotFoundError": ("not_found", 404),
     "OwnerUnavailableError": ("owner_unavailable", 503),
@@ -36,7 +38,9 @@ CODES = {
     "StoreError": ("store_error", 503),
     "ToolInProgressError": ("in_progress", 409),
     "TopicConfigError": ("topic_config", 500),
+    "TopicMissingError": ("topic_missing", 503),
     "UnauthorizedError": ("unauthorized", 401),
+    "VerifyIncompleteError": ("verify_incomplete", 500),
 }
 
 

@@ -72,7 +72,7 @@ def test_the_right_token_answers(guarded: TestClient) -> None:
 def test_healthz_and_the_schema_stay_open(guarded: TestClient) -> None:
     assert guarded.get("/healthz").json() == {"status": "ok"}
     assert "/v1/duplicates" in guarded.get("/openapi.json").json()["paths"]
-    assert guarded.get("/docs").status_code == 200
+    assert guarded.get("/docs").status_code == 401  # no such page: closed like any path
 
 
 def test_writes_are_still_refused_on_open_paths(guarded: TestClient) -> None:

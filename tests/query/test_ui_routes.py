@@ -95,14 +95,18 @@ def test_as_of_an_offset_and_a_time(open_ui: TestClient) -> None:
     assert 'data-kind="fenced"' not in before
     assert "The run as it stood at offset 3" in before
     assert 'data-key="step-2" data-effect="external" data-status="claimed"' in before
-    by_time = open_ui.get(RUN, params={"as_of_time": "1970-01-01T00:00:02.500"}).text  # UTC
+    by_time = open_ui.get(RUN, params={"as_of_time": "1970-01-01T00:00:02.500Z"}).text
     assert 'data-key="step-1"' in by_time
     assert 'data-key="step-2"' not in by_time
     for bad in ({"as_of_offset": "3", "as_of_time": "1970-01-01T00:00:02Z"},
-                {"as_of_offset": "-1"}, {"as_of_time": "yesterday"}):  # fmt: skip
+                {"as_of_offset": "-1"}, {"as_of_time": "yesterday"},
+                {"as_of_time": "1970-01-01T00:00:02.500"}):  # fmt: skip
         response = open_ui.get(RUN, params=bad)
         assert response.status_code == 400, bad
         assert "invalid argument" in response.text
+    # A time without a zone is refused as the CLI and the API refuse it, never guessed.
+    naive = open_ui.get(RUN, params={"as_of_time": "1970-01-01T00:00:02.500"}).text
+    assert "needs a time zone" in naive
 
 
 def test_the_index_lists_recent_channels_with_their_counts(open_ui: TestClient) -> None:

@@ -286,3 +286,27 @@ def test_a_column_a_layout_gained_is_added_to_an_older_file(tmp_path: Path) -> N
         fps = store.cursor().execute('SELECT token_fp FROM requests ORDER BY "offset"').fetchall()
     assert fps[0] == (None,)
     assert fps[1][0] is not None
+
+
+def test_an_older_file_gains_the_current_lease_deadline_filled_from_history(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "older.duckdb"
+    lapsed, live = Op(key_name="step-1"), Op(key_name="step-2")
+    with Store(path) as store:
+        feed(store, 0, [(lapsed.claim("A"), 1_000), (live.claim("B"), 1_000 + LEASE_MS)])
+        states = store.load_states([live.operation_id, lapsed.operation_id])
+    con = duckdb.connect(str(path))  # as the version before issue 27 wrote it
+    con.execute("ALTER TABLE executions DROP COLUMN lease_deadline_ms")
+    con.close()
+    with Store(path) as store:
+        con = store.cursor()
+        rows = con.execute("SELECT operation_id, lease_deadline_ms FROM executions").fetchall()
+        # The query the docs give: CLAIMED steps whose lease ended before a moment.
+        stale = con.execute(
+            "SELECT operation_id FROM executions WHERE status = 'CLAIMED' "
+            "AND lease_deadline_ms < ?",
+            [1_000 + LEASE_MS + 1],
+        ).fetchall()
+    assert dict(rows) == {op: s.lease_deadline_ms for op, s in states.items()}
+    assert stale == [(lapsed.operation_id,)]

@@ -7,22 +7,16 @@ Claim tokens never appear: only their fingerprints (``token_fp``).
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Final
 
 from oncelog.query.models import Version
+from oncelog.query.times import utc
 from oncelog.query.ui.timeline_model import MARK_KINDS, Lease, Mark, StepRow
 
 RESULT_CHARS: Final = 240
 """A result longer than this (as JSON) is cut, with an ellipsis: the API has it whole."""
 
 Facts = list[tuple[str, str]]
-
-
-def utc(ms: int) -> str:
-    """A log time as ISO-8601 UTC with milliseconds."""
-    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
 def relative(ms: int) -> str:

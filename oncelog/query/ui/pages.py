@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Final
 
+from oncelog.query.times import utc
 from oncelog.query.ui import facts, svg
 from oncelog.query.ui.timeline_model import AsOf, Mark, RunView, StepRow
 
@@ -133,7 +134,7 @@ def index_page(channels: Sequence[ChannelSummary], limit: int, scope_note: str) 
         rows.append(
             f'<tr data-channel="{_e(c.channel)}"><td><a href="{_e(run_href(c.channel))}">'
             f"{_e(c.channel)}</a></td><td>{sum(c.counts.values())}</td>{counts}{dup}"
-            f"<td class='mono'>{facts.utc(c.last_ms)}</td></tr>"
+            f"<td class='mono'>{utc(c.last_ms)}</td></tr>"
         )
     table = (
         f"<table><tr>{head}<th>suspected duplicates</th><th>last activity (UTC)</th></tr>"
@@ -186,7 +187,7 @@ def _summary(view: RunView) -> str:
     if view.marks:
         first, last = view.marks[0].entry.log_time_ms, view.marks[-1].entry.log_time_ms
         chips.append(
-            f"<span class='chip'>{len(view.marks)} requests, {facts.utc(first)} → "
+            f"<span class='chip'>{len(view.marks)} requests, {utc(first)} → "
             f"{facts.relative(last - first)}</span>"
         )
     return "<div class='summary'>" + "".join(chips) + "</div>"
@@ -197,6 +198,7 @@ def _as_of_form(offset: str, time: str) -> str:
         '<form class="as-of" method="get">as of: offset '
         f'<input name="as_of_offset" inputmode="numeric" size="8" value="{_e(offset)}"> or time '
         f'<input name="as_of_time" size="26" placeholder="2026-05-01T12:00:00.000Z" '
+        'title="ISO-8601 with a zone: Z for UTC" '
         f'value="{_e(time)}"> <button type="submit">show</button> <a href="?">now</a></form>'
     )
 
@@ -205,7 +207,7 @@ def _as_of_banner(point: AsOf) -> str:
     where = (
         f"offset {point.offset} of the channel's partition"
         if point.offset is not None
-        else f"{facts.utc(point.time_ms or 0)}"
+        else f"{utc(point.time_ms or 0)}"
     )
     return (
         f"<div class='banner' data-as-of='{_e(point.offset if point.offset is not None else '')}'>"

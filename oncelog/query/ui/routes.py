@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from oncelog.errors import InvalidArgumentError, LedgerError
 from oncelog.identity.validation import is_ascii_number
-from oncelog.query.queries import parse_time
+from oncelog.query.queries import parse_as_of
 from oncelog.query.routing import QueryRouter
 from oncelog.query.ui.channels import recent_channels
 from oncelog.query.ui.login import UI_PREFIX, Sessions, install_login
@@ -51,7 +51,8 @@ def _error(exc: LedgerError) -> HTMLResponse:
 
 
 def parse_ui_as_of(offset: str | None, time: str | None) -> int | datetime | None:
-    """The form's as-of fields: an offset, or a time (one without a zone is UTC, as labelled).
+    """The form's as-of fields: an offset, or a time, by the CLI's and the API's rule
+    (:func:`~oncelog.query.queries.parse_as_of`: ISO-8601 with a zone, ``Z`` for UTC).
 
     Raises:
         InvalidArgumentError: both given, or either malformed.
@@ -65,11 +66,10 @@ def parse_ui_as_of(offset: str | None, time: str | None) -> int | datetime | Non
         return int(offset)
     if not time:
         return None
-    try:
-        zoned = datetime.fromisoformat(time).tzinfo is not None
-    except ValueError as exc:
-        raise InvalidArgumentError(f"as of time {time!r} is not ISO-8601") from exc
-    return parse_time("as of time", time if zoned else time + "+00:00").astimezone(UTC)
+    moment = parse_as_of(time)
+    if not isinstance(moment, datetime):  # digits belong in the offset field
+        raise InvalidArgumentError(f"as of time {time!r} is an offset: give it as the offset")
+    return moment.astimezone(UTC)
 
 
 def install_ui(

@@ -179,13 +179,13 @@ async def _never() -> None:
 
 @pytest.mark.parametrize(
     ("adapter", "framework"),
-    [("langchain", "langchain_core"), ("openai_agents", "agents"),
-     ("pydantic_ai", "pydantic_ai"), ("mcp", "mcp")],
+    [("langchain", "langchain_core"), ("openai-agents", "agents"),
+     ("pydantic-ai", "pydantic_ai"), ("mcp", "mcp")],
 )  # fmt: skip
 def test_a_missing_framework_names_the_extra_to_install(
     adapter: str, framework: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    module = f"oncelog.integrations.{adapter}"
+    module = f"oncelog.integrations.{adapter.replace('-', '_')}"
     monkeypatch.delitem(sys.modules, module, raising=False)
     # None in sys.modules makes an import fail; every loaded submodule too, or a
     # `from framework.sub import x` would still find the loaded `framework.sub`.
