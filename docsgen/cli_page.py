@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import typer.main
@@ -44,7 +45,10 @@ def _commands(command: Command, path: str) -> Iterator[tuple[str, Command]]:
 
 def _section(path: str, command: Command) -> str:
     ctx = Context(command, info_name=path)
-    usage = " ".join(command.collect_usage_pieces(ctx))
+    # typer writes an argument {channel_id}; the help and the README write CHANNEL_ID.
+    usage = re.sub(
+        r"\{(\w+)\}", lambda m: m[1].upper(), " ".join(command.collect_usage_pieces(ctx))
+    )
     lines = [f"## `{path}`", "", f"`{path} {usage}`", "", _help(command), ""]
     params = [p for p in command.get_params(ctx) if p.name != "help"]
     if params:

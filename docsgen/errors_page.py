@@ -17,6 +17,8 @@ Every error oncelog raises is an `oncelog.errors.LedgerError`. Its `code` is sta
 machine-readable (the CLI prints `[code] message` and exits 2; the HTTP API answers
 `{"code", "message"}` with the error's HTTP status). Catch a class, or compare `exc.code`.
 A subclass that declares no code of its own carries its parent's and is listed under it.
+Classes are in `oncelog.errors` unless a module is named (`receipts.X` is
+`oncelog.receipts.X`).
 
 This page is generated from `oncelog/errors.py` and the package's other error classes when
 the site is built.
@@ -63,7 +65,9 @@ def _depth(cls: type) -> int:
 
 
 def _name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
+    """``ConflictError`` for ``oncelog.errors``' classes; others keep their module's path."""
+    module = cls.__module__.removeprefix("oncelog.").removeprefix("errors")
+    return f"{module}.{cls.__qualname__}" if module else cls.__qualname__
 
 
 def _summary(cls: type) -> str:

@@ -6,8 +6,10 @@ from collections.abc import Callable
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 
 from docsgen import cli_page, config_page, errors_page, http_page
+from docsgen.text import html_without_roles
 
 PAGES: dict[str, Callable[[], str]] = {
     "reference/cli.md": cli_page.render,
@@ -22,3 +24,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     for uri, render in PAGES.items():
         files.append(File.generated(config, uri, content=render()))
     return files
+
+
+def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    """The docstrings' reST roles (``:class:`~x.Y```) shown as code, not as written."""
+    return html_without_roles(html)

@@ -12,6 +12,7 @@ from typer._click import Context
 from typer.core import TyperGroup
 
 from docsgen import cli_page, config_page, errors_page, http_page
+from docsgen.text import html_without_roles, md_cell
 from oncelog.cli import app
 from oncelog.errors import LedgerError
 from oncelog.query.http import create_app
@@ -79,8 +80,9 @@ def test_the_error_page_lists_every_code_once_with_its_status() -> None:
     for code, owner in LedgerError._declared.items():
         assert page.count(f"| `{code}` |") == 1, code
         assert owner.rsplit(".", 1)[-1] in page
-    assert "| `conflict` | `oncelog.errors.ConflictError` | 409 |" in page
-    assert "also `oncelog.errors.ToolInProgressError`" in page  # it shares in_progress
+    assert "| `conflict` | `ConflictError` | 409 |" in page
+    assert "| `missing_extra` | `integrations.extras.MissingExtraError` |" in page
+    assert "also `ToolInProgressError`" in page  # it shares in_progress
 
 
 def test_the_cli_page_has_every_command() -> None:
@@ -101,3 +103,9 @@ def test_the_http_page_has_every_route_of_the_schema() -> None:
             assert f"## `{method.upper()} {path}`" in page
     assert "/v1/status/{channel_id}/{step_or_key}" in spec["paths"]
     assert "### StepStatus" in page
+
+
+def test_docstring_roles_read_as_code_on_the_site() -> None:
+    html = "raise :class:<code>~oncelog.errors.LedgerTimeoutError</code> or :func:<code>a.b</code>"
+    assert html_without_roles(html) == "raise <code>LedgerTimeoutError</code> or <code>a.b</code>"
+    assert md_cell("``x`` :class:`~a.B` <p> | q") == "`x` `a.B` &lt;p&gt; \\| q"
