@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 OUTPUT_LANGUAGES = frozenset({"", "text", "console-output"})
 CHECKED_LANGUAGES = frozenset({"python", "sh", "yaml", "json", "toml", "markdown"})
+ALIASES = {"bash": "sh", "shell": "sh", "py": "python", "yml": "yaml"}
 NOT_RUN = re.compile(r"^\s*<!--\s*not-run:\s*(?P<reason>.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 # A Python line that talks to a broker: connect()/connect_sync() outside a comment.
@@ -49,6 +50,7 @@ def blocks(page: Path) -> list[Block]:
             continue
         fence, indent = opening["fence"], len(opening["indent"])
         lang = opening["info"].strip().split(" ")[0].strip("{}.").lower()
+        lang = ALIASES.get(lang, lang)
         before = lines[i - 1] if i > 0 else ""
         marker = NOT_RUN.match(before)
         end = i + 1
