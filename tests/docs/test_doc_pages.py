@@ -143,3 +143,11 @@ def test_a_marked_block_is_not_run_and_bash_is_checked_as_sh(tmp_path: Path) -> 
     marked, bash = blocks(page)
     assert (marked.lang, marked.not_run) == ("python", "needs a cloud cluster")
     assert (bash.lang, bash.not_run) == ("sh", None)
+
+
+def test_the_readme_links_only_to_files_that_exist() -> None:
+    """The README is read on the forge too, where the site's generated pages do not exist."""
+    text = (ROOT / "README.md").read_text()
+    targets = re.findall(r"\]\((?!https?://|#)([^)#\s]+)", text)
+    assert targets
+    assert [t for t in targets if not (ROOT / t).exists()] == []
