@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars test lint format broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo faults clean
+.PHONY: venv jars test lint format docs broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo faults clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -25,14 +25,22 @@ test: jars  ## the whole suite against a real broker
 # lint-imports checks the layer and fold-purity contracts of pyproject.toml. No cache: it
 # keys on mtimes to the second, and a file restored within the second passes on stale imports.
 lint: venv
-	$(PY) -m ruff check oncelog drills tests bench
-	$(PY) -m ruff format --check oncelog drills tests bench
-	$(PY) -m mypy --strict oncelog drills tests bench
+	$(PY) -m ruff check oncelog drills tests bench docsgen
+	$(PY) -m ruff format --check oncelog drills tests bench docsgen
+	$(PY) -m mypy --strict oncelog drills tests bench docsgen
 	$(VENV)/bin/lint-imports --no-cache
 
 format: venv
-	$(PY) -m ruff check --fix oncelog drills tests bench
-	$(PY) -m ruff format oncelog drills tests bench
+	$(PY) -m ruff check --fix oncelog drills tests bench docsgen
+	$(PY) -m ruff format oncelog drills tests bench docsgen
+
+# The site into site/: the pages of docs/, the reference generated from the code by the hook
+# docsgen/hooks.py. --strict fails on any warning (a broken link, a page left out of the nav).
+# Offline: no fonts or other assets fetched, no plugin that downloads. The variable mutes
+# mkdocs-material's banner about its successor (it is printed on every build). No --quiet:
+# mkdocs 1.6 then stops counting warnings, and --strict passes a broken build.
+docs: venv  ## the documentation site, mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 broker: jars  ## start the local broker (reuses a running one)
 	$(PY) -m oncelog broker start
@@ -71,4 +79,4 @@ bench-fleet: jars  ## 1 busy + 15 idle clients (own processes), alone / 1 / 2 pr
 	$(PY) -m bench.bench_fleet
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis site

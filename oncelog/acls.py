@@ -1,4 +1,4 @@
-"""The Kafka ACLs of the ledger's three principals (spec section 8).
+"""The Kafka ACLs of the ledger's three principals (docs/spec.md §8).
 
 - worker: writes requests, reads decisions;
 - projector: reads requests in its consumer group; writes decisions, executions and

@@ -45,8 +45,18 @@ class Settings(BaseSettings):
         default=None,
         description="An external broker. When unset, the local embedded broker is used.",
     )
-    topic_prefix: str = "oncelog"
-    partitions: int = Field(default=6, ge=1, le=1024)
+    topic_prefix: str = Field(
+        default="oncelog",
+        description="The ledger's topics are <prefix>.requests, .executions, .decisions and "
+        ".deadletter: another prefix runs another ledger on the same cluster.",
+    )
+    partitions: int = Field(
+        default=6,
+        ge=1,
+        le=1024,
+        description="Partitions of the requests, executions and dead-letter topics that "
+        "`oncelog topics create` makes; a channel's requests all go to one of them.",
+    )
     reply_partitions: int = Field(
         default=32,
         ge=1,
@@ -67,7 +77,11 @@ class Settings(BaseSettings):
         description="Replicas of each topic `oncelog topics create` makes. Unset: 3 (with "
         "min.insync.replicas=2) on a cluster of three brokers or more, else 1.",
     )
-    db_path: Path = Path("oncelog.duckdb")
+    db_path: Path = Field(
+        default=Path("oncelog.duckdb"),
+        description="The DuckDB file `oncelog serve` folds into (one writer process at a "
+        "time), and that the CLI's read commands open offline.",
+    )
     duckdb_threads: int = Field(
         default=1,
         ge=1,
@@ -84,8 +98,14 @@ class Settings(BaseSettings):
         "(docs/performance.md); a larger log costs memory until the checkpoint and its "
         "replay after a crash (about 1 s per 200 MB).",
     )
-    http_host: str = "127.0.0.1"
-    http_port: int = Field(default=8765, ge=0, le=65535)
+    http_host: str = Field(
+        default="127.0.0.1",
+        description="Where `oncelog serve` binds its HTTP API, and where the CLI asks it. "
+        "Any address off loopback needs ONCELOG_HTTP_TOKEN.",
+    )
+    http_port: int = Field(
+        default=8765, ge=0, le=65535, description="The HTTP API's port (0: any free port)."
+    )
     http_token: SecretStr | None = Field(
         default=None,
         min_length=1,
@@ -106,7 +126,10 @@ class Settings(BaseSettings):
         gt=0,
         description="How long an instance waits for the member it forwards a query to.",
     )
-    receipt_key: SecretStr | None = None
+    receipt_key: SecretStr | None = Field(
+        default=None,
+        description="The HMAC-SHA256 key that signs and checks receipts.",
+    )
     projector_id: str = Field(
         default="projector-0",
         description="Static group membership id: a restarted projector takes its place at once.",
@@ -118,23 +141,48 @@ class Settings(BaseSettings):
         "partitions go to the others (the broker bounds it: group.min.session.timeout.ms).",
     )
 
-    cache_dir: Path = Field(default_factory=_default_cache_dir)
-    data_dir: Path = Field(default_factory=_default_data_dir)
-    java_home: Path | None = None
-    broker_heap: str = "512m"
-    broker_start_timeout_s: float = Field(default=60.0, gt=0)
+    cache_dir: Path = Field(
+        default_factory=_default_cache_dir,
+        description="Where the embedded broker's jars are cached (fetched once from Maven).",
+    )
+    data_dir: Path = Field(
+        default_factory=_default_data_dir,
+        description="The embedded broker's data, configuration, log and pid files.",
+    )
+    java_home: Path | None = Field(
+        default=None,
+        description="The JDK (17 or newer) the embedded broker runs on. Unset: the `java` "
+        "on the PATH.",
+    )
+    broker_heap: str = Field(default="512m", description="The embedded broker's JVM heap.")
+    broker_start_timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="How long `oncelog broker start` waits for the broker to answer.",
+    )
     broker_passwords: dict[str, SecretStr] = Field(
         default_factory=dict,
         description="SASL passwords of the secure local broker's users (JSON); others are "
         "generated at each `oncelog broker start --secure`.",
     )
 
-    security_protocol: str | None = None
-    sasl_mechanism: str | None = None
-    sasl_username: str | None = None
-    sasl_password: SecretStr | None = None
-    ssl_ca_location: str | None = None
-    kafka_extra_config: dict[str, Any] = Field(default_factory=dict)
+    security_protocol: str | None = Field(
+        default=None,
+        description="librdkafka's security.protocol (SASL_SSL on a real cluster).",
+    )
+    sasl_mechanism: str | None = Field(
+        default=None, description="librdkafka's sasl.mechanism (SCRAM-SHA-512, PLAIN, ...)."
+    )
+    sasl_username: str | None = Field(default=None, description="The SASL user.")
+    sasl_password: SecretStr | None = Field(default=None, description="The SASL password.")
+    ssl_ca_location: str | None = Field(
+        default=None, description="The CA certificate file that signs the brokers' TLS."
+    )
+    kafka_extra_config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Any other librdkafka setting, for every client (JSON). The producers' "
+        "acks=all and enable.idempotence=true cannot be weakened (config_error).",
+    )
 
     def kafka_config(self, bootstrap: str) -> dict[str, Any]:
         """librdkafka settings shared by every client: bootstrap, SASL/TLS, passthrough."""

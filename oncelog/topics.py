@@ -1,4 +1,4 @@
-"""Create and check the ledger's topics (spec section 3)."""
+"""Create and check the ledger's topics (docs/spec.md §3)."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Spec-level identity: what names an operation, an attempt and a request (spec §2, §8)."""
+"""Spec-level identity: what names an operation, an attempt, a request (docs/spec.md §2, §8)."""

@@ -1,4 +1,4 @@
-"""Canonical JSON and SHA-256: the bytes every SDK hashes to name a request (spec §2).
+"""Canonical JSON and SHA-256: the bytes every SDK hashes to name a request (docs/spec.md §2).
 
 Identity v2 encodes values with RFC 8785, the JSON Canonicalization Scheme (JCS):
 numbers are IEEE 754 doubles written as ECMAScript's ``Number.prototype.toString``

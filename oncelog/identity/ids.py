@@ -1,4 +1,4 @@
-"""Identity: request hashes, operation ids and idempotency keys (spec §2).
+"""Identity: request hashes, operation ids and idempotency keys (docs/spec.md §2).
 
 Everything here is deterministic and pure, so that every SDK in every language
 derives the same identity from the same input (see ``tests/vectors/identity.json``).

@@ -1,4 +1,4 @@
-"""Claim tokens and their fingerprints (spec §8, the trust boundary).
+"""Claim tokens and their fingerprints (docs/spec.md §8, the trust boundary).
 
 A claim token is a capability: whoever shows it may heartbeat, complete, fail
 or release that attempt. Only the requests topic carries tokens. Every surface

@@ -34,7 +34,7 @@ _ACKS_ALL = frozenset({"all", "-1", -1})
 #: lone caller waits for nobody). The broker pays about 0.7 ms of CPU per request; with
 #: idempotence's default of 5 in flight, 64 workers sent about one record per request.
 #: Measured: 1.6-2.7x the cycles/s and a third less CPU per cycle in every process
-#: (docs/performance.md, "One request in flight").
+#: (docs/performance.md, "Choices and what they bought").
 DEFAULT_PRODUCER_CONFIG: Mapping[str, Any] = {
     **DURABILITY,
     "linger.ms": 0,

@@ -292,7 +292,7 @@ def _lease_ms(lease_seconds: object) -> int:
 
 
 def receipt(execution: Execution, key: bytes, ttl_seconds: float, now_ms: int) -> str:
-    """A signed receipt of a completed execution (spec section 7), computed at the edge."""
+    """A signed receipt of a completed execution (docs/spec.md §7), computed at the edge."""
     if not isinstance(execution, Execution):
         raise InvalidArgumentError("receipt() takes the Execution a completion returned")
     if execution.status != "completed" or execution.result_hash is None:

@@ -1,4 +1,4 @@
-"""Which partition of ``<prefix>.decisions`` a client listens on (spec §3).
+"""Which partition of ``<prefix>.decisions`` a client listens on (docs/spec.md §3).
 
 A client reads one reply partition, chosen at start, and names it in every
 request; the projector writes each decision there. So that a quiet client does

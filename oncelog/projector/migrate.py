@@ -1,6 +1,6 @@
 """Bring a DuckDB projection written by an older version up to the current layout.
 
-Before token fingerprints (spec §8), the ``executions``, ``history`` and
+Before token fingerprints (docs/spec.md §8), the ``executions``, ``history`` and
 ``requests`` tables had a ``claim_token`` column holding the token itself. The
 migration renames it to ``token_fp`` and replaces each token by its
 fingerprint (the same one :func:`oncelog.identity.tokens.token_fingerprint`

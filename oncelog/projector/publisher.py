@@ -67,7 +67,7 @@ class Publisher:
         for entry in out.audit:
             decision = entry.decision
             key = decision.request_id.encode()
-            # Where its client listens (spec §3): a function of the request alone.
+            # Where its client listens (docs/spec.md §3): a function of the request alone.
             reply = reply_partition_for(entry.request.reply_partition, entry.partition, replies)
             send(s.decisions_topic, reply, key, encode_decision(decision))
         for snap in out.snapshots:

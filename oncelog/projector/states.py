@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable
 
 from oncelog.schemas.models import ExecutionState
 
-#: About 2 KB per state (docs/performance.md, "Projector hot path"): ~400 MB.
+#: About 2 KB per state (docs/performance.md, "Today's figures"): ~400 MB.
 DEFAULT_MAX_STATES = 200_000
 
 

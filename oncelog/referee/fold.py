@@ -43,7 +43,7 @@ A client re-sends one request for at most its total call timeout (the SDK
 caps it at 300 s), and a re-send may sit in the producer for at most
 librdkafka's ``message.timeout.ms`` (300 s by default) before it is appended:
 600 s in all, inside this window. The id that won each grant is kept for the
-life of the state, whatever its age (spec §4).
+life of the state, whatever its age (docs/spec.md §4).
 """
 
 PAYLOAD_FP_HEX: Final = 16
@@ -62,8 +62,8 @@ _OUTCOME_OF_STATUS: Final = {
 
 
 # A new state version copies the old one as a list and patches the changed fields by
-# index: 11.5 % of decode+fold against ``state._replace`` (docs/performance.md, "The
-# fold's tricks, each on its own"). The index comes from the model's own field list.
+# index: 11.5 % of decode+fold against ``state._replace`` (docs/performance.md, "Choices
+# and what they bought"). The index comes from the model's own field list.
 _STATE_INDEX: Final = {name: i for i, name in enumerate(ExecutionState._fields)}
 
 
@@ -462,7 +462,7 @@ def fold(state: ExecutionState | None, request: Request, log_time_ms: int) -> Re
     Returns the state after (the same object when nothing changed; ``None``
     while the operation is absent) and exactly one decision. The decision's
     ``changed`` is True only when a new state version was made. Tokens are
-    compared by fingerprint: the state never holds a token (spec §8).
+    compared by fingerprint: the state never holds a token (docs/spec.md §8).
     """
     body: Body = request.body
     if state is None:

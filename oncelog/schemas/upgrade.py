@@ -1,7 +1,7 @@
 """Convert records written before token fingerprints into the current layout, on read.
 
 Until this version, states, snapshots and decisions carried the claim token
-itself (spec §8 forbids that now). Avro schema resolution cannot compute a
+itself (docs/spec.md §8 forbids that now). Avro schema resolution cannot compute a
 hash, so records of those writer schemas (kept under ``history/``) are read
 with their own schema and converted here: every ``claim_token`` becomes the
 ``token_fp`` the current version would have written, and the retry memory's

@@ -1,4 +1,4 @@
-"""Answers go where their client listens (spec §3), on a real broker.
+"""Answers go where their client listens (docs/spec.md §3), on a real broker.
 
 Each client reads one partition of the decisions topic and names it in every
 request; it gets every answer, and never another client's.

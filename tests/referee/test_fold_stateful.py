@@ -29,7 +29,7 @@ GRANTS = (Outcome.CLAIMED, Outcome.RECLAIMED)
 
 workers = st.sampled_from(WORKERS)
 ops = st.integers(0, len(OPS) - 1)
-# A re-sent claim may carry another lease or retention (spec §4: still a retry).
+# A re-sent claim may carry another lease or retention (docs/spec.md §4: still a retry).
 leases = st.sampled_from([1_000, 5_000, 30_000])
 retentions = st.sampled_from([1_000, 60_000, 600_000])
 

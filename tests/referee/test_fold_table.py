@@ -373,7 +373,7 @@ def test_recent_memory_is_bounded_by_log_time_age(op: Op) -> None:
     assert state.recent[-1].request_id == steps[-1][0].request_id
 
 
-# --- log time (spec §3: broker time, clamped non-decreasing per partition) ----------
+# --- log time (docs/spec.md §3: broker time, clamped non-decreasing per partition) ----------
 
 
 @pytest.mark.parametrize(

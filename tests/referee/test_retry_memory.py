@@ -1,4 +1,4 @@
-"""The retry memory (spec §4): no request id takes effect twice, however long the gap.
+"""The retry memory (docs/spec.md §4): no request id takes effect twice, however long the gap.
 
 Each acceptance point of the trust-boundary issue has its own test here; the
 stateful test (``test_fold_stateful.py``) adds the random long-run property.

@@ -1,4 +1,4 @@
-"""Kafka ACLs on a broker with SASL and the KRaft authorizer (spec section 8).
+"""Kafka ACLs on a broker with SASL and the KRaft authorizer (docs/spec.md §8).
 
 One secure local broker for the module, the ledger's ACLs applied as admin, and
 each role logged in as its own SASL user: workers claim and complete but cannot

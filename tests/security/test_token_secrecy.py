@@ -1,4 +1,4 @@
-"""Claim tokens never reach a log line or an error message (spec §8: only fingerprints).
+"""Claim tokens never reach a log line or an error message (docs/spec.md §8: only fingerprints).
 
 A real broker and a real ``oncelog serve`` process: its whole log, this process's
 log records and output, and the message of every ledger error raised in a

@@ -1,4 +1,4 @@
-"""The trust boundary end to end (spec §8): nothing others can read works as a claim token.
+"""The trust boundary end to end (docs/spec.md §8): nothing others can read works as a claim token.
 
 The issue's repro: worker A claims ``charge:1`` in ``run-sec``; a second client
 harvests every readable surface (the HTTP API, the CLI, the decisions and
