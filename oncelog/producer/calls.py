@@ -27,6 +27,7 @@ from oncelog.producer import protocol
 from oncelog.producer.protocol import DEFAULT_RETENTION_S, ClaimOptions, Route
 from oncelog.producer.results import Claim, Execution, Heartbeat
 from oncelog.receipts import NotCompletedError, ReceiptClaims, sign_receipt
+from oncelog.referee.validate import RECONCILED
 from oncelog.schemas import models as m
 from oncelog.schemas.models import Decision, Outcome, Request
 
@@ -97,8 +98,15 @@ class RequestBuilder:
         lease_seconds: float = 60,
         retention_seconds: float = DEFAULT_RETENTION_S,
         effect: str = "external",
+        request_id: str | None = None,
+        claim_token: str | None = None,
     ) -> PendingCall[Claim]:
-        """A new attempt at ``channel_id``/``key_name`` (or ``step``) with a fresh token."""
+        """A new attempt at ``channel_id``/``key_name`` (or ``step``) with a fresh token.
+
+        ``request_id`` and ``claim_token`` (default: fresh ones) make a claim re-sent after
+        a restart the same request to the fold: the HTTP write API derives both from an
+        ``Idempotency-Key``. A token must be as unguessable as the fresh one (128 bits).
+        """
         if (key_name is None) == (step is None):
             raise InvalidArgumentError("give exactly one of key_name and step")
         name = ids.step_key_name(step) if step is not None else key_name
@@ -112,7 +120,9 @@ class RequestBuilder:
             retention_seconds=retention_seconds,
             effect=effect,
         )
-        request = protocol.build_claim(route, _claim_body(options, self.worker_id))
+        body = _claim_body(options, self.worker_id)
+        given = None if claim_token is None else _token(claim_token)
+        request = protocol.build_claim(route, body, given, _request_id(request_id))
         self._remember(request.operation_id, route)
         token = request.claim_token
         assert token is not None
@@ -126,15 +136,20 @@ class RequestBuilder:
         *,
         channel_id: str | None = None,
         key_name: str | None = None,
+        request_id: str | None = None,
+        reconciled: str | None = None,
     ) -> PendingCall[Execution]:
         """Record the result. Fenced (:class:`StaleClaimError`) unless you hold the claim.
 
         A retry of the same completion is a no-op that answers the recorded execution.
+        ``reconciled`` (``"found"`` or ``"not_found"``) says how a previous attempt's
+        unknown outcome was settled with the downstream; it is recorded, never judged.
         """
         route = self.route(execution_id, channel_id, key_name)
         token = _token(claim_token)
         body = m.Complete(validation.validate_result(result))
-        request = protocol.make_request(route, token, body)
+        how = _reconciled(reconciled)
+        request = protocol.make_request(route, token, body, _request_id(request_id), how)
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.COMPLETED))
 
     def fail_execution(
@@ -146,11 +161,15 @@ class RequestBuilder:
         *,
         channel_id: str | None = None,
         key_name: str | None = None,
+        request_id: str | None = None,
+        reconciled: str | None = None,
     ) -> PendingCall[Execution]:
-        """Record a failure; a retryable one can be reclaimed at once."""
+        """Record a failure; a retryable one can be reclaimed at once (``reconciled``: as for
+        :meth:`complete_execution`)."""
         route = self.route(execution_id, channel_id, key_name)
         body = _fail_body(error, retryable)
-        request = protocol.make_request(route, _token(claim_token), body)
+        rid, how = _request_id(request_id), _reconciled(reconciled)
+        request = protocol.make_request(route, _token(claim_token), body, rid, how)
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.FAILED))
 
     def heartbeat_execution(
@@ -161,11 +180,13 @@ class RequestBuilder:
         *,
         channel_id: str | None = None,
         key_name: str | None = None,
+        request_id: str | None = None,
     ) -> PendingCall[Heartbeat]:
         """Extend the lease; the answer says whether a cancel was requested."""
         route = self.route(execution_id, channel_id, key_name)
         body = m.Heartbeat(None if lease_seconds is None else _lease_ms(lease_seconds))
-        request = protocol.make_request(route, _token(claim_token), body)
+        rid = _request_id(request_id)
+        request = protocol.make_request(route, _token(claim_token), body, rid)
         return PendingCall(request, protocol.heartbeat_result)
 
     def release_execution(
@@ -175,10 +196,12 @@ class RequestBuilder:
         *,
         channel_id: str | None = None,
         key_name: str | None = None,
+        request_id: str | None = None,
     ) -> PendingCall[Execution]:
         """Give the lease back without a result."""
         route = self.route(execution_id, channel_id, key_name)
-        request = protocol.make_request(route, _token(claim_token), m.Release())
+        rid = _request_id(request_id)
+        request = protocol.make_request(route, _token(claim_token), m.Release(), rid)
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.RELEASED))
 
     def get_execution(
@@ -203,12 +226,14 @@ class RequestBuilder:
         *,
         channel_id: str | None = None,
         key_name: str | None = None,
+        request_id: str | None = None,
     ) -> PendingCall[str]:
         """Ask the holder to stop; returns the outcome (``cancel_requested`` or the state)."""
         route = self.route(execution_id, channel_id, key_name)
         if reason is not None and (not isinstance(reason, str) or len(reason) > 4096):
             raise InvalidArgumentError("reason must be a string of at most 4096 characters")
-        return PendingCall(protocol.make_request(route, None, m.Cancel(reason)), _outcome_name)
+        request = protocol.make_request(route, None, m.Cancel(reason), _request_id(request_id))
+        return PendingCall(request, _outcome_name)
 
 
 # --- the checks of the caller's arguments, each made once ------------------------------
@@ -257,6 +282,17 @@ def _token(claim_token: object) -> str:
     if not isinstance(claim_token, str) or not 0 < len(claim_token) <= 256:
         raise InvalidArgumentError("claim_token must be the non-empty string a claim returned")
     return claim_token
+
+
+def _request_id(request_id: object) -> str | None:
+    """None (a fresh id will be drawn), or a caller's id checked as the projector checks it."""
+    return None if request_id is None else validation.validate_unique_id("request_id", request_id)
+
+
+def _reconciled(reconciled: object) -> str | None:
+    if reconciled is None or (isinstance(reconciled, str) and reconciled in RECONCILED):
+        return reconciled
+    raise InvalidArgumentError(f"reconciled must be 'found', 'not_found' or None: {reconciled!r}")
 
 
 def _seconds_to_ms(field: str, seconds: object) -> int:
