@@ -19,7 +19,7 @@ from oncelog.projector import process
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 SDK = ROOT / "sdk" / "typescript"
 VECTORS = ROOT / "tests" / "vectors" / "identity.json"
 NODE = shutil.which("node")
