@@ -20,17 +20,15 @@ pytestmark = pytest.mark.kafka
 CHANNEL = "run-http"
 
 
+def _claim_body(name: str, **body: Any) -> dict[str, Any]:
+    defaults = {"tool_name": "charge", "params": {"order": name}, "worker_id": "ts-worker-1"}
+    return {"channel_id": CHANNEL, "key_name": name, **defaults, **body}
+
+
 def _claim(
     client: WriteClient, name: str, *, key: str | None = None, **body: Any
 ) -> httpx2.Response:
-    payload = {
-        "channel_id": CHANNEL,
-        "key_name": name,
-        "tool_name": "charge",
-        "params": {"order": name},
-        "worker_id": "ts-worker-1",
-        **body,
-    }
+    payload = _claim_body(name, **body)
     headers = {} if key is None else {"Idempotency-Key": f'"{key}"'}
     return client.http.post("/v1/claims", json=payload, headers=headers)
 
@@ -110,14 +108,7 @@ def test_a_key_reused_with_another_payload_is_422(write_api: WriteClient) -> Non
 def test_a_request_still_in_flight_is_409(write_api: WriteClient) -> None:
     # The first request is held open by the test (no race): its retry arrives meanwhile.
     key_name, key = "d", str(uuid.uuid4())
-    body = {
-        "channel_id": CHANNEL,
-        "key_name": key_name,
-        "tool_name": "charge",
-        "params": {"order": key_name},
-        "worker_id": "ts-worker-1",
-    }
-    full = ClaimBody.model_validate(body).model_dump(mode="json")
+    full = ClaimBody.model_validate(_claim_body(key_name)).model_dump(mode="json")
     with write_api.keys.hold(key, fingerprint("/v1/claims", full)):
         _problem(_claim(write_api, key_name, key=key), 409, "request_in_flight")
     assert _claim(write_api, key_name, key=key).json()["status"] == "claimed"
