@@ -131,7 +131,7 @@ def status(
 ) -> StepStatus:
     """Did this step (a number) or key finish, now or as of a position?"""
     point = queries.parse_as_of(as_of)
-    if step_or_key.isdigit():
+    if step_or_key.isascii() and step_or_key.isdigit():  # not "¹": int() refuses it
         return show(queries.step_status(con, channel_id, step=int(step_or_key), as_of=point))
     return show(queries.step_status(con, channel_id, key_name=step_or_key, as_of=point))
 

@@ -136,7 +136,7 @@ def parse_as_of(raw: str | None) -> int | datetime | None:
     """
     if raw is None or raw == "":
         return None
-    if raw.isdigit():
+    if raw.isascii() and raw.isdigit():  # str.isdigit() also takes "¹", which int() refuses
         return int(raw)
     try:
         moment = datetime.fromisoformat(raw)

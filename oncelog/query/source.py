@@ -32,7 +32,8 @@ class QuerySource(Protocol):
 
 
 def _step_or_key(step_or_key: str) -> dict[str, Any]:
-    return {"step": int(step_or_key)} if step_or_key.isdigit() else {"key_name": step_or_key}
+    step = step_or_key.isascii() and step_or_key.isdigit()  # not "¹": int() refuses it
+    return {"step": int(step_or_key)} if step else {"key_name": step_or_key}
 
 
 class LocalSource:

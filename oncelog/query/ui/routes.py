@@ -59,7 +59,7 @@ def parse_ui_as_of(offset: str | None, time: str | None) -> int | datetime | Non
     if offset and time:
         raise InvalidArgumentError("give an offset or a time, not both")
     if offset:
-        if not offset.isdigit():
+        if not (offset.isascii() and offset.isdigit()):
             raise InvalidArgumentError(f"as of offset {offset!r} is not a non-negative integer")
         return int(offset)
     if not time:

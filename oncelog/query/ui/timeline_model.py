@@ -166,7 +166,7 @@ def mark_kind(entry: TimelineEntry) -> str:
 def step_number(key_name: str) -> int | None:
     """``step-7`` -> 7; None for a named key such as ``charge:order-1``."""
     tail = key_name.removeprefix(_STEP_PREFIX)
-    return int(tail) if tail != key_name and tail.isdigit() else None
+    return int(tail) if tail != key_name and tail.isascii() and tail.isdigit() else None
 
 
 def build_view(data: RunData) -> RunView:
