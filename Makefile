@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars test lint format docs broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo faults clean
+.PHONY: venv jars test lint format docs broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http faults clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -74,6 +74,9 @@ bench-peers: jars  ## oncelog vs a plain Postgres table and DBOS, same broker an
 
 bench-echo: jars  ## the floor under a claim and the projector: a Python echo in its place (~2 min)
 	$(PY) -m bench.bench_echo
+
+bench-http: jars  ## claims over the HTTP write API from Node and Python, beside the SDK (~1 min)
+	$(PY) -m bench.bench_http
 
 bench-fleet: jars  ## 1 busy + 15 idle clients (own processes), alone / 1 / 2 projectors (~3 min)
 	$(PY) -m bench.bench_fleet

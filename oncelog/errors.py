@@ -162,6 +162,17 @@ class UnauthorizedError(LedgerError, code="unauthorized", http_status=401):
     """The HTTP API was called without its bearer token, or with a wrong one."""
 
 
+# --- the HTTP write API's idempotency keys (IETF httpapi-idempotency-key-header) ------
+
+
+class IdempotencyKeyReusedError(LedgerError, code="idempotency_key_reused", http_status=422):
+    """An ``Idempotency-Key`` came back with another route or payload than its first use."""
+
+
+class RequestInFlightError(LedgerError, code="request_in_flight", http_status=409):
+    """A request with this ``Idempotency-Key`` is still waiting for its decision."""
+
+
 class InvalidRequestError(LedgerError, code="invalid_request", http_status=422):
     """A record on the requests topic decoded, but holds impossible values."""
 

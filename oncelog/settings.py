@@ -111,6 +111,21 @@ class Settings(BaseSettings):
         min_length=1,
         description="Bearer token of the HTTP API. Unset: it serves on loopback only.",
     )
+    http_write_token: SecretStr | None = Field(
+        default=None,
+        min_length=1,
+        description="Bearer token of the HTTP write API (claim, complete, heartbeat, fail, "
+        "release, cancel; docs/http-api.md), distinct from ONCELOG_HTTP_TOKEN. Unset: the "
+        "write routes are off.",
+    )
+    http_claim_key: SecretStr | None = Field(
+        default=None,
+        min_length=16,
+        description="Key from which the write API derives the claim token of a claim sent "
+        "with an Idempotency-Key, so that a retried claim is the same request. Give every "
+        "`serve` of a group the same key; unset: a random key per process (a retry must "
+        "then reach the same process).",
+    )
     http_redact_results: bool = Field(
         default=False,
         description="Leave result bodies out of HTTP answers (result_hash stays).",

@@ -12,6 +12,8 @@ import typer
 from prometheus_client import CollectorRegistry
 
 from oncelog.broker.local import resolve_bootstrap
+from oncelog.gateway import open_write_api
+from oncelog.gateway.service import OpenWriteApi
 from oncelog.projector.collection import FullCollections, full_collections_by_schedule
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
@@ -50,10 +52,11 @@ def serve(
     no_http: NoHttp = False,
     redact_results: RedactOption = False,
 ) -> None:
-    """Fold the requests topic into DuckDB and serve the read-only query API.
+    """Fold the requests topic into DuckDB and serve the query API.
 
     Without ONCELOG_HTTP_TOKEN the API binds loopback only; another host is refused
-    (``insecure_bind``) before the store, the projector or the API starts.
+    (``insecure_bind``) before the store, the projector or the API starts. With
+    ONCELOG_HTTP_WRITE_TOKEN it also serves the write API (docs/http-api.md).
     """
     run_serve(serve_settings(db, redact_results), http_port=http_port, http=not no_http)
 
@@ -88,7 +91,8 @@ def run_serve(
         # The API binds first: the projector joins its group with the URL (and the
         # actual port, when asked for 0) that the other members forward queries to.
         port = settings.http_port if http_port is None else http_port
-        api = _start_api(store, settings, port, bootstrap, registry) if http else None
+        writes = open_write_api(settings, bootstrap) if http else None
+        api = _start_api(store, settings, port, bootstrap, registry, writes) if http else None
         settings = _advertising(settings, api)
         projector = Projector(
             settings,
@@ -102,17 +106,23 @@ def run_serve(
         try:
             projector.start()
         except BaseException:
-            if api is not None:
-                api.stop()
+            _stop_api(api, writes)
             raise
         where = "" if api is None else f", query API on {settings.http_advertised_url}"
         typer.echo(f"serving {settings.requests_topic} into {settings.db_path}{where}", err=True)
         try:
             _run(projector, stop)
         finally:
-            if api is not None:
-                api.stop()
+            _stop_api(api, writes)
             projector.close()
+
+
+def _stop_api(api: HttpServer | None, writes: OpenWriteApi | None) -> None:
+    """Stop the API, then the write API's transport (no route sends on it any more)."""
+    if api is not None:
+        api.stop()
+    if writes is not None:
+        writes.close()
 
 
 def _run(projector: Projector, stop: threading.Event) -> None:
@@ -129,7 +139,12 @@ def _advertising(settings: Settings, api: HttpServer | None) -> Settings:
 
 
 def _start_api(
-    store: Store, settings: Settings, port: int, bootstrap: str, registry: CollectorRegistry
+    store: Store,
+    settings: Settings,
+    port: int,
+    bootstrap: str,
+    registry: CollectorRegistry,
+    writes: OpenWriteApi | None,
 ) -> HttpServer:
     """The API, answering for every channel of the group (see oncelog.query.routing)."""
     router = QueryRouter(
@@ -147,4 +162,5 @@ def _start_api(
         redact_results=settings.http_redact_results,
         router=router,
         metrics=registry,
+        writes=None if writes is None else writes.api,
     )

@@ -98,8 +98,15 @@ class RequestBuilder:
         lease_seconds: float = 60,
         retention_seconds: float = DEFAULT_RETENTION_S,
         effect: str = "external",
+        request_id: str | None = None,
+        claim_token: str | None = None,
     ) -> PendingCall[Claim]:
-        """A new attempt at ``channel_id``/``key_name`` (or ``step``) with a fresh token."""
+        """A new attempt at ``channel_id``/``key_name`` (or ``step``) with a fresh token.
+
+        ``request_id`` and ``claim_token`` (default: fresh ones) make a claim re-sent after
+        a restart the same request to the fold: the HTTP write API derives both from an
+        ``Idempotency-Key``. A token must be as unguessable as the fresh one (128 bits).
+        """
         if (key_name is None) == (step is None):
             raise InvalidArgumentError("give exactly one of key_name and step")
         name = ids.step_key_name(step) if step is not None else key_name
@@ -114,7 +121,9 @@ class RequestBuilder:
             retention_seconds=retention_seconds,
             effect=effect,
         )
-        request = protocol.build_claim(route, _claim_body(options, self.worker_id))
+        body = _claim_body(options, self.worker_id)
+        given = None if claim_token is None else _token(claim_token)
+        request = protocol.build_claim(route, body, given, _request_id(request_id))
         self._remember(request.operation_id, route)
         token = request.claim_token
         assert token is not None
@@ -128,20 +137,20 @@ class RequestBuilder:
         *,
         channel_id: str | None = None,
         key_name: str | None = None,
+        request_id: str | None = None,
         reconciled: str | None = None,
     ) -> PendingCall[Execution]:
         """Record the result. Fenced (:class:`StaleClaimError`) unless you hold the claim.
 
         A retry of the same completion is a no-op that answers the recorded execution.
-        ``reconciled``: after a reclaim, how you settled the previous attempt's unknown
-        outcome with the downstream: ``"found"`` (it had the effect; ``result`` came from
-        it) or ``"not_found"`` (it never saw it, so you ran the tool). The audit lists an
-        unknown outcome followed by a completion without it as a possible duplicate.
+        ``reconciled`` (``"found"`` or ``"not_found"``) says how a previous attempt's
+        unknown outcome was settled with the downstream; it is recorded, never judged.
         """
         route = self.route(execution_id, channel_id, key_name)
         token = _token(claim_token)
         body = m.Complete(validation.validate_result(result))
-        request = _reconciled(protocol.make_request(route, token, body), reconciled)
+        how = _reconciled(reconciled)
+        request = protocol.make_request(route, token, body, _request_id(request_id), how)
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.COMPLETED))
 
     def fail_execution(
@@ -153,15 +162,15 @@ class RequestBuilder:
         *,
         channel_id: str | None = None,
         key_name: str | None = None,
+        request_id: str | None = None,
         reconciled: str | None = None,
     ) -> PendingCall[Execution]:
-        """Record a failure; a retryable one can be reclaimed at once.
-
-        ``reconciled`` as for :meth:`complete_execution`.
-        """
+        """Record a failure; a retryable one can be reclaimed at once (``reconciled``: as for
+        :meth:`complete_execution`)."""
         route = self.route(execution_id, channel_id, key_name)
         body = _fail_body(error, retryable)
-        request = _reconciled(protocol.make_request(route, _token(claim_token), body), reconciled)
+        rid, how = _request_id(request_id), _reconciled(reconciled)
+        request = protocol.make_request(route, _token(claim_token), body, rid, how)
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.FAILED))
 
     def heartbeat_execution(
@@ -172,11 +181,13 @@ class RequestBuilder:
         *,
         channel_id: str | None = None,
         key_name: str | None = None,
+        request_id: str | None = None,
     ) -> PendingCall[Heartbeat]:
         """Extend the lease; the answer says whether a cancel was requested."""
         route = self.route(execution_id, channel_id, key_name)
         body = m.Heartbeat(None if lease_seconds is None else _lease_ms(lease_seconds))
-        request = protocol.make_request(route, _token(claim_token), body)
+        rid = _request_id(request_id)
+        request = protocol.make_request(route, _token(claim_token), body, rid)
         return PendingCall(request, protocol.heartbeat_result)
 
     def release_execution(
@@ -186,10 +197,12 @@ class RequestBuilder:
         *,
         channel_id: str | None = None,
         key_name: str | None = None,
+        request_id: str | None = None,
     ) -> PendingCall[Execution]:
         """Give the lease back without a result."""
         route = self.route(execution_id, channel_id, key_name)
-        request = protocol.make_request(route, _token(claim_token), m.Release())
+        rid = _request_id(request_id)
+        request = protocol.make_request(route, _token(claim_token), m.Release(), rid)
         return PendingCall(request, lambda d: protocol.state_result(d, Outcome.RELEASED))
 
     def get_execution(
@@ -214,12 +227,14 @@ class RequestBuilder:
         *,
         channel_id: str | None = None,
         key_name: str | None = None,
+        request_id: str | None = None,
     ) -> PendingCall[str]:
         """Ask the holder to stop; returns the outcome (``cancel_requested`` or the state)."""
         route = self.route(execution_id, channel_id, key_name)
         if reason is not None and (not isinstance(reason, str) or len(reason) > 4096):
             raise InvalidArgumentError("reason must be a string of at most 4096 characters")
-        return PendingCall(protocol.make_request(route, None, m.Cancel(reason)), _outcome_name)
+        request = protocol.make_request(route, None, m.Cancel(reason), _request_id(request_id))
+        return PendingCall(request, _outcome_name)
 
 
 # --- the checks of the caller's arguments, each made once ------------------------------
@@ -264,21 +279,21 @@ def _fail_body(error: str, retryable: bool) -> m.Fail:
     return m.Fail(error, retryable)
 
 
-def _reconciled(request: Request, reconciled: object) -> Request:
-    """``request`` carrying ``reconciled`` (checked: ``"found"``, ``"not_found"`` or None)."""
-    if reconciled is None:
-        return request
-    if not isinstance(reconciled, str) or reconciled not in RECONCILED:
-        raise InvalidArgumentError(
-            f"reconciled must be 'found', 'not_found' or None, got {reconciled!r}"
-        )
-    return request._replace(reconciled=reconciled)
-
-
 def _token(claim_token: object) -> str:
     if not isinstance(claim_token, str) or not 0 < len(claim_token) <= 256:
         raise InvalidArgumentError("claim_token must be the non-empty string a claim returned")
     return claim_token
+
+
+def _request_id(request_id: object) -> str | None:
+    """None (a fresh id will be drawn), or a caller's id checked as the projector checks it."""
+    return None if request_id is None else validation.validate_unique_id("request_id", request_id)
+
+
+def _reconciled(reconciled: object) -> str | None:
+    if reconciled is None or (isinstance(reconciled, str) and reconciled in RECONCILED):
+        return reconciled
+    raise InvalidArgumentError(f"reconciled must be 'found', 'not_found' or None, got {reconciled!r}")
 
 
 def _seconds_to_ms(field: str, seconds: object) -> int:

@@ -44,10 +44,18 @@ class Route:
     key_name: str
 
 
-def make_request(route: Route, token: str | None, body: m.Body) -> m.Request:
-    """The request of ``body`` for ``route``'s operation, with a fresh request id."""
+def make_request(
+    route: Route,
+    token: str | None,
+    body: m.Body,
+    request_id: str | None = None,
+    reconciled: str | None = None,
+) -> m.Request:
+    """The request of ``body`` for ``route``'s operation, with a fresh request id unless the
+    caller names one (checked, as ``reconciled`` is: see ``RequestBuilder``)."""
     op = ids.operation_id_unchecked(route.channel_id, route.key_name)
-    return m.Request(entropy.request_id(), op, route.channel_id, route.key_name, token, body)
+    rid = entropy.request_id() if request_id is None else request_id
+    return m.Request(rid, op, route.channel_id, route.key_name, token, body, None, reconciled)
 
 
 class ClaimOptions(TypedDict):
@@ -62,9 +70,11 @@ class ClaimOptions(TypedDict):
     effect: str
 
 
-def build_claim(route: Route, body: m.Claim) -> m.Request:
-    """A claim request with a fresh token."""
-    return make_request(route, new_claim_token(), body)
+def build_claim(
+    route: Route, body: m.Claim, token: str | None = None, request_id: str | None = None
+) -> m.Request:
+    """A claim request with a fresh token, unless the caller names one (checked)."""
+    return make_request(route, new_claim_token() if token is None else token, body, request_id)
 
 
 def build_get(route: Route) -> m.Request:

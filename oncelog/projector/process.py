@@ -23,7 +23,8 @@ STOP_TIMEOUT_S = 60.0
 def serve_env(settings: Settings) -> dict[str, str]:
     """The environment that points a child ``serve`` at these settings' broker and topics.
 
-    The child's API gets these settings' bearer token (none: it serves loopback only).
+    The child's API gets these settings' bearer token (none: it serves loopback only), and
+    their write token (none: no write API).
     """
     env = {
         **os.environ,
@@ -35,9 +36,13 @@ def serve_env(settings: Settings) -> dict[str, str]:
         "ONCELOG_PROJECTOR_ID": settings.projector_id,
         "ONCELOG_GROUP_SESSION_TIMEOUT_MS": str(settings.group_session_timeout_ms),
     }
-    env.pop("ONCELOG_HTTP_TOKEN", None)
-    if settings.http_token is not None:
-        env["ONCELOG_HTTP_TOKEN"] = settings.http_token.get_secret_value()
+    for name, secret in (
+        ("ONCELOG_HTTP_TOKEN", settings.http_token),
+        ("ONCELOG_HTTP_WRITE_TOKEN", settings.http_write_token),
+    ):
+        env.pop(name, None)
+        if secret is not None:
+            env[name] = secret.get_secret_value()
     return env
 
 

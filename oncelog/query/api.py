@@ -39,6 +39,7 @@ from oncelog.query.models import (
     Version,
 )
 from oncelog.query.owners import OwnerView
+from oncelog.query.problem import problem_responses
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -256,7 +257,18 @@ ROUTES: Final = (HEALTHZ, STATUS, HISTORY, TIMELINE, SIDE_EFFECTS, DUPLICATES, P
 ``/metrics`` are added apart."""
 
 
+# What a read route may answer besides its model: a bad argument, a missing or wrong
+# token, an unknown step, and a member or store that cannot answer.
+_ERRORS: Final = problem_responses(400, 401, 404, 503)
+
+
 def install_routes(app: FastAPI) -> None:
     """Register a FastAPI GET route for each entry of :data:`ROUTES`."""
     for route in ROUTES:
-        app.add_api_route(route.path, route.endpoint, methods=["GET"], response_model=route.model)
+        app.add_api_route(
+            route.path,
+            route.endpoint,
+            methods=["GET"],
+            response_model=route.model,
+            responses=_ERRORS,
+        )

@@ -6,9 +6,14 @@ offline (or behind a strict proxy); the docs site renders the same schema instea
 It never writes: a middleware refuses every method but GET with 405 before any
 routing, so no route added later can accept a write by accident. Each request
 gets its own DuckDB cursor from ``cursor_factory`` (DuckDB connections are not
-shared across threads), closed when the request ends. Errors are JSON
-``{"code", "message"}`` with the ``LedgerError``'s HTTP status. The routes are
-the table of :mod:`oncelog.query.api`, declared once for the API and the routing.
+shared across threads), closed when the request ends. Errors are RFC 9457 problem
+details with the ``LedgerError``'s ``code`` and HTTP status (:mod:`oncelog.query.problem`).
+The routes are the table of :mod:`oncelog.query.api`, declared once for the API and
+the routing.
+
+With ``writes`` (``oncelog serve`` with ``ONCELOG_HTTP_WRITE_TOKEN``), the paths that
+:class:`WriteRoutes` owns are the write API's (:mod:`oncelog.gateway`): they pass the
+read-only guard and the read token's check, and the write API checks its own token.
 
 With a bearer token configured, a second middleware answers 401 to every path
 but ``OPEN_PATHS`` unless ``Authorization: Bearer <token>`` matches (compared in
@@ -27,12 +32,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TypedDict
+from typing import Protocol, TypedDict
 
 import duckdb
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -42,6 +46,7 @@ from oncelog.query.api import install_routes
 from oncelog.query.bearer import bearer_matches
 from oncelog.query.export import install_export
 from oncelog.query.metrics_endpoint import install_metrics
+from oncelog.query.problem import ProblemResponse, problem
 from oncelog.query.routing import QueryRouter
 from oncelog.query.ui import install_ui, is_login_post, is_ui_path
 
@@ -52,11 +57,23 @@ ALLOWED_METHODS = frozenset({"GET"})
 OPEN_PATHS = frozenset({"/healthz", "/openapi.json"})
 
 
-def _error(status: int, code: str, message: str, **headers: str) -> JSONResponse:
-    return JSONResponse({"code": code, "message": message}, status_code=status, headers=headers)
+class WriteRoutes(Protocol):
+    """The write API mounted beside the read API (:class:`oncelog.gateway.WriteApi`)."""
+
+    def owns(self, path: str) -> bool:
+        """Whether ``path`` is one of the write API's (it checks its own token)."""
+        ...
+
+    def install(self, app: FastAPI) -> None:
+        """Add the write routes (and their token check) to ``app``."""
+        ...
 
 
-def _install_auth(app: FastAPI, token: SecretStr) -> None:
+def _owned(writes: WriteRoutes | None, path: str) -> bool:
+    return writes is not None and writes.owns(path)
+
+
+def _install_auth(app: FastAPI, token: SecretStr, writes: WriteRoutes | None) -> None:
     """401 (JSON, ``WWW-Authenticate: Bearer``) for any closed path without the token."""
     expected = token.get_secret_value().encode()
 
@@ -66,40 +83,45 @@ def _install_auth(app: FastAPI, token: SecretStr) -> None:
     ) -> Response:
         header = request.headers.get("authorization")
         path = request.url.path
-        # The UI checks the same token itself, and also takes its session cookie.
-        if path in OPEN_PATHS or is_ui_path(path) or bearer_matches(header, expected):
+        # The UI checks the same token itself, and also takes its session cookie; the
+        # write API checks its own.
+        if path in OPEN_PATHS or is_ui_path(path) or _owned(writes, path):
+            return await call_next(request)
+        if bearer_matches(header, expected):
             return await call_next(request)
         why = "no bearer token" if header is None else "a wrong bearer token"
         message = f"this API needs its bearer token (Authorization: Bearer ...); got {why}"
-        return _error(401, UnauthorizedError.code, message, **{"WWW-Authenticate": "Bearer"})
+        return problem(401, UnauthorizedError.code, message, **{"WWW-Authenticate": "Bearer"})
 
 
-def _install_guards(app: FastAPI) -> None:
+def _install_guards(app: FastAPI, writes: WriteRoutes | None) -> None:
     @app.middleware("http")
     async def refuse_writes(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
-        allowed = request.method in ALLOWED_METHODS
-        if not allowed and not is_login_post(request.method, request.url.path):
+        path = request.url.path
+        allowed = request.method in ALLOWED_METHODS or _owned(writes, path)
+        if not allowed and not is_login_post(request.method, path):
             message = f"{request.method} is not allowed: this API is read-only"
-            return _error(405, "method_not_allowed", message, Allow="GET")
+            return problem(405, "method_not_allowed", message, Allow="GET")
         return await call_next(request)
 
     @app.exception_handler(LedgerError)
-    async def ledger_error(request: Request, exc: LedgerError) -> JSONResponse:
-        return _error(exc.http_status, exc.code, exc.message)
+    async def ledger_error(request: Request, exc: LedgerError) -> ProblemResponse:
+        return problem(exc.http_status, exc.code, exc.message)
 
     @app.exception_handler(RequestValidationError)
-    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def bad_request(request: Request, exc: RequestValidationError) -> ProblemResponse:
         details = "; ".join(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
         )
-        return _error(InvalidArgumentError.http_status, InvalidArgumentError.code, details)
+        return problem(InvalidArgumentError.http_status, InvalidArgumentError.code, details)
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> ProblemResponse:
         code = "not_found" if exc.status_code == 404 else "http_error"
-        return _error(exc.status_code, code, str(exc.detail))
+        # Kept: a 405's Allow header names the methods the path takes.
+        return problem(exc.status_code, code, str(exc.detail), **(exc.headers or {}))
 
 
 def _install_routing(app: FastAPI, router: QueryRouter) -> None:
@@ -110,7 +132,7 @@ def _install_routing(app: FastAPI, router: QueryRouter) -> None:
         try:
             return await router.dispatch(request, call_next)
         except LedgerError as exc:  # raised outside the routes: their handlers do not see it
-            return _error(exc.http_status, exc.code, exc.message)
+            return problem(exc.http_status, exc.code, exc.message)
 
 
 class AppOptions(TypedDict, total=False):
@@ -122,6 +144,7 @@ class AppOptions(TypedDict, total=False):
     redact_results: bool
     router: QueryRouter | None
     metrics: CollectorRegistry | None
+    writes: WriteRoutes | None
 
 
 def create_app(
@@ -132,6 +155,7 @@ def create_app(
     redact_results: bool = False,
     router: QueryRouter | None = None,
     metrics: CollectorRegistry | None = None,
+    writes: WriteRoutes | None = None,
 ) -> FastAPI:
     """The read-only API; ``cursor_factory`` gives a fresh cursor (``Store.cursor``) per request.
 
@@ -140,6 +164,7 @@ def create_app(
     ``redact_results``: answer with ``result`` null and ``result_redacted`` true.
     ``router``: answer for every channel of the group, not only this store's partitions.
     ``metrics``: the registry served at ``GET /metrics`` (None: no such route).
+    ``writes``: the write API to add (None: the API is read-only, every write is a 405).
     """
 
     @asynccontextmanager
@@ -149,11 +174,12 @@ def create_app(
             await router.aclose()
 
     app = FastAPI(
-        title="oncelog ledger (read-only)",
+        title="oncelog ledger" if writes is not None else "oncelog ledger (read-only)",
         # No /docs page (Swagger UI came from a CDN): the docs site's HTTP reference
         # (`make docs`) renders this schema, offline.
-        description="Did step N finish? At any position of the log. GET only. "
-        "This schema is rendered by the HTTP API reference of oncelog's docs site.",
+        description="Did step N finish? At any position of the log."
+        + (" Claims and completions under /v1/claims and /v1/executions." if writes else "")
+        + " This schema is rendered by the HTTP API reference of oncelog's docs site.",
         version="1",
         lifespan=lifespan,
         docs_url=None,
@@ -161,9 +187,11 @@ def create_app(
     )
     if router is not None:
         _install_routing(app, router)  # added first, so it runs after the guards
-    _install_guards(app)
+    _install_guards(app, writes)
     if token is not None:
-        _install_auth(app, token)  # added last, so it runs first
+        _install_auth(app, token, writes)
+    if writes is not None:
+        writes.install(app)  # its token check added last, so it runs first
     app.state.cursor_factory = cursor_factory
     app.state.max_rows = max_rows
     app.state.redact_results = redact_results

@@ -36,6 +36,13 @@ def test_status_by_step_number_and_by_key(client: TestClient) -> None:
     assert client.get(f"/v1/status/{CHANNEL}/77").json()["status"] == "absent"
 
 
+def test_digits_that_are_not_ascii_are_a_key_or_a_bad_position(client: TestClient) -> None:
+    # str.isdigit() takes "¹" and int() refuses it: found by schemathesis, a 500 before.
+    assert client.get(f"/v1/status/{CHANNEL}/¹").json()["status"] == "absent"
+    response = client.get(f"/v1/status/{CHANNEL}/1?as_of=¹")
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_argument")
+
+
 def test_status_as_of_offset_and_time(client: TestClient) -> None:
     assert client.get(f"/v1/status/{CHANNEL}/1?as_of=0").json()["status"] == "claimed"
     at = "1970-01-01T00:00:02Z"

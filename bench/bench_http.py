@@ -1,0 +1,168 @@
+"""Claims through the HTTP write API, from Node and from Python, beside the Python SDK. Not a test.
+
+    python -m bench.bench_http [--sequential N] [--seconds S] [--workers W]
+
+One broker, one ``oncelog serve`` child with its write API (``ONCELOG_HTTP_WRITE_TOKEN``),
+one run. Three clients, one after the other, each on steps of its own channel:
+
+- ``python_sdk``: ``LedgerClient`` on Kafka (the write API's own transport inside serve);
+- ``python_http``: ``httpx.AsyncClient`` posting to the write API (keyed POSTs);
+- ``node_http``: the TypeScript SDK (``sdk/typescript``, built first) in a Node child,
+  ``bench/bench_http.mjs``.
+
+Each measures claim latency of one sequential worker (``N`` fresh claims: p50/p99 ms), then
+cycles per second (claim + complete of a fresh step) of ``W`` concurrent workers for ``S``
+seconds (the Node side also reports its claim and completion p50 under that load). The
+load average before and after is in the result. The last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import SecretStr
+
+from bench.common import bench_settings, on_broker, pct
+from oncelog.net import free_port
+from oncelog.producer.client import LedgerClient
+from oncelog.projector import process
+
+ROOT = Path(__file__).resolve().parent.parent
+SDK = ROOT / "sdk" / "typescript"
+TOKEN = "bench-http-write-token"
+
+Cycle = Callable[[str, int], Awaitable[None]]
+Claim = Callable[[str, int], Awaitable[Any]]
+
+
+async def _measure(claim: Claim, cycle: Cycle, args: argparse.Namespace) -> dict[str, float]:
+    channel = f"seq-{uuid.uuid4().hex[:8]}"
+    latencies = []
+    for step in range(args.sequential):
+        began = time.perf_counter()
+        await claim(channel, step)
+        latencies.append((time.perf_counter() - began) * 1000)
+    done = 0
+    stop_at = time.perf_counter() + args.seconds
+
+    async def worker(w: int) -> None:
+        nonlocal done
+        channel, step = f"w{w}-{uuid.uuid4().hex[:8]}", 0
+        while time.perf_counter() < stop_at:
+            await cycle(channel, step)
+            step += 1
+            done += 1
+
+    began = time.perf_counter()
+    await asyncio.gather(*(worker(w) for w in range(args.workers)))
+    elapsed = time.perf_counter() - began
+    return {
+        "claim_p50_ms": round(pct(latencies, 0.5), 2),
+        "claim_p99_ms": round(pct(latencies, 0.99), 2),
+        "cycles_per_s": round(done / elapsed, 1),
+    }
+
+
+async def _python_sdk(settings: Any, args: argparse.Namespace) -> dict[str, float]:
+    async with LedgerClient(settings, worker_id="bench-sdk") as client:
+
+        async def claim(channel: str, step: int) -> Any:
+            return await client.claim_execution(channel, step=step, tool_name="t", params={})
+
+        async def cycle(channel: str, step: int) -> None:
+            c = await claim(channel, step)
+            await client.complete_execution(c.execution, c.claim_token, step)
+
+        return await _measure(claim, cycle, args)
+
+
+async def _python_http(url: str, args: argparse.Namespace) -> dict[str, float]:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    limits = httpx.Limits(max_connections=args.workers + 1)
+    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits) as http:
+
+        async def claim(channel: str, step: int) -> Any:
+            body = {
+                "channel_id": channel,
+                "step": step,
+                "tool_name": "t",
+                "params": {},
+                "worker_id": "bench-http-py",
+            }
+            key = {"Idempotency-Key": str(uuid.uuid4())}
+            answer = await http.post("/v1/claims", json=body, headers=key)
+            answer.raise_for_status()
+            return answer.json()
+
+        async def cycle(channel: str, step: int) -> None:
+            c = await claim(channel, step)
+            body = {
+                "channel_id": channel,
+                "key_name": f"step-{step}",
+                "claim_token": c["claim_token"],
+                "result": step,
+            }
+            key = {"Idempotency-Key": str(uuid.uuid4())}
+            op = c["execution"]["id"]
+            done = await http.post(f"/v1/executions/{op}/complete", json=body, headers=key)
+            done.raise_for_status()
+
+        return await _measure(claim, cycle, args)
+
+
+def _node_http(url: str, args: argparse.Namespace) -> dict[str, float]:
+    if not (SDK / "node_modules").is_dir():
+        npm_ci = ["npm", "ci", "--no-audit", "--no-fund", "--prefer-offline"]
+        subprocess.run(npm_ci, cwd=SDK, check=True, capture_output=True)
+    subprocess.run(["npm", "run", "build"], cwd=SDK, check=True, capture_output=True)
+    script = str(ROOT / "bench" / "bench_http.mjs")
+    shape = [str(args.sequential), str(args.seconds), str(args.workers)]
+    command = ["node", script, url, TOKEN, *shape]
+    done = subprocess.run(command, check=True, capture_output=True, text=True, timeout=600)
+    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def measure(bootstrap: str, tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The three clients on one broker and one serve."""
+    settings = bench_settings(bootstrap, tmp, "http").model_copy(
+        update={"http_port": free_port(), "http_write_token": SecretStr(TOKEN)}
+    )
+    log = tmp / "serve.log"
+    serve = process.start_serve(settings, log)
+    url = f"http://127.0.0.1:{settings.http_port}"
+    try:
+        process.wait_http(serve, f"{url}/healthz", log)
+        return {
+            "python_sdk": asyncio.run(_python_sdk(settings, args)),
+            "python_http": asyncio.run(_python_http(url, args)),
+            "node_http": _node_http(url, args),
+            "sequential": args.sequential,
+            "seconds": args.seconds,
+            "workers": args.workers,
+        }
+    finally:
+        process.stop(serve)
+
+
+def main() -> None:
+    """Parse the arguments, run once, print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sequential", type=int, default=300)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--workers", type=int, default=16)
+    args = parser.parse_args()
+    print(json.dumps(on_broker("http", lambda b, tmp: measure(b, tmp, args))))
+
+
+if __name__ == "__main__":
+    main()

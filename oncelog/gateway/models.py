@@ -1,0 +1,148 @@
+"""What the HTTP write API takes and answers: the SDK's calls and results as JSON.
+
+An execution and a heartbeat are answered as the SDK's own results
+(:class:`~oncelog.producer.results.Execution`, :class:`~oncelog.producer.results.Heartbeat`,
+dataclasses FastAPI describes and serialises as they are); a claim's answer is its own
+model, since it holds the token only for its owner.
+
+The bodies only carry the calls' arguments; every check of their values is the SDK's
+own (:class:`~oncelog.producer.calls.RequestBuilder`), made once, when the request is
+built. Here JSON types alone are checked, strictly (no "5" for 5) and with no unknown
+field, so that a typo is a 400 rather than a silently ignored option.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from oncelog.identity import validation
+from oncelog.producer.protocol import DEFAULT_RETENTION_S
+from oncelog.producer.results import Claim, Execution
+from oncelog.schemas.models import PreviousAttempt
+
+# --- bodies ------------------------------------------------------------------------------
+
+# The limits the SDK checks, told to the schema's readers (its own checks still apply).
+_MIN_LEASE_S: Final = validation.MIN_LEASE_MS / 1000
+_MAX_LEASE_S: Final = validation.MAX_LEASE_MS / 1000
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class ClaimBody(_Body):
+    """``POST /v1/claims``: the arguments of ``claim_execution``, and who claims."""
+
+    channel_id: str
+    key_name: str | None = Field(None, description="Give this or step, not both.")
+    step: int | None = Field(None, ge=0, description="Stands for the key name step-<N>.")
+    tool_name: str
+    params: dict[str, Any]
+    dedup_fields: list[str] | None = None
+    lease_seconds: float = Field(60, ge=_MIN_LEASE_S, le=_MAX_LEASE_S)
+    retention_seconds: float = Field(DEFAULT_RETENTION_S, gt=0)
+    effect: Literal["pure", "external"] = "external"
+    worker_id: str = Field(min_length=1, description="The claimer's name, kept in the audit.")
+
+
+class OperationBody(_Body):
+    """Names the operation of the path, so that its request finds its partition."""
+
+    channel_id: str
+    key_name: str
+
+
+class CancelBody(OperationBody):
+    """``POST /v1/executions/{operation_id}/cancel``: anyone may ask the holder to stop."""
+
+    reason: str | None = None
+
+
+class HeldBody(OperationBody):
+    """A call of the claim's holder: its token travels in the body, never in the URL."""
+
+    claim_token: str
+
+
+class HeartbeatBody(HeldBody):
+    """``POST /v1/executions/{operation_id}/heartbeat``."""
+
+    lease_seconds: float | None = Field(None, ge=_MIN_LEASE_S, le=_MAX_LEASE_S)
+
+
+class CompleteBody(HeldBody):
+    """``POST /v1/executions/{operation_id}/complete``: the result, any JSON value."""
+
+    result: Any
+    reconciled: Literal["found", "not_found"] | None = None
+
+
+class FailBody(HeldBody):
+    """``POST /v1/executions/{operation_id}/fail``."""
+
+    error: str
+    retryable: bool = False
+    reconciled: Literal["found", "not_found"] | None = None
+
+
+class ReleaseBody(HeldBody):
+    """``POST /v1/executions/{operation_id}/release``."""
+
+
+# --- answers -----------------------------------------------------------------------------
+
+
+class PreviousAnswer(BaseModel):
+    """The attempt a grant superseded: what to reconcile with."""
+
+    epoch: int
+    token_fp: str = Field(description="A fingerprint of its token, never the token.")
+    worker_id: str
+    claimed_at_ms: int
+    last_heartbeat_ms: int | None
+    status: Literal["claimed", "completed", "failed", "expired"]
+    error: str | None
+
+    @classmethod
+    def of(cls, previous: PreviousAttempt | None) -> PreviousAnswer | None:
+        """The answer for a superseded attempt, if any."""
+        if previous is None:
+            return None
+        values = previous._asdict()
+        return cls.model_validate({**values, "status": previous.status.value.lower()})
+
+
+class ClaimAnswer(BaseModel):
+    """The answer to a claim; ``claim_token`` only when this claim holds the lease."""
+
+    status: Literal["claimed", "reclaimed", "in_progress", "replayed"]
+    execution: Execution
+    claim_token: str | None = Field(
+        None, description="Only on claimed/reclaimed, only to this caller; send it back in bodies."
+    )
+    result: Any = None
+    holder: str | None = None
+    lease_deadline_ms: int | None = None
+    previous: PreviousAnswer | None = None
+
+    @classmethod
+    def of(cls, claim: Claim) -> ClaimAnswer:
+        """The answer for an SDK claim."""
+        return cls(
+            status=claim.status.value,
+            execution=claim.execution,
+            claim_token=claim.claim_token if claim.owned else None,
+            result=claim.result,
+            holder=claim.holder,
+            lease_deadline_ms=claim.lease_deadline_ms,
+            previous=PreviousAnswer.of(claim.previous),
+        )
+
+
+class CancelAnswer(BaseModel):
+    """``cancel_requested``, or an outcome naming the state (``state_completed``, ...)."""
+
+    outcome: str

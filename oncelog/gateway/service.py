@@ -1,0 +1,43 @@
+"""The write API of one ``serve`` process, with the Kafka transport it sends on."""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+
+from oncelog.errors import ConfigError
+from oncelog.gateway.routes import WriteApi
+from oncelog.producer.dispatch import Dispatcher, Timeouts
+from oncelog.settings import Settings
+
+
+@dataclass
+class OpenWriteApi:
+    """The routes and the transport they send on; close it after the API has stopped."""
+
+    api: WriteApi
+    transport: Dispatcher
+
+    def close(self) -> None:
+        """Flush and disconnect the transport."""
+        self.transport.close()
+
+
+def open_write_api(settings: Settings, bootstrap: str) -> OpenWriteApi | None:
+    """The write API when ``ONCELOG_HTTP_WRITE_TOKEN`` is set (None: the routes are off),
+    connected to ``bootstrap`` like any SDK client (its own reply partition)."""
+    token = settings.http_write_token
+    if token is None:
+        return None
+    read = settings.http_token
+    if read is not None and hmac.compare_digest(
+        read.get_secret_value().encode(), token.get_secret_value().encode()
+    ):
+        raise ConfigError(
+            "ONCELOG_HTTP_WRITE_TOKEN equals ONCELOG_HTTP_TOKEN: give the write API a token "
+            "of its own, so that a reader cannot write"
+        )
+    transport = Dispatcher(settings, bootstrap, Timeouts())
+    transport.start()
+    api = WriteApi(transport, token, claim_key=settings.http_claim_key)
+    return OpenWriteApi(api, transport)

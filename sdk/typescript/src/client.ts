@@ -1,0 +1,205 @@
+// The ledger's calls over oncelog's HTTP write API (docs/http-api.md): the same calls,
+// statuses and errors as Python's LedgerClient, with no dependency beyond Node itself.
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
+
+import {
+  InvalidArgumentError,
+  LedgerError,
+  LedgerTimeoutError,
+  NotFoundError,
+  errorOf,
+} from "./errors.js";
+import { type Json, canonicalJson, operationId, stepKeyName } from "./identity.js";
+import { type Execution, type Claim, type Heartbeat, claimOf, executionOf } from "./results.js";
+
+/** How to reach the write API. */
+export interface ClientOptions {
+  /** The `oncelog serve` base URL, e.g. `http://127.0.0.1:8765`. */
+  url: string;
+  /** ONCELOG_HTTP_WRITE_TOKEN of that server. */
+  token: string;
+  /** The name this worker claims with (default `host:pid:random`). */
+  workerId?: string;
+  /** How long one HTTP attempt may take, in ms (default 35 000: the server waits 30 s). */
+  attemptTimeoutMs?: number;
+  /** Attempts of one call, the same request each time (default 4). */
+  attempts?: number;
+  /** The fetch to use (default the global one): tests pass one that fails on purpose. */
+  fetch?: typeof fetch;
+}
+
+/** What `claimExecution` takes: `keyName` or `step`, as in Python. */
+export interface ClaimArgs {
+  channelId: string;
+  keyName?: string;
+  step?: number;
+  toolName: string;
+  params: Record<string, Json>;
+  dedupFields?: string[] | null;
+  leaseSeconds?: number;
+  retentionSeconds?: number;
+  effect?: "pure" | "external";
+}
+
+/** An execution, or what names one: its channel and key name. */
+export interface ExecutionRef {
+  channelId: string;
+  keyName: string;
+}
+
+/** Statuses answered again with the same request (the fold never applies it twice). */
+const RETRIED = new Set([409, 502, 503, 504]);
+const RETRIED_409 = "request_in_flight";
+
+/** Claim, heartbeat, complete, fail, release, cancel and get executions over HTTP. */
+export class LedgerClient {
+  readonly workerId: string;
+  private readonly url: string;
+  private readonly auth: string;
+  private readonly attemptTimeoutMs: number;
+  private readonly attempts: number;
+  private readonly fetcher: typeof fetch;
+
+  constructor(options: ClientOptions) {
+    if (!options.token) throw new InvalidArgumentError("token must be the write API's token");
+    this.url = options.url.replace(/\/+$/, "");
+    this.auth = `Bearer ${options.token}`;
+    this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 6)}`;
+    this.attemptTimeoutMs = options.attemptTimeoutMs ?? 35_000;
+    this.attempts = options.attempts ?? 4;
+    this.fetcher = options.fetch ?? fetch;
+  }
+
+  /** A new attempt at `channelId`/`keyName` (or `step`): claimed, reclaimed, in_progress or
+   * replayed. The claim token comes back only on claimed/reclaimed. */
+  async claimExecution(args: ClaimArgs): Promise<Claim> {
+    if ((args.keyName === undefined) === (args.step === undefined)) {
+      throw new InvalidArgumentError("give exactly one of keyName and step");
+    }
+    canonicalJson(args.params);
+    const body = {
+      channel_id: args.channelId,
+      key_name: args.keyName ?? stepKeyName(args.step ?? 0),
+      tool_name: args.toolName,
+      params: args.params,
+      dedup_fields: args.dedupFields ?? null,
+      lease_seconds: args.leaseSeconds ?? 60,
+      retention_seconds: args.retentionSeconds ?? 7 * 24 * 3600,
+      effect: args.effect ?? "external",
+      worker_id: this.workerId,
+    };
+    return claimOf(await this.send("POST", "/v1/claims", body));
+  }
+
+  /** Record the result; fenced (`StaleClaimError`) unless `claimToken` holds the claim.
+   * `reconciled` says how a previous attempt's unknown outcome was settled downstream. */
+  async completeExecution(
+    execution: ExecutionRef,
+    claimToken: string,
+    result: Json,
+    options: { reconciled?: "found" | "not_found" } = {},
+  ): Promise<Execution> {
+    canonicalJson(result);
+    const body = { claim_token: claimToken, result, reconciled: options.reconciled ?? null };
+    return executionOf(await this.act(execution, "complete", body));
+  }
+
+  /** Record a failure; a retryable one can be reclaimed at once. */
+  async failExecution(
+    execution: ExecutionRef,
+    claimToken: string,
+    error: string,
+    options: { retryable?: boolean; reconciled?: "found" | "not_found" } = {},
+  ): Promise<Execution> {
+    const body = {
+      claim_token: claimToken,
+      error,
+      retryable: options.retryable ?? false,
+      reconciled: options.reconciled ?? null,
+    };
+    return executionOf(await this.act(execution, "fail", body));
+  }
+
+  /** Extend the lease; the answer says whether a cancel was requested. */
+  async heartbeatExecution(
+    execution: ExecutionRef,
+    claimToken: string,
+    leaseSeconds?: number,
+  ): Promise<Heartbeat> {
+    const body = { claim_token: claimToken, lease_seconds: leaseSeconds ?? null };
+    const answer = (await this.act(execution, "heartbeat", body)) as Record<string, unknown>;
+    return {
+      leaseDeadlineMs: answer["lease_deadline_ms"] as number,
+      cancelRequested: answer["cancel_requested"] as boolean,
+      cancelReason: (answer["cancel_reason"] as string | null) ?? null,
+    };
+  }
+
+  /** Give the lease back without a result. */
+  async releaseExecution(execution: ExecutionRef, claimToken: string): Promise<Execution> {
+    return executionOf(await this.act(execution, "release", { claim_token: claimToken }));
+  }
+
+  /** Ask the holder to stop: `cancel_requested`, or an outcome naming the state. */
+  async cancelExecution(execution: ExecutionRef, reason?: string): Promise<string> {
+    const answer = await this.act(execution, "cancel", { reason: reason ?? null });
+    return (answer as Record<string, string>)["outcome"] ?? "";
+  }
+
+  /** The execution after every request sent before this call (a read through the log);
+   * null while it is absent. */
+  async getExecution(execution: ExecutionRef): Promise<Execution | null> {
+    const op = operationId(execution.channelId, execution.keyName);
+    const query = new URLSearchParams({
+      channel_id: execution.channelId,
+      key_name: execution.keyName,
+    });
+    try {
+      return executionOf(await this.send("GET", `/v1/executions/${op}?${query}`, undefined));
+    } catch (error) {
+      if (error instanceof NotFoundError) return null;
+      throw error;
+    }
+  }
+
+  private act(execution: ExecutionRef, action: string, body: object): Promise<unknown> {
+    const op = operationId(execution.channelId, execution.keyName);
+    const named = { channel_id: execution.channelId, key_name: execution.keyName, ...body };
+    return this.send("POST", `/v1/executions/${op}/${action}`, named);
+  }
+
+  /** One call: the same request (one Idempotency-Key) until an answer that is final. */
+  private async send(method: string, path: string, body: object | undefined): Promise<unknown> {
+    const headers: Record<string, string> = { authorization: this.auth };
+    if (body !== undefined) {
+      headers["content-type"] = "application/json";
+      headers["idempotency-key"] = `"${randomUUID()}"`;
+    }
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    let last: LedgerError = new LedgerTimeoutError(`${method} ${path}: no attempt`, "timeout");
+    for (let attempt = 1; attempt <= this.attempts; attempt += 1) {
+      if (attempt > 1) await sleep(Math.min(100 * 2 ** attempt, 2_000));
+      let response: Response;
+      try {
+        response = await this.fetcher(`${this.url}${path}`, {
+          method,
+          headers,
+          body: payload,
+          signal: AbortSignal.timeout(this.attemptTimeoutMs),
+        });
+      } catch (error) {
+        // No answer: the request may or may not have reached the log; the same key is safe.
+        last = new LedgerTimeoutError(`${method} ${path}: ${String(error)}`, "timeout");
+        continue;
+      }
+      const answer: unknown = await response.json().catch(() => null);
+      if (response.ok) return answer;
+      last = errorOf(response.status, answer);
+      const again = RETRIED.has(response.status) && (response.status !== 409 || last.code === RETRIED_409);
+      if (!again) throw last;
+    }
+    throw last;
+  }
+}

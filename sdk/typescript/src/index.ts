@@ -1,0 +1,7 @@
+// oncelog's TypeScript SDK: the ledger's calls over oncelog's HTTP write API.
+export * from "./client.js";
+export * from "./errors.js";
+export * from "./identity.js";
+export * from "./results.js";
+export * from "./runTool.js";
+export * from "./tools.js";
