@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from oncelog.integrations.extras import requires_extra
+from oncelog.integrations.framework_spans import langchain_span
 from oncelog.integrations.run import LedgerRun
 
 with requires_extra("langchain"):
@@ -34,11 +35,13 @@ def ledger_tool(tool: BaseTool, run: LedgerRun) -> StructuredTool:
 
     def func(config: RunnableConfig, **kwargs: Any) -> Any:
         thunk = lambda: tool.invoke(kwargs)  # noqa: E731
-        return run.call(name, kwargs, thunk, framework_id=_thread_id(config))
+        with langchain_span():  # the ledger's spans under the tool's (OpenTelemetry on)
+            return run.call(name, kwargs, thunk, framework_id=_thread_id(config))
 
     async def coroutine(config: RunnableConfig, **kwargs: Any) -> Any:
         thunk = lambda: tool.ainvoke(kwargs)  # noqa: E731
-        return await run.acall(name, kwargs, thunk, framework_id=_thread_id(config))
+        with langchain_span():
+            return await run.acall(name, kwargs, thunk, framework_id=_thread_id(config))
 
     is_async = inspect.iscoroutinefunction(run.client.claim_execution)
     return StructuredTool(
