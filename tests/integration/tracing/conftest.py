@@ -12,11 +12,30 @@ from collections.abc import Iterable, Iterator
 
 import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 _EXPORTER = InMemorySpanExporter()
+
+
+class Fanout(SpanProcessor):
+    """Span processors that tests add and remove (a provider's own list only grows)."""
+
+    def __init__(self) -> None:
+        self.processors: list[SpanProcessor] = []
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        for processor in list(self.processors):
+            processor.on_start(span, parent_context)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        for processor in list(self.processors):
+            processor.on_end(span)
+
+
+FANOUT = Fanout()
 
 
 @pytest.fixture(scope="session")
@@ -26,6 +45,7 @@ def tracer_provider() -> TracerProvider:
     if not isinstance(provider, TracerProvider):
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+        provider.add_span_processor(FANOUT)
         trace.set_tracer_provider(provider)
     return provider
 
