@@ -1,8 +1,11 @@
 """The real OpenTelemetry SDK as this process's tracer provider, spans kept in memory.
 
-OpenTelemetry lets a process set its global provider once: the first test that asks for
-``spans`` sets it, for the rest of the session (tracing must change no ledger behaviour,
-so the tests that run after it on this worker still hold).
+Set for each test that asks for it and unset after: the rest of the suite runs with tracing
+off, as an application without a provider does, and pays no span for its many calls.
+OpenTelemetry sets a global provider once a process; unsetting it is what its own tests do
+(``opentelemetry.test.globals_test.reset_trace_globals``). One provider for the session, so
+that a proxy tracer taken at import (``trace.get_tracer`` before any provider) still
+reaches it: a proxy keeps the first real tracer it found.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.util._once import Once
 
 _EXPORTER = InMemorySpanExporter()
 
@@ -38,16 +42,26 @@ class Fanout(SpanProcessor):
 FANOUT = Fanout()
 
 
-@pytest.fixture(scope="session")
-def tracer_provider() -> TracerProvider:
-    """The process's SDK provider (set here once), exporting to memory."""
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-        provider.add_span_processor(FANOUT)
+PROVIDER = TracerProvider()
+PROVIDER.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+PROVIDER.add_span_processor(FANOUT)
+
+
+def _set_global(provider: TracerProvider | None) -> None:
+    trace._TRACER_PROVIDER_SET_ONCE = Once()
+    trace._TRACER_PROVIDER = None
+    if provider is not None:
         trace.set_tracer_provider(provider)
-    return provider
+
+
+@pytest.fixture
+def tracer_provider() -> Iterator[TracerProvider]:
+    """The SDK provider, set as this process's for the test and unset after it."""
+    _set_global(PROVIDER)
+    try:
+        yield PROVIDER
+    finally:
+        _set_global(None)
 
 
 @pytest.fixture
