@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars test lint format docs broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http faults clean
+.PHONY: venv jars phoenix test lint format docs broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http faults clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -12,6 +12,18 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# tests/tracing/test_otlp_phoenix.py sends spans over OTLP to a real receiver and reads them
+# back: Arize Phoenix, from PyPI, in a venv of its own (its many pins stay out of the ledger's).
+PHOENIX_VENV ?= .venv-phoenix
+PHOENIX_VERSION ?= 20.26.1
+$(PHOENIX_VENV)/.installed-stamp:
+	python3 -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/python -m pip install -q --upgrade pip
+	$(PHOENIX_VENV)/bin/python -m pip install -q arize-phoenix==$(PHOENIX_VERSION)
+	touch $@
+
+phoenix: $(PHOENIX_VENV)/.installed-stamp  ## the OTLP receiver the tracing test reads spans back from
 
 jars: venv  ## fetch the broker's jars from Maven Central once (cached afterwards)
 	$(PY) -m oncelog broker fetch
@@ -82,4 +94,4 @@ bench-fleet: jars  ## 1 busy + 15 idle clients (own processes), alone / 1 / 2 pr
 	$(PY) -m bench.bench_fleet
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis site
+	rm -rf $(VENV) $(PHOENIX_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis site

@@ -60,10 +60,25 @@ def bench_broker() -> Iterator[RunBroker]:
                 _created.clear()
 
 
+#: Tracing on in a benchmark's clients and serve (``bench.peers --tracing`` sets it).
+TRACING_ENV = "ONCELOG_BENCH_TRACING"
+
+
+def tracing_wanted() -> bool:
+    """True when the benchmark is asked to run with OpenTelemetry on (bench/traced.py)."""
+    return os.environ.get(TRACING_ENV, "") not in ("", "0")
+
+
 @contextlib.contextmanager
 def serving(settings: Settings) -> Iterator[subprocess.Popen[bytes]]:
     """``oncelog serve --no-http`` in a process of its own, as deployed; stopped afterwards."""
-    serve = process.start_serve(settings, settings.db_path.with_suffix(".serve.log"), "--no-http")
+    log = settings.db_path.with_suffix(".serve.log")
+    if tracing_wanted():  # serve with the OpenTelemetry SDK's provider set (bench/traced.py)
+        serve = process.spawn(
+            ["-m", "bench.traced", "serve", "--no-http"], log, process.serve_env(settings)
+        )
+    else:
+        serve = process.start_serve(settings, log, "--no-http")
     try:
         yield serve
     finally:

@@ -141,6 +141,11 @@ class Settings(BaseSettings):
         gt=0,
         description="How long an instance waits for the member it forwards a query to.",
     )
+    trace_payloads: bool = Field(
+        default=False,
+        description="Put params and results on the SDK's OpenTelemetry spans. Off: ids, "
+        "outcomes and positions only (docs/tracing.md).",
+    )
     receipt_key: SecretStr | None = Field(
         default=None,
         description="The HMAC-SHA256 key that signs and checks receipts.",

@@ -1,7 +1,7 @@
 """``make bench-peers``: oncelog next to a plain Postgres table and DBOS. Not a test.
 
     python -m bench.peers [--quick] [--seconds S] [--rounds R] [--rebuild-requests N]
-                          [--decode-fold-records N]
+                          [--decode-fold-records N] [--tracing]
 
 On the same broker and machine: the raw Kafka round trip; oncelog (``oncelog serve`` in a
 process of its own); the plain table over asyncpg with ``synchronous_commit`` on and off;
@@ -29,7 +29,7 @@ import uuid
 from pathlib import Path
 
 from bench.bench_ledger import raw_round_trip, rebuild_rate
-from bench.common import bench_broker, bench_settings, serving
+from bench.common import TRACING_ENV, bench_broker, bench_settings, serving, tracing_wanted
 from bench.peers import cpu, dbos_peer, jit, postgres, summary, workload
 from bench.peers.oncelog_peer import OncelogPeer
 from bench.peers.workload import PeerResult, Workload
@@ -148,7 +148,17 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=None, help="default 2 (--quick: 1)")
     parser.add_argument("--rebuild-requests", type=int, default=None, help="default 1,000,000")
     parser.add_argument("--decode-fold-records", type=int, default=None, help="default 1,000,000")
+    parser.add_argument(
+        "--tracing",
+        action="store_true",
+        help="OpenTelemetry on in clients and serve (bench/traced.py; ONCELOG_BENCH_TRACING=1)",
+    )
     args = parser.parse_args()
+    if args.tracing or tracing_wanted():
+        from bench import traced  # noqa: PLC0415  # the OpenTelemetry SDK, only when asked
+
+        os.environ[TRACING_ENV] = "1"  # serve inherits it (bench.common.serving)
+        traced.install()
     small = 20_000 if args.quick else 1_000_000
     args.rebuild_requests = args.rebuild_requests or small
     args.decode_fold_records = args.decode_fold_records or small

@@ -27,6 +27,7 @@ from typing import Any
 
 from oncelog.errors import ExecutionFailedError
 from oncelog.integrations.extras import requires_extra
+from oncelog.integrations.framework_spans import langchain_span
 from oncelog.integrations.run import LedgerRun
 
 with requires_extra("langchain"):
@@ -50,12 +51,13 @@ def ledger_tool(
 
     def func(config: RunnableConfig, **kwargs: Any) -> Any:
         thunk = lambda: inner.invoke(kwargs)  # noqa: E731
-        with _failure_for_good_as_tool_error(handles):
+        # The ledger's spans under the tool's (OpenTelemetry on).
+        with _failure_for_good_as_tool_error(handles), langchain_span():
             return run.call(name, kwargs, thunk, framework_id=_thread_id(config))
 
     async def coroutine(config: RunnableConfig, **kwargs: Any) -> Any:
         thunk = lambda: inner.ainvoke(kwargs)  # noqa: E731
-        with _failure_for_good_as_tool_error(handles):
+        with _failure_for_good_as_tool_error(handles), langchain_span():
             return await run.acall(name, kwargs, thunk, framework_id=_thread_id(config))
 
     is_async = inspect.iscoroutinefunction(run.client.claim_execution)

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, Unpack, overload
 
+from oncelog import tracing
 from oncelog.producer.base import ClientBase
 from oncelog.producer.calls import PendingCall, RequestBuilder
 from oncelog.producer.executor import run_spec, run_spec_sync
@@ -47,8 +48,13 @@ def awaiting(
         pending = build(self.requests, *args, **kwargs)
         if self._transport is None:
             await asyncio.to_thread(self.open)
-        assert self._transport is not None
-        return pending.interpret(await self._transport.acall(pending.request))
+        transport = self._transport
+        assert transport is not None
+        if not tracing.active():
+            return pending.interpret(await transport.acall(pending.request))
+        with self.traced(pending.request) as span:
+            decision = await transport.acall(pending.request)
+            return pending.interpret(self.decided(span, decision))
 
     return method
 
@@ -61,7 +67,12 @@ def blocking(
     @functools.wraps(build)
     def method(self: SyncLedgerClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
         pending = build(self.requests, *args, **kwargs)
-        return pending.interpret(self.transport.call(pending.request))
+        transport = self.transport
+        if not tracing.active():
+            return pending.interpret(transport.call(pending.request))
+        with self.traced(pending.request) as span:
+            decision = transport.call(pending.request)
+            return pending.interpret(self.decided(span, decision))
 
     return method
 

@@ -31,6 +31,8 @@ from oncelog.producer.resend_queue import ResendQueue
 from oncelog.schemas.codec import decode_request, encode_request
 from oncelog.schemas.models import Decision, Request
 from oncelog.settings import Settings
+from oncelog.tracing import propagation
+from oncelog.tracing.propagation import Headers
 
 #: How long a request waits for other calls' requests to share its produce request, while
 #: other calls of the client wait (a call alone leaves at once): see oncelog.kafka.lanes.
@@ -139,18 +141,19 @@ class Dispatcher:
         self._listener.close()
         self._sender.close()
 
-    def _send(self, request: Request) -> None:
+    def _send(self, request: Request, headers: Headers | None = None) -> None:
         partition = cached_partition_for(request.channel_id, self._partitions)
         # Every request names where this client listens: its decision is written there.
         routed = request._replace(reply_partition=self._listener.reply_partition)
         value = encode_request(routed)
         # Alone: no other call of this client waits, so nothing would share its request.
         alone = self._listener.waiting <= 1
-        self._sender.send(self._topic, partition, request.operation_id.encode(), value, alone=alone)
+        key = request.operation_id.encode()
+        self._sender.send(self._topic, partition, key, value, alone=alone, headers=headers)
 
     def send_acknowledged(self, request: Request, timeout_s: float) -> None:
         """Send once, without waiting for the decision: return once the broker has it."""
-        self._send(request)
+        self._send(request, propagation.current_headers())
         self._sender.flush(timeout_s)
 
     def timeout_error(self, request: Request, seen: int) -> LedgerTimeoutError:
@@ -175,15 +178,23 @@ class Dispatcher:
         answer = self._listener.expect(request.request_id)
         deadline = time.monotonic() + self.timeouts.total_s
         seen = self.decisions_received
+        # The caller's trace context (None when tracing is off), the same on every re-send.
+        headers = propagation.current_headers()
         try:
             while True:
-                wait = _send_again(self, request, deadline - time.monotonic(), seen)
+                wait = _send_again(self, request, deadline - time.monotonic(), seen, headers)
                 try:
-                    return answer.result(timeout=wait)
+                    return self._traced(request, answer.result(timeout=wait), headers)
                 except FutureTimeout:
                     continue
         finally:
             self._listener.forget(request.request_id)
+
+    def _traced(self, request: Request, decision: Decision, headers: Headers | None) -> Decision:
+        """Link the call's span to the span that folded its request (tracing on)."""
+        if headers is not None:
+            propagation.link_current(self._listener.take_trace(request.request_id), "fold")
+        return decision
 
     async def acall(self, request: Request) -> Decision:
         """Async: the same protocol as :meth:`call`, without blocking the loop.
@@ -197,10 +208,11 @@ class Dispatcher:
         resends = self._resends
         if resends is None or resends.loop is not loop:
             resends = self._resends = ResendQueue(loop)
-        resend = _Resender(self, request, answer, loop)
+        headers = propagation.current_headers()
+        resend = _Resender(self, request, answer, loop, headers)
         try:
             resend.start(resends)
-            return await answer
+            return self._traced(request, await answer, headers)
         finally:
             resend.cancel()
             self._listener.forget(request.request_id)
@@ -214,6 +226,7 @@ class _Resender:
         "_deadline",
         "_dispatcher",
         "_handle",
+        "_headers",
         "_loop",
         "_queue",
         "_request",
@@ -226,8 +239,10 @@ class _Resender:
         request: Request,
         answer: asyncio.Future[Decision],
         loop: asyncio.AbstractEventLoop,
+        headers: Headers | None,
     ) -> None:
         self._dispatcher = dispatcher
+        self._headers = headers
         self._request = request
         self._answer = answer
         self._loop = loop
@@ -258,7 +273,7 @@ class _Resender:
             return None
         try:
             left = self._deadline - self._loop.time()
-            return _send_again(self._dispatcher, self._request, left, self._seen)
+            return _send_again(self._dispatcher, self._request, left, self._seen, self._headers)
         except (LedgerTimeoutError, NotAuthorizedError) as exc:
             self._answer.set_exception(exc)
             return None
@@ -271,7 +286,9 @@ class _Resender:
             self._handle.cancel()
 
 
-def _send_again(dispatcher: Dispatcher, request: Request, left_s: float, seen: int) -> float:
+def _send_again(
+    dispatcher: Dispatcher, request: Request, left_s: float, seen: int, headers: Headers | None
+) -> float:
     """One attempt of a call (blocking or async): send, and return how long to wait for
     the answer before the next attempt; the timeout error once no time is left.
 
@@ -279,16 +296,16 @@ def _send_again(dispatcher: Dispatcher, request: Request, left_s: float, seen: i
     """
     if left_s <= 0:
         raise dispatcher.timeout_error(request, seen)
-    _try_send(dispatcher, request)
+    _try_send(dispatcher, request, headers)
     return min(left_s, dispatcher.timeouts.resend_after_s)
 
 
-def _try_send(dispatcher: Dispatcher, request: Request) -> None:
+def _try_send(dispatcher: Dispatcher, request: Request, headers: Headers | None) -> None:
     # A send that cannot even be queued (or a pending delivery error) is retried
     # by the caller's loop until its deadline; the same request id keeps it safe.
     # An ACL denial is final: it fails the call at once instead of timing out.
     try:
-        dispatcher._send(request)
+        dispatcher._send(request, headers)
     except NotAuthorizedError:
         raise
     except KafkaOperationError:

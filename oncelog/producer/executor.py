@@ -38,11 +38,12 @@ drives it twice: with asyncio, and blocking with a heartbeat thread):
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, Unpack
 
-from oncelog.producer import tool_plan
+from oncelog.producer import tool_plan, tool_spans
 from oncelog.producer.results import Claim, Execution, Heartbeat
 from oncelog.producer.tool_model import (
     DEFAULT_RETRY_ON,
@@ -88,7 +89,7 @@ AsyncLedgerCalls = LedgerCalls[Awaitable[Claim], Awaitable[Execution], Awaitable
 
 async def run_spec(client: AsyncLedgerCalls, job: ToolJob[AsyncToolFn, AsyncReconcile]) -> ToolRun:
     """Run ``job.fn`` at most once per idempotency key through the ledger (see the module doc)."""
-    fn, reconcile = job.fn, job.reconcile
+    fn, reconcile = tool_spans.traced_async(job.fn), job.reconcile
 
     async def work(ctx: ToolContext) -> tuple[Any, Reconciled]:
         if reconcile is None or ctx.previous is None:
@@ -99,7 +100,8 @@ async def run_spec(client: AsyncLedgerCalls, job: ToolJob[AsyncToolFn, AsyncReco
         return await fn(ctx), "not_found"
 
     plan = tool_plan.plan_run(job.spec, job.target, job.params, client.clock)
-    return await _drive_async(plan, client, work)
+    with tool_spans.run_span(job) as span:
+        return tool_spans.ran(span, await _drive_async(plan, client, work))
 
 
 async def _drive_async(
@@ -213,7 +215,7 @@ Work = Callable[[ToolContext], tuple[Any, Reconciled]]
 
 def run_spec_sync(client: SyncLedgerCalls, job: ToolJob[SyncToolFn, SyncReconcile]) -> ToolRun:
     """Blocking :func:`~oncelog.producer.executor.run_spec` for a sync ``job.fn``."""
-    fn, reconcile = job.fn, job.reconcile
+    fn, reconcile = tool_spans.traced_sync(job.fn), job.reconcile
 
     def work(ctx: ToolContext) -> tuple[Any, Reconciled]:
         if reconcile is None or ctx.previous is None:
@@ -224,7 +226,8 @@ def run_spec_sync(client: SyncLedgerCalls, job: ToolJob[SyncToolFn, SyncReconcil
         return fn(ctx), "not_found"
 
     plan = tool_plan.plan_run(job.spec, job.target, job.params, client.clock)
-    return _drive_sync(plan, _Performer(client, work, threading.Event()))
+    with tool_spans.run_span(job) as span:
+        return tool_spans.ran(span, _drive_sync(plan, _Performer(client, work, threading.Event())))
 
 
 def _drive_sync(plan: Plan[R], perform: Callable[[Step], Any]) -> R:
@@ -256,8 +259,9 @@ class _Performer:
     def _guarded(self, step: tool_plan.RunToolStep) -> ToolOutcome:
         finished = threading.Event()
         beat = threading.Thread(
-            target=_drive_sync,
-            args=(step.heartbeats(), _Performer(self._client, self._work, finished)),
+            # In the caller's context: the heartbeats' spans are children of its run's span.
+            target=contextvars.copy_context().run,
+            args=(_drive_sync, step.heartbeats(), _Performer(self._client, self._work, finished)),
             name=f"oncelog-heartbeat-{step.ctx.execution.id[:8]}",
             daemon=True,
         )

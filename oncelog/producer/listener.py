@@ -31,6 +31,8 @@ from oncelog.producer import reply_partition
 from oncelog.producer.clock import WALL_CLOCK
 from oncelog.schemas.codec import decode_decision
 from oncelog.schemas.models import Decision
+from oncelog.tracing import active as tracing_active
+from oncelog.tracing.propagation import traceparent_of
 
 Waiter = Future[Decision] | asyncio.Future[Decision]
 Outcome = Decision | Exception
@@ -56,6 +58,8 @@ class DecisionListener:
         self._pinned = reply_partition
         self._rng = rng or random.Random()
         self._waiters: dict[bytes, Waiter] = {}
+        #: Tracing on: the ``traceparent`` a decision carried back, until its caller takes it.
+        self._traces: dict[bytes, bytes] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -131,8 +135,15 @@ class DecisionListener:
 
     def forget(self, request_id: str) -> None:
         """Stop waiting for ``request_id``."""
+        key = request_id.encode()
         with self._lock:
-            self._waiters.pop(request_id.encode(), None)
+            self._waiters.pop(key, None)
+            self._traces.pop(key, None)
+
+    def take_trace(self, request_id: str) -> bytes | None:
+        """The ``traceparent`` the decision of ``request_id`` carried (tracing on), once."""
+        with self._lock:
+            return self._traces.pop(request_id.encode(), None)
 
     def close(self) -> None:
         """Stop the background consumer."""
@@ -154,16 +165,28 @@ class DecisionListener:
     def _answers(self, batch: Sequence[Message]) -> list[tuple[Waiter, Outcome]]:
         waiters = self._waiters
         answers: list[tuple[Waiter, Outcome]] = []
+        traced = tracing_active()  # once a batch: with tracing off, no header is read
         for msg in batch:
             # A fetch error has no waiter under its key: librdkafka retries by itself.
-            waiter = waiters.get(msg.key() or b"")
+            key = msg.key() or b""
+            waiter = waiters.get(key)
             if waiter is None or waiter.done():  # decisions of others, or a duplicate
                 continue
+            if traced:
+                self._keep_trace(key, msg)
             try:
                 answers.append((waiter, decode_decision(msg.value() or b"")))
             except CodecError as exc:
                 answers.append((waiter, exc))
         return answers
+
+    def _keep_trace(self, key: bytes, msg: Message) -> None:
+        # Kept before the answer is delivered, so the caller finds it once it wakes.
+        traceparent = traceparent_of(msg.headers())
+        if traceparent is not None:
+            with self._lock:
+                if key in self._waiters:  # not forgotten meanwhile: forget() drops it
+                    self._traces[key] = traceparent
 
 
 def deliver(answers: Sequence[tuple[Waiter, Outcome]]) -> None:

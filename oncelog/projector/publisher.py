@@ -18,6 +18,7 @@ from oncelog.projector.batch import Folded
 from oncelog.projector.store import DeadLetter
 from oncelog.schemas.codec import encode_decision, encode_snapshot
 from oncelog.settings import Settings
+from oncelog.tracing.fold import DecisionHeaders
 
 #: How long the projector's records wait for others to share their produce request (ms)
 #: when they are not alone (oncelog.kafka.lanes): a poll batch of more than
@@ -54,12 +55,13 @@ class Publisher:
         """The lane for a record that is alone (the projector's sweeps take it)."""
         return self._lanes.express
 
-    def publish(self, out: Folded) -> None:
+    def publish(self, out: Folded, traces: DecisionHeaders | None = None) -> None:
         """Queue every decision, snapshot and dead letter of the batch (flushed before commit).
 
         All in one lane (oncelog.kafka.lanes): the lane that still holds unacknowledged
         records, else express for a small batch. So a decision's snapshot is appended with
-        it, and a key's versions in order.
+        it, and a key's versions in order. ``traces`` (tracing on): the headers of the
+        decisions whose requests were traced (:mod:`oncelog.tracing.fold`).
         """
         s = self._settings
         send = self._lanes.lane(alone=len(out.audit) <= EXPRESS_BATCH).send_nowait
@@ -69,7 +71,8 @@ class Publisher:
             key = decision.request_id.encode()
             # Where its client listens (docs/spec.md §3): a function of the request alone.
             reply = reply_partition_for(entry.request.reply_partition, entry.partition, replies)
-            send(s.decisions_topic, reply, key, encode_decision(decision))
+            headers = None if traces is None else traces.get((entry.partition, entry.offset))
+            send(s.decisions_topic, reply, key, encode_decision(decision), headers)
         for snap in out.snapshots:
             key = snap.state.operation_id.encode()
             send(s.executions_topic, snap.source_partition, key, encode_snapshot(snap))

@@ -26,7 +26,7 @@ from prometheus_client import CollectorRegistry
 
 from oncelog.kafka.reader import consume_available, partition_count
 from oncelog.projector.assignment import Assignment
-from oncelog.projector.batch import BatchFolder
+from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.committer import Committer
 from oncelog.projector.group_consumer import GroupConsumer, group_config
 from oncelog.projector.group_consumer import fatal_error as _fatal_error
@@ -39,6 +39,8 @@ from oncelog.projector.sweeps import SweepScheduler
 from oncelog.projector.unassigned_watch import DEFAULT_MARGIN_S
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, check_topics, ledger_topics
+from oncelog.tracing import active as tracing_active
+from oncelog.tracing.fold import DecisionHeaders, fold_spans
 
 # Also the names the bench and the tests import from here (test_projector_fatal: _fatal_error).
 __all__ = [
@@ -200,14 +202,16 @@ class Projector:
     def _process(self, messages: list[Message]) -> None:
         """Judge a poll's records, publish what they decided, hand the batch to the committer."""
         assert self._folder is not None
-        began = time.perf_counter()
+        traced = tracing_active()  # once a batch: with tracing off, no header is read
+        began, began_ns = time.perf_counter(), time.time_ns() if traced else 0
         out = self._folder.fold(messages, self._memory.load)
         folded_s = time.perf_counter() - began
+        traces = self._fold_spans(messages, out, began_ns) if traced else None
         self._memory.remember(out.snapshots)
         if self._before_publish is not None:
             # Fault injection: folded, not published; told which requests it decided.
             self._before_publish([(e.partition, e.offset) for e in out.audit])
-        self._publisher.publish(out)
+        self._publisher.publish(out, traces)
         next_offsets = {p: pos.next_offset for p, pos in out.positions.items()}
         self.metrics.batch_folded(folded_s, out.audit, out.dead, next_offsets)
         self._report_lag()
@@ -220,6 +224,13 @@ class Projector:
             # Only committed states may go: a miss reloads the version DuckDB holds.
             self._committer.drain()
             self._memory.states.evict()
+
+    def _fold_spans(
+        self, messages: list[Message], out: Folded, began_ns: int
+    ) -> DecisionHeaders | None:
+        """The batch's fold spans (tracing on); the headers its decisions carry back."""
+        window = (began_ns, time.time_ns())
+        return fold_spans(messages, out.audit, self._settings.requests_topic, window)
 
     def _report_lag(self, *, at_rest: bool = False) -> None:
         """Each assigned partition's lag, against the high watermark of its last fetch.

@@ -14,6 +14,7 @@ from oncelog.producer.dispatch import Dispatcher, Timeouts
 from oncelog.producer.protocol import Route, build_get
 from oncelog.schemas.models import Request
 from oncelog.settings import Settings
+from oncelog.tracing.propagation import Headers
 
 TOTAL_S, RESEND_S = 0.3, 0.1
 #: A call gives up at the first wake after its deadline, at most one re-send interval
@@ -56,9 +57,9 @@ async def test_concurrent_async_calls_each_resend_their_own_request_until_the_de
     sent: list[str] = []
     send = silent._send
 
-    def counted(request: Request) -> None:
+    def counted(request: Request, headers: Headers | None = None) -> None:
         sent.append(request.request_id)
-        send(request)
+        send(request, headers)
 
     monkeypatch.setattr(silent, "_send", counted)
     requests = [build_get(Route("run-1", f"step-{i}")) for i in range(3)]

@@ -1,0 +1,79 @@
+"""What tracing costs the SDK per call, in process: ``python -m bench.bench_tracing``.
+
+Not a test, and not the end-to-end figure (that is ``bench.peers --tracing`` against
+``bench.peers``: docs/performance.md). Here, on the in-memory ledger (no Kafka), the
+CPU microseconds a claim+complete cycle takes with tracing off, then with the SDK's provider
+set (batch processor, spans dropped: bench/traced.py); and, with it on, writing a
+request's ``traceparent`` and reading one back, once each per record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+import timeit
+from collections.abc import Callable
+
+from oncelog.producer.sync_client import SyncLedgerClient
+from oncelog.testing import InMemoryLedger
+from oncelog.tracing import active, propagation
+
+
+def _cycles(client: SyncLedgerClient, count: int, tag: str) -> float:
+    """CPU microseconds of this process per claim+complete cycle (the median of 5 runs of
+    ``count``): CPU time, not wall time, as other work on the machine stretches the latter
+    (the batch processor's export thread counts: it is part of the cost)."""
+    runs = []
+    for r in range(5):
+        began = time.process_time()
+        for i in range(count):
+            claim = client.claim_execution(f"{tag}-{r}", f"k{i}", tool_name="t", params={"i": i})
+            client.complete_execution(claim.execution, claim.claim_token, i)
+        runs.append((time.process_time() - began) / count * 1e6)
+    return statistics.median(runs)
+
+
+def _per_call_us(fn: Callable[[], object], number: int = 20_000) -> float:
+    timer = time.process_time
+    return min(timeit.repeat(fn, timer=timer, number=number, repeat=5)) / number * 1e6
+
+
+def main() -> None:
+    """Off, then on (a provider can be set once a process); the last line is JSON."""
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    load = os.getloadavg()[0]
+    ledger = InMemoryLedger(partitions=6)
+    with SyncLedgerClient(ledger.settings, transport=ledger) as client:
+        _cycles(client, count // 4, "warm")
+        off = _cycles(client, count, "off")
+        check_off = _per_call_us(active)
+        from bench import traced  # noqa: PLC0415  # sets the provider: tracing on from here
+
+        dropped = traced.install()
+        _cycles(client, count // 4, "warm-on")
+        on = _cycles(client, count, "on")
+    from opentelemetry import trace  # noqa: PLC0415
+
+    with trace.get_tracer("bench").start_as_current_span("call"):
+        headers = propagation.current_headers()
+        inject = _per_call_us(propagation.current_headers)
+    extract = _per_call_us(lambda: propagation.context_of(headers))
+    figures = {
+        "cycle_us_off": round(off, 1),
+        "cycle_us_on": round(on, 1),
+        "tracing_cost_per_cycle_us": round(on - off, 1),
+        "active_check_us_off": round(check_off, 3),
+        "traceparent_write_us": round(inject, 2),
+        "traceparent_read_us": round(extract, 2),
+        "spans_made": dropped.count,
+        # Other work on the machine skews every figure: say how busy it was.
+        "load_avg_1m": [round(load, 2), round(os.getloadavg()[0], 2)],
+    }
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
