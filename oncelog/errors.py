@@ -175,6 +175,11 @@ class StoreError(LedgerError, code="store_error", http_status=503):
     """The DuckDB projection could not be read or written; a failed write changed nothing."""
 
 
+class DiskFullError(StoreError, code="disk_full", http_status=507):
+    """The DuckDB file's volume is full: the projector stops. Nothing acknowledged is lost
+    (it is on the log); started again once there is space, it resumes from its last commit."""
+
+
 # --- the tool executor -------------------------------------------------------
 
 
