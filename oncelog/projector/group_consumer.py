@@ -56,8 +56,14 @@ def group_config(settings: Settings) -> dict[str, object]:
         # Cooperative: a rebalance moves only the partitions that change owner; the
         # others keep folding (an eager one would stop and restart every member).
         "partition.assignment.strategy": "cooperative-sticky",
+        # Cut off (or silent) for this long, the member loses its partitions and stops
+        # publishing for them; it rejoins by itself once the network heals.
         "session.timeout.ms": session_ms,
         "heartbeat.interval.ms": max(100, min(3000, session_ms // 3)),
+        # librdkafka's default, stated: between two polls the folding thread may wait on a
+        # commit, which waits on publishing (Publisher.flush, at most 60 s); a projector
+        # stuck for longer than this leaves the group and another takes its partitions.
+        "max.poll.interval.ms": 300_000,
         "enable.auto.commit": False,
         "auto.offset.reset": "earliest",
         # A long poll: answered as soon as a request lands, and an idle projector does not
