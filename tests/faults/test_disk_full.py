@@ -1,0 +1,48 @@
+"""Full disks: the projector's DuckDB volume and the broker's log directory (small tmpfs)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from drills.faults.disk_full import broker_disk_full, can_mount, projector_disk_full
+from oncelog.settings import Settings
+from oncelog.topics import admin_client, create_topics, ledger_topics
+
+pytestmark = [
+    pytest.mark.kafka,
+    pytest.mark.skipif(not can_mount(), reason="mounting a small tmpfs needs root"),
+]
+
+
+def test_a_full_duckdb_volume_stops_the_projector_typed_and_it_resumes(
+    settings: Settings, tmp_path: Path
+) -> None:
+    assert settings.bootstrap_servers is not None
+    create_topics(admin_client(settings, settings.bootstrap_servers), ledger_topics(settings))
+    report = projector_disk_full(settings, tmp_path)
+    assert report.stopped, "serve went on writing to a full volume"
+    assert "[disk_full]" in report.message
+    assert str(tmp_path / "vol" / "live.duckdb") in report.message
+    assert report.acknowledged > 0
+    assert report.lost == 0
+    assert report.untyped_errors == []
+    assert report.log.undecided == 0
+    assert report.log.divergent_decisions == report.log.divergent_snapshots == 0
+    assert report.log.verify_differences == []
+
+
+def test_a_full_broker_log_directory_refuses_writes_and_loses_nothing(tmp_path: Path) -> None:
+    if os.environ.get("ONCELOG_BOOTSTRAP_SERVERS"):
+        pytest.skip("the case fills a local broker of its own")
+    report = broker_disk_full(tmp_path)
+    assert report.stopped, report.message
+    assert report.acknowledged > 0
+    assert set(report.typed_errors) <= {"timeout", "kafka_error"}
+    assert sum(report.typed_errors.values()) > 0  # refused, as typed errors
+    assert report.untyped_errors == []
+    assert report.lost == 0
+    assert report.log.undecided == 0
+    assert report.log.verify_differences == []
