@@ -34,9 +34,11 @@ def cluster_network_drill(
     began = time.monotonic()
     with Toxiproxy.running(workdir / "toxiproxy.log") as toxiproxy:
         proxied, proxies, addresses, http = _proxies(toxiproxy)
-        cluster = LocalCluster(
-            Settings(bootstrap_servers=None, data_dir=workdir / "data"), proxied=proxied
+        # Three JVMs starting at once behind proxies on a loaded machine: a longer bound.
+        own = Settings(
+            bootstrap_servers=None, data_dir=workdir / "data", broker_start_timeout_s=240
         )
+        cluster = LocalCluster(own, proxied=proxied)
         try:
             info = cluster.start()
             started = time.monotonic() - began

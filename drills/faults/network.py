@@ -61,6 +61,7 @@ class Applied:
     resets: int
     recovery_s: float | None  # None: not within RECOVERY_BOUND_S
     errors: dict[str, int] = field(default_factory=dict)  # the probe's typed errors meanwhile
+    serve_died: str | None = None  # serve's exit status and last words, when it died
 
 
 @dataclass
@@ -75,6 +76,7 @@ class NetworkReport:
     workers_hung: int = 0  # load processes that did not stop within a call's timeout
     workers_failed: int = 0  # load processes that exited with an error (see worker-N.log)
     projector_survived: bool = False
+    projector_crashes: list[str] = field(default_factory=list)  # restarted, as a supervisor
     projector_rejoins: int = 0
     log: LogCheck = field(default_factory=LogCheck)
     seconds: float = 0.0
@@ -108,6 +110,7 @@ class NetworkReport:
             "unrecovered": sum(a.recovery_s is None for a in self.applied),
             "typed_errors": dict(calls.typed_errors), "requests_on_log": log.requests,
             "projector_survived": self.projector_survived,
+            "projector_crashes": len(self.projector_crashes),
             "projector_rejoins": self.projector_rejoins, "seconds": round(self.seconds),
             "phases_s": {k: round(v, 1) for k, v in self.phases_s.items()},
         }  # fmt: skip
@@ -126,7 +129,8 @@ class NetworkReport:
     def findings(self) -> list[str]:
         """The first few of each kind of failed check, for the console."""
         c = self.calls
-        return (c.wrong_answers[:5] + c.hung[:5] + c.untyped_errors[:5] + c.double_grants[:5]
+        return (self.projector_crashes[:5]
+                + c.wrong_answers[:5] + c.hung[:5] + c.untyped_errors[:5] + c.double_grants[:5]
                 + self.probe_untyped[:5] + self.log.verify_differences[:5]
                 + self._http().hung[:5])  # fmt: skip
 
@@ -199,7 +203,7 @@ class Run:
     def go(self, faults: list[Fault], workers: int, report_line: Any) -> NetworkReport:
         began = time.monotonic()
         report = NetworkReport(http=HttpReader(self.http_url))
-        serve = self._serve()
+        self.serve = self._serve()
         procs = [self._worker(n) for n in range(workers)]
         probe = Probe(self.clients)
         probe.start()
@@ -212,7 +216,8 @@ class Run:
             for fault in faults:
                 report.applied.append(self._fault(fault, probe))
                 report_line(_line(report.applied[-1]))
-            report.projector_survived = serve.poll() is None
+            died = any(a.serve_died for a in report.applied)
+            report.projector_survived = not died and self.serve.poll() is None
             report.workers_hung = self._stop_workers(procs)
             report.workers_failed = sum(proc.returncode not in (0, -9) for proc in procs)
             settle(self.direct, Timeouts(total_s=120, resend_after_s=5))
@@ -223,7 +228,8 @@ class Run:
             for proc in procs:
                 if proc.poll() is None:
                     proc.kill()
-            stop_serve(serve)
+            stop_serve(self.serve)
+        report.projector_crashes = [a.serve_died for a in report.applied if a.serve_died]
         report.phases_s["faults"] = sum(
             a.fault.seconds + (a.recovery_s or 0) for a in report.applied
         )
@@ -247,8 +253,23 @@ class Run:
         before = Counter(probe.typed_errors)
         resets = hold(self.toxiproxy, fault, self.proxies, threading.Event())
         healed = time.monotonic()
+        died = self._restart_if_dead()
         recovery = probe.recovered_after(healed, RECOVERY_BOUND_S)
-        return Applied(fault, resets, recovery, dict(probe.typed_errors - before))
+        return Applied(fault, resets, recovery, dict(probe.typed_errors - before), died)
+
+    def _restart_if_dead(self) -> str | None:
+        """Start serve again if it died (as its supervisor would); say how it died.
+
+        A crash is a finding (``projector_crashes``, and the run is not ok); restarting
+        lets the rest of the schedule, and every check on the log, still run.
+        """
+        code = self.serve.poll()
+        if code is None:
+            return None
+        text = (self.workdir / "serve.log").read_text(errors="replace")
+        words = [line for line in text.splitlines() if line and not line.startswith("%")]
+        self.serve = self._serve()
+        return f"serve exited {code}: {' | '.join(words[-3:])}"
 
     def _stop_workers(self, procs: list[subprocess.Popen[bytes]]) -> int:
         """Ask the load processes to stop after their call in flight; those that do not
@@ -275,7 +296,7 @@ class Run:
 #: The figures that add up across drills (the issue's, then the other checks).
 _SUMS = ("faults", "calls", "acknowledged", "lost", "undecided", "divergent", "hung_calls",
          "untyped_errors", "double_grants", "verify_differences", "unrecovered",
-         "workers_failed", "resets", "requests_on_log")  # fmt: skip
+         "workers_failed", "projector_crashes", "resets", "requests_on_log")  # fmt: skip
 
 
 def combined(reports: Mapping[str, NetworkReport]) -> dict[str, Any]:
@@ -292,4 +313,6 @@ def combined(reports: Mapping[str, NetworkReport]) -> dict[str, Any]:
 def _line(applied: Applied) -> str:
     recovery = "never" if applied.recovery_s is None else f"{applied.recovery_s:.1f} s"
     errors = ", ".join(f"{k} {v}" for k, v in sorted(applied.errors.items())) or "none"
-    return f"{applied.fault.label()}: claims again {recovery} after the heal; probe errors {errors}"
+    died = f"; {applied.serve_died}, restarted" if applied.serve_died else ""
+    return (f"{applied.fault.label()}: claims again {recovery} after the heal; "
+            f"probe errors {errors}{died}")  # fmt: skip
