@@ -48,6 +48,7 @@ PAIRS = (("clients", "projector"),)
 #: The load's calls: short, so that a fault shows as failures, and the bound of a hung call.
 CALL_TIMEOUTS = Timeouts(total_s=5.0, resend_after_s=1.0)
 RECOVERY_BOUND_S = 120.0
+_RECOVERY_SLICE_S = 5.0  # how often the wait for claims looks whether serve died
 #: The projector's group session: a cut or blackhole of the projector's link longer than
 #: this expires its membership, which the drill must survive (it rejoins by itself).
 SESSION_TIMEOUT_MS = 6000
@@ -253,8 +254,11 @@ class Run:
         before = Counter(probe.typed_errors)
         resets = hold(self.toxiproxy, fault, self.proxies, threading.Event())
         healed = time.monotonic()
-        died = self._restart_if_dead()
-        recovery = probe.recovered_after(healed, RECOVERY_BOUND_S)
+        died: str | None = None
+        recovery = None
+        while recovery is None and time.monotonic() < healed + RECOVERY_BOUND_S:
+            died = died or self._restart_if_dead()  # it may die after the heal, too
+            recovery = probe.recovered_after(healed, _RECOVERY_SLICE_S)
         return Applied(fault, resets, recovery, dict(probe.typed_errors - before), died)
 
     def _restart_if_dead(self) -> str | None:
