@@ -1,10 +1,10 @@
 """``make faults``: 100k fuzz cases, 100 projector kills, a broker restart, the failover
 drill on a three-node cluster and the network drill, with figures.
 
-Usage: ``python -m drills.faults [all|failover|network] [--fuzz N] [--kills N]
+Usage: ``python -m drills.faults [all|failover|network|disk] [--fuzz N] [--kills N]
 [--leader-kills N] [--rounds N] [--max-hold-s S] [--short] [--skip-broker]``. The last line
-is one JSON object with the figures; ``failover`` and ``network`` run that drill alone,
-and their last line is its figures.
+is one JSON object with the figures; ``failover``, ``network`` and ``disk`` (the broker's
+log directory filled) run that drill alone, and their last line is its figures.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 from rich.console import Console
 
 from drills.faults.broker_restart import broker_restart_drill
+from drills.faults.disk_full import broker_disk_full
 from drills.faults.failover import failover_drill
 from drills.faults.fuzz import fuzz_decoder, fuzz_projector
 from drills.faults.net_cluster import cluster_network_drill
@@ -44,7 +45,9 @@ def _topics(bootstrap: str, tmp: Path, name: str) -> Settings:
 def main() -> None:
     """Run every drill and print what it found; the last line is JSON."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("drill", nargs="?", choices=["all", "failover", "network"], default="all")
+    parser.add_argument(
+        "drill", nargs="?", choices=["all", "failover", "network", "disk"], default="all"
+    )
     parser.add_argument("--fuzz", type=int, default=100_000)
     parser.add_argument("--kills", type=int, default=100)
     parser.add_argument("--leader-kills", type=int, default=5)
@@ -57,8 +60,10 @@ def main() -> None:
         "--skip-broker", action="store_true", help="no broker restart, failover, network"
     )
     args = parser.parse_args()
-    if args.drill in ("failover", "network"):
-        figures = _failover(args.leader_kills) if args.drill == "failover" else _network(args)
+    if args.drill in ("failover", "network", "disk"):
+        run = {"failover": lambda: _failover(args.leader_kills), "network": lambda: _network(args),
+               "disk": _broker_disk}[args.drill]  # fmt: skip
+        figures = run()
         print(json.dumps(figures, sort_keys=False))
         raise SystemExit(0 if figures["ok"] else 1)
     with broker_for_run(Settings()) as broker:  # stopped afterwards only if started here
@@ -68,6 +73,7 @@ def main() -> None:
         out["broker_restart"] = _broker_restart()
         out["failover"] = _failover(args.leader_kills)
         out["network"] = _network(args)
+        out["broker_disk_full"] = _broker_disk()
     print(json.dumps(out, sort_keys=True))
 
 
@@ -144,6 +150,22 @@ def _network(args: argparse.Namespace) -> dict[str, Any]:
             console.print(f"  finding: {finding}", markup=False)
         reports[name] = report
     return combined(reports)
+
+
+def _broker_disk() -> dict[str, Any]:
+    """The broker's log directory filled (a tmpfs of its own; needs root)."""
+    workdir = Path(tempfile.mkdtemp(prefix="oncelog-faults-disk-"))
+    report = broker_disk_full(workdir)
+    log = report.log
+    figures = {
+        "stopped": report.stopped, "acknowledged": report.acknowledged, "lost": report.lost,
+        "typed_errors": report.typed_errors, "untyped_errors": len(report.untyped_errors),
+        "undecided": log.undecided, "verify_differences": len(log.verify_differences),
+        "note": report.message,
+    }  # fmt: skip
+    ok = report.stopped and figures["lost"] == figures["undecided"] == 0
+    console.print(f"broker disk full ({workdir}): {figures}", markup=False)
+    return {**figures, "ok": ok and not report.untyped_errors}
 
 
 def _say(line: str) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -158,6 +159,9 @@ def broker_disk_full(workdir: Path, size_mib: int = 64) -> DiskFullReport:
             _judge(report, load, settings, db, workdir)
         finally:
             broker.stop()
+            # The broker's log lives on the volume, which goes with it: keep a copy.
+            if (vol / "broker" / "broker.log").exists():
+                shutil.copy(vol / "broker" / "broker.log", workdir / "broker.log")
     return report
 
 
