@@ -192,6 +192,7 @@ class Run:
         self.workdir = workdir
         self.db = workdir / "live.duckdb"
         self.stop_file = workdir / "stop"
+        self.applied_any = False  # before the first fault, no claims at all is the drill's failure
 
     def _serve(self) -> subprocess.Popen[bytes]:
         """``oncelog serve`` with its HTTP API, reaching the broker through its proxy."""
@@ -211,13 +212,15 @@ class Run:
         assert report.http is not None
         report.http.start()
         try:
-            if probe.recovered_after(time.monotonic()) is None:
-                raise RuntimeError(f"claims never succeeded through the proxy; see {self.workdir}")
+            died_at_start = self._until_claims(probe, time.monotonic())[1]
+            if died_at_start is not None:  # a finding as any crash: counted, not hidden
+                report.projector_crashes.append(f"at start: {died_at_start}")
             report.phases_s["up"] = time.monotonic() - began
+            self.applied_any = True
             for fault in faults:
                 report.applied.append(self._fault(fault, probe))
                 report_line(_line(report.applied[-1]))
-            died = any(a.serve_died for a in report.applied)
+            died = bool(report.projector_crashes) or any(a.serve_died for a in report.applied)
             report.projector_survived = not died and self.serve.poll() is None
             report.workers_hung = self._stop_workers(procs)
             report.workers_failed = sum(proc.returncode not in (0, -9) for proc in procs)
@@ -230,7 +233,7 @@ class Run:
                 if proc.poll() is None:
                     proc.kill()
             stop_serve(self.serve)
-        report.projector_crashes = [a.serve_died for a in report.applied if a.serve_died]
+        report.projector_crashes += [a.serve_died for a in report.applied if a.serve_died]
         report.phases_s["faults"] = sum(
             a.fault.seconds + (a.recovery_s or 0) for a in report.applied
         )
@@ -253,13 +256,20 @@ class Run:
     def _fault(self, fault: Fault, probe: Probe) -> Applied:
         before = Counter(probe.typed_errors)
         resets = hold(self.toxiproxy, fault, self.proxies, threading.Event())
-        healed = time.monotonic()
+        recovery, died = self._until_claims(probe, time.monotonic())
+        return Applied(fault, resets, recovery, dict(probe.typed_errors - before), died)
+
+    def _until_claims(self, probe: Probe, since: float) -> tuple[float | None, str | None]:
+        """Seconds from ``since`` until claims succeed on every partition (None: not within
+        the bound), restarting a serve that died meanwhile (and how it died)."""
         died: str | None = None
         recovery = None
-        while recovery is None and time.monotonic() < healed + RECOVERY_BOUND_S:
+        while recovery is None and time.monotonic() < since + RECOVERY_BOUND_S:
             died = died or self._restart_if_dead()  # it may die after the heal, too
-            recovery = probe.recovered_after(healed, _RECOVERY_SLICE_S)
-        return Applied(fault, resets, recovery, dict(probe.typed_errors - before), died)
+            recovery = probe.recovered_after(since, _RECOVERY_SLICE_S)
+        if recovery is None and not self.applied_any:
+            raise RuntimeError(f"claims never succeeded through the proxy; see {self.workdir}")
+        return recovery, died
 
     def _restart_if_dead(self) -> str | None:
         """Start serve again if it died (as its supervisor would); say how it died.
