@@ -60,9 +60,10 @@ def group_config(settings: Settings) -> dict[str, object]:
         # publishing for them; it rejoins by itself once the network heals.
         "session.timeout.ms": session_ms,
         "heartbeat.interval.ms": max(100, min(3000, session_ms // 3)),
-        # librdkafka's default, stated: between two polls the folding thread may wait on a
-        # commit, which waits on publishing (Publisher.flush, at most 60 s); a projector
-        # stuck for longer than this leaves the group and another takes its partitions.
+        # librdkafka's default, stated: a projector that does not poll for this long leaves
+        # the group and another takes its partitions. The folding thread polls between
+        # batches; only a rebalance callback waits for a commit (and so for publishing,
+        # Publisher.flush): an outage that long costs a rejoin, nothing else.
         "max.poll.interval.ms": 300_000,
         "enable.auto.commit": False,
         "auto.offset.reset": "earliest",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from oncelog.kafka.producer import DEFAULT_PRODUCER_CONFIG
 from oncelog.projector.group_consumer import group_config
+from oncelog.projector.publisher import FLUSH_TIMEOUT_S
 from oncelog.settings import KAFKA_NETWORK_CONFIG, Settings
 
 NOWHERE = "127.0.0.1:9"
@@ -31,3 +33,9 @@ def test_the_projectors_group_settings() -> None:
     assert config["session.timeout.ms"] == 6000
     assert config["heartbeat.interval.ms"] == 2000
     assert config["max.poll.interval.ms"] == 300_000
+
+
+def test_a_commit_waits_for_publishing_longer_than_any_record_may_take() -> None:
+    # Each record is delivered or fails with its own error within message.timeout.ms: a
+    # flush bound below it stopped serve on a replication stall it would have outlived.
+    assert DEFAULT_PRODUCER_CONFIG["message.timeout.ms"] < FLUSH_TIMEOUT_S * 1000
