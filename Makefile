@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars phoenix test lint format docs broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http faults clean
+.PHONY: venv jars phoenix toxiproxy test lint format docs broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http faults clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -28,10 +28,21 @@ phoenix: $(PHOENIX_VENV)/.installed-stamp  ## the OTLP receiver the tracing test
 jars: venv  ## fetch the broker's jars from Maven Central once (cached afterwards)
 	$(PY) -m oncelog broker fetch
 
+# The network drill's fault proxy (drills/faults/toxiproxy.py), built from the Go module
+# proxy once; keep TOXIPROXY_VERSION equal to drills.faults.toxiproxy.VERSION.
+TOXIPROXY_VERSION := v2.12.0
+TOXIPROXY := $(VENV)/bin/toxiproxy-server
+
+$(TOXIPROXY): | $(STAMP)
+	GOBIN=$(abspath $(VENV))/gobin go install github.com/Shopify/toxiproxy/v2/cmd/server@$(TOXIPROXY_VERSION)
+	mv $(VENV)/gobin/server $(TOXIPROXY) && rmdir $(VENV)/gobin
+
+toxiproxy: $(TOXIPROXY)
+
 # Two workers (pytest-xdist), each with its own session broker: the Kafka tests mostly wait
 # on the log, so a second worker overlaps those waits with the CPU-bound property tests.
 # loadgroup: the tests of one xdist_group (the three-node cluster's) share one worker.
-test: jars  ## the whole suite against a real broker
+test: jars toxiproxy  ## the whole suite against a real broker
 	ONCELOG_THOROUGH=1 $(PY) -m pytest -q -n 2 --dist loadgroup --durations=10
 
 # lint-imports checks the layer and fold-purity contracts of pyproject.toml. No cache: it
@@ -72,7 +83,7 @@ chaos: jars  ## crash-consistency matrix: SIGKILLed workers x strategies (a few 
 bench: jars  ## ledger figures against raw Kafka (a few minutes)
 	$(PY) -m bench.bench_ledger
 
-faults: jars  ## 100k fuzz cases, 100 projector kills, a broker restart, failover on 3 nodes
+faults: jars toxiproxy  ## fuzz, projector kills, a broker restart, failover on 3 nodes, network faults
 	$(PY) -m drills.faults
 
 bench-core: venv

@@ -211,6 +211,11 @@ class VerifyIncompleteError(LedgerError, code="verify_incomplete"):
     DuckDB file is locked by a running ``oncelog serve``); it checked nothing."""
 
 
+class DiskFullError(StoreError, code="disk_full", http_status=507):
+    """The DuckDB file's volume is full: the projector stops. Nothing acknowledged is lost
+    (it is on the log); started again once there is space, it resumes from its last commit."""
+
+
 # --- the tool executor -------------------------------------------------------
 
 

@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, overload
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: How every client of the ledger (SDK, projector, admin) meets a bad network: chosen with
+#: the network drill (``python -m drills.faults network``; docs/reliability.md, "Network
+#: faults", has the figures). ``ONCELOG_KAFKA_EXTRA_CONFIG`` may override each.
+KAFKA_NETWORK_CONFIG: Mapping[str, Any] = {
+    # A request unanswered for this long fails, and its connection is closed and opened
+    # again (socket.max.fails=1): a half-open connection, one that accepts and never
+    # answers, costs 10 s instead of librdkafka's default 60 s.
+    "socket.timeout.ms": 10_000,
+    # The same bound on a new connection's TCP and API-version handshake (default 30 s).
+    "socket.connection.setup.timeout.ms": 10_000,
+    # The kernel's keepalive probes on idle connections: a peer that vanished without a
+    # FIN or RST (a dropped NAT entry, a dead host) is found on a connection nobody uses.
+    "socket.keepalive.enable": True,
+    # After a cut heals, a client tries again within a second (default up to 10 s);
+    # one attempt a second per broker is no load on a broker.
+    "reconnect.backoff.ms": 100,
+    "reconnect.backoff.max.ms": 1_000,
+}
 
 
 def _default_cache_dir() -> Path:
@@ -205,8 +225,9 @@ class Settings(BaseSettings):
     )
 
     def kafka_config(self, bootstrap: str) -> dict[str, Any]:
-        """librdkafka settings shared by every client: bootstrap, SASL/TLS, passthrough."""
-        conf: dict[str, Any] = {"bootstrap.servers": bootstrap}
+        """librdkafka settings shared by every client: bootstrap, network behaviour
+        (:data:`KAFKA_NETWORK_CONFIG`), SASL/TLS, passthrough."""
+        conf: dict[str, Any] = {"bootstrap.servers": bootstrap, **KAFKA_NETWORK_CONFIG}
         optional = {
             "security.protocol": self.security_protocol,
             "sasl.mechanism": self.sasl_mechanism,

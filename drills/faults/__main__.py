@@ -1,9 +1,10 @@
-"""``make faults``: 100k fuzz cases, 100 projector kills, a broker restart and the failover
-drill on a three-node cluster, with figures.
+"""``make faults``: 100k fuzz cases, 100 projector kills, a broker restart, the failover
+drill on a three-node cluster and the network drill, with figures.
 
-Usage: ``python -m drills.faults [all|failover] [--fuzz N] [--kills N] [--leader-kills N]
-[--skip-broker]``. The last line is one JSON object with the figures; ``failover`` runs
-the failover drill alone, and its last line is the failover figures.
+Usage: ``python -m drills.faults [all|failover|network|disk] [--fuzz N] [--kills N]
+[--leader-kills N] [--rounds N] [--max-hold-s S] [--short] [--skip-broker]``. The last line
+is one JSON object with the figures; ``failover``, ``network`` and ``disk`` (the broker's
+log directory filled) run that drill alone, and their last line is its figures.
 """
 
 from __future__ import annotations
@@ -18,8 +19,12 @@ from typing import Any
 from rich.console import Console
 
 from drills.faults.broker_restart import broker_restart_drill
+from drills.faults.disk_full import broker_disk_full
 from drills.faults.failover import failover_drill
 from drills.faults.fuzz import fuzz_decoder, fuzz_projector
+from drills.faults.net_cluster import cluster_network_drill
+from drills.faults.net_schedule import schedule, short_schedule
+from drills.faults.network import LINKS, PAIRS, combined, network_drill
 from drills.faults.projector_kills import projector_kill_drill
 from oncelog.broker.local import broker_for_run
 from oncelog.settings import Settings
@@ -40,14 +45,25 @@ def _topics(bootstrap: str, tmp: Path, name: str) -> Settings:
 def main() -> None:
     """Run every drill and print what it found; the last line is JSON."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("drill", nargs="?", choices=["all", "failover"], default="all")
+    parser.add_argument(
+        "drill", nargs="?", choices=["all", "failover", "network", "disk"], default="all"
+    )
     parser.add_argument("--fuzz", type=int, default=100_000)
     parser.add_argument("--kills", type=int, default=100)
     parser.add_argument("--leader-kills", type=int, default=5)
-    parser.add_argument("--skip-broker", action="store_true", help="no broker restart, no failover")
+    parser.add_argument("--rounds", type=int, default=2, help="network: rounds of the schedule")
+    parser.add_argument("--max-hold-s", type=float, default=30.0, help="network: longest cut")
+    parser.add_argument("--cluster-rounds", type=int, default=2, help="network: on 3 nodes")
+    parser.add_argument("--short", action="store_true", help="network: one fault per link")
+    parser.add_argument("--seed", type=int, default=28, help="network: the schedule's seed")
+    parser.add_argument(
+        "--skip-broker", action="store_true", help="no broker restart, failover, network"
+    )
     args = parser.parse_args()
-    if args.drill == "failover":
-        figures = _failover(args.leader_kills)
+    if args.drill in ("failover", "network", "disk"):
+        run = {"failover": lambda: _failover(args.leader_kills), "network": lambda: _network(args),
+               "disk": _broker_disk}[args.drill]  # fmt: skip
+        figures = run()
         print(json.dumps(figures, sort_keys=False))
         raise SystemExit(0 if figures["ok"] else 1)
     with broker_for_run(Settings()) as broker:  # stopped afterwards only if started here
@@ -56,6 +72,8 @@ def main() -> None:
         # Last, and outside the shared broker's lifetime: each starts and stops its own.
         out["broker_restart"] = _broker_restart()
         out["failover"] = _failover(args.leader_kills)
+        out["network"] = _network(args)
+        out["broker_disk_full"] = _broker_disk()
     print(json.dumps(out, sort_keys=True))
 
 
@@ -106,6 +124,52 @@ def _failover(leader_kills: int) -> dict[str, Any]:
     for finding in (report.untyped_errors + report.wrong_answers)[:10]:
         console.print(f"  finding: {finding}", markup=False)
     return {**report.figures(), "ok": report.ok}
+
+
+def _network(args: argparse.Namespace) -> dict[str, Any]:
+    """The single broker's links (clients, projector, HTTP), then the cluster's (brokers)."""
+    if args.short:
+        single, between = short_schedule(LINKS), short_schedule(["brokers"])
+    else:
+        single = schedule(
+            LINKS, rounds=args.rounds, seed=args.seed, max_hold_s=args.max_hold_s, pairs=PAIRS
+        )
+        between = schedule(
+            ["brokers"], rounds=args.cluster_rounds, seed=args.seed, max_hold_s=args.max_hold_s
+        )
+    reports = {}
+    for name, drill, faults in (("single_broker", network_drill, single),
+                                ("cluster", cluster_network_drill, between)):  # fmt: skip
+        if not faults:
+            continue
+        workdir = Path(tempfile.mkdtemp(prefix=f"oncelog-faults-network-{name}-"))
+        console.print(f"network drill, {name}: {len(faults)} faults ({workdir})")
+        report = drill(workdir, faults, report_line=_say)
+        console.print(f"network drill, {name}: {report.seconds:.0f} s")
+        for finding in report.findings()[:20]:
+            console.print(f"  finding: {finding}", markup=False)
+        reports[name] = report
+    return combined(reports)
+
+
+def _broker_disk() -> dict[str, Any]:
+    """The broker's log directory filled (a tmpfs of its own; needs root)."""
+    workdir = Path(tempfile.mkdtemp(prefix="oncelog-faults-disk-"))
+    report = broker_disk_full(workdir)
+    log = report.log
+    figures = {
+        "stopped": report.stopped, "acknowledged": report.acknowledged, "lost": report.lost,
+        "typed_errors": report.typed_errors, "untyped_errors": len(report.untyped_errors),
+        "undecided": log.undecided, "verify_differences": len(log.verify_differences),
+        "note": report.message,
+    }  # fmt: skip
+    ok = report.stopped and figures["lost"] == figures["undecided"] == 0
+    console.print(f"broker disk full ({workdir}): {figures}", markup=False)
+    return {**figures, "ok": ok and not report.untyped_errors}
+
+
+def _say(line: str) -> None:
+    console.print(line, markup=False)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import subprocess
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ class Load:
     settings: Settings
     timeouts: Timeouts
     threads: int = 2
+    params: Callable[[int], dict[str, Any]] = lambda i: {"i": i}  # of the i-th claim
     completed: list[tuple[str, str]] = field(default_factory=list)  # (channel, key)
     typed_errors: Counter[str] = field(default_factory=Counter)
     untyped_errors: list[str] = field(default_factory=list)
@@ -71,7 +73,8 @@ class Load:
             while not self.stop.is_set():
                 channel, key = f"load-{n}-{i % 13}", f"op-{n}-{i}"
                 try:
-                    claim = c.claim_execution(channel, key, tool_name="t", params={"i": i})
+                    params = self.params(i)
+                    claim = c.claim_execution(channel, key, tool_name="t", params=params)
                     if claim.status != ClaimStatus.CLAIMED:
                         self.wrong_answers.append(f"{channel}/{key}: {claim.status}")
                     else:

@@ -19,14 +19,15 @@ import json
 import signal
 import time
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from oncelog.broker.kraft import (
     Jvm,
     Quorum,
+    Route,
     formatted,
     kill_pid,
     log_tail,
@@ -82,17 +83,39 @@ class ClusterInfo:
         return tuple(node for node in self.nodes if node.pid is not None)
 
 
+@dataclass(frozen=True)
+class Proxied:
+    """Proxies in front of the nodes (the network drill's), laid out before the first start.
+
+    ``ports``: each node's own (listener, controller) ports, the proxies' upstreams;
+    ``routes``: each node's further listeners (by node id), advertised at their proxies;
+    ``inter_broker``: the route brokers replicate over; ``controllers``: where the nodes
+    reach each node's controller (its proxy), as the voters name it.
+    """
+
+    ports: Sequence[tuple[int, int]]
+    routes: Mapping[int, Sequence[Route]] = field(default_factory=dict)
+    inter_broker: str | None = None
+    controllers: Mapping[int, str] = field(default_factory=dict)
+
+
 class LocalCluster:
     """Start, inspect, SIGKILL and restart the nodes of a local KRaft cluster."""
 
     def __init__(
-        self, settings: Settings, data_dir: Path | None = None, *, nodes: int = DEFAULT_NODES
+        self,
+        settings: Settings,
+        data_dir: Path | None = None,
+        *,
+        nodes: int = DEFAULT_NODES,
+        proxied: Proxied | None = None,
     ) -> None:
         if nodes < DEFAULT_NODES:
             # Two nodes could keep neither three replicas nor a quorum through one loss.
             raise BrokerError(f"a local cluster has three nodes or more, not {nodes}")
         self._settings = settings
         self.size = nodes
+        self._proxied = proxied
         self.dir = (data_dir or settings.data_dir) / "cluster"
         self._layout_path = self.dir / "cluster.json"
 
@@ -192,9 +215,12 @@ class LocalCluster:
 
     def _new_layout(self) -> ClusterInfo:
         """Pick ports, write every node's properties and format them with one cluster id."""
-        ports = [(free_port(), free_port()) for _ in range(self.size)]
-        nodes = tuple(NodeInfo(i + 1, p, c) for i, (p, c) in enumerate(ports))
-        voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in nodes)
+        proxied = self._proxied or Proxied([(free_port(), free_port()) for _ in range(self.size)])
+        nodes = tuple(NodeInfo(i + 1, p, c) for i, (p, c) in enumerate(proxied.ports))
+        voters = ",".join(
+            f"{n.node_id}@{proxied.controllers.get(n.node_id, f'127.0.0.1:{n.controller_port}')}"
+            for n in nodes
+        )
         cluster_id = new_cluster_id()
         jvm = Jvm.for_settings(self._settings)
         formats = []
@@ -203,7 +229,11 @@ class LocalCluster:
             data.mkdir(parents=True, exist_ok=True)
             quorum = Quorum(node.node_id, voters, replicas=DEFAULT_NODES)
             props = data / "server.properties"
-            props.write_text(server_properties(data, node.port, node.controller_port, None, quorum))
+            text = server_properties(
+                data, node.port, node.controller_port, None, quorum,
+                routes=proxied.routes.get(node.node_id, ()), inter_broker=proxied.inter_broker,
+            )  # fmt: skip
+            props.write_text(text)
             formats.append((jvm.format_storage(props, cluster_id), data))
         for proc, data in formats:  # three JVMs format at once: a start-up each, in parallel
             formatted(proc, data)

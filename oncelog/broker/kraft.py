@@ -15,7 +15,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -158,12 +158,29 @@ class Quorum:
     replicas: int = 1
 
 
+@dataclass(frozen=True)
+class Route:
+    """A further listener that clients reach through a proxy (the network drill's).
+
+    The broker listens on ``port`` and advertises ``advertised``, the proxy's address:
+    a client that bootstraps through the proxy learns the proxy's address for every
+    broker from the metadata, so each of its connections goes through it.
+    """
+
+    name: str  # the listener's name, e.g. CLIENTS
+    port: int
+    advertised: str  # host:port of the proxy in front of it
+
+
 def server_properties(
     data: Path,
     port: int,
     controller_port: int,
     secure_lines: list[str] | None = None,
     quorum: Quorum | None = None,
+    *,
+    routes: Sequence[Route] = (),
+    inter_broker: str | None = None,
 ) -> str:
     """A combined-mode (broker and controller) ``server.properties``.
 
@@ -171,20 +188,27 @@ def server_properties(
     internal topic. In a cluster, ``quorum`` names the voters and the replica count
     (3: internal topics get ``min.insync.replicas=2``, so do new topics by default).
     With ``secure_lines`` (see :func:`oncelog.broker.secure.secure_properties`) the
-    broker listener is ``SASL_PLAINTEXT`` instead of ``PLAINTEXT``.
+    broker listener is ``SASL_PLAINTEXT`` instead of ``PLAINTEXT``. Each of ``routes``
+    adds a listener of that protocol, advertised at its proxy; ``inter_broker`` names the
+    one brokers replicate over (default: the broker listener).
     """
     quorum = quorum or Quorum()
     listener = PROTOCOL if secure_lines is not None else "PLAINTEXT"
     voters = quorum.voters or f"{quorum.node_id}@127.0.0.1:{controller_port}"
+    listens = "".join(f",{r.name}://127.0.0.1:{r.port}" for r in routes)
+    advertised = "".join(f",{r.name}://{r.advertised}" for r in routes)
+    protocols = "".join(f",{r.name}:{listener}" for r in routes)
     return "\n".join(
         [
             "process.roles=broker,controller",
             f"node.id={quorum.node_id}",
-            f"listeners={listener}://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
-            f"advertised.listeners={listener}://127.0.0.1:{port}",
+            f"listeners={listener}://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}"
+            + listens,
+            f"advertised.listeners={listener}://127.0.0.1:{port}{advertised}",
             "controller.listener.names=CONTROLLER",
-            f"inter.broker.listener.name={listener}",
-            f"listener.security.protocol.map={listener}:{listener},CONTROLLER:PLAINTEXT",
+            f"inter.broker.listener.name={inter_broker or listener}",
+            f"listener.security.protocol.map={listener}:{listener},CONTROLLER:PLAINTEXT"
+            + protocols,
             f"controller.quorum.voters={voters}",
             f"log.dirs={data / 'logs'}",
             "num.partitions=1",

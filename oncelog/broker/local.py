@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 from oncelog.broker.cluster import LocalCluster
 from oncelog.broker.kraft import (
     Jvm,
+    Route,
     formatted,
     log_tail,
     new_cluster_id,
@@ -67,13 +68,20 @@ class LocalBroker:
 
     ``secure`` starts it with SASL users and an authorizer (see
     :mod:`oncelog.broker.secure`); the default is the fast, open, loopback broker.
+    ``routes`` are further listeners reached through proxies (the network drill's).
     """
 
     def __init__(
-        self, settings: Settings, data_dir: Path | None = None, *, secure: bool = False
+        self,
+        settings: Settings,
+        data_dir: Path | None = None,
+        *,
+        secure: bool = False,
+        routes: Sequence[Route] = (),
     ) -> None:
         self._settings = settings
         self.secure = secure
+        self._routes = tuple(routes)
         self.dir = (data_dir or settings.data_dir) / "broker"
         self._info_path = self.dir / "broker.json"
         self.log_path = self.dir / "broker.log"
@@ -170,12 +178,14 @@ class LocalBroker:
         self.dir.mkdir(parents=True, exist_ok=True)
         props = self.dir / "server.properties"
         if not self.secure:
-            props.write_text(server_properties(self.dir, port, controller))
+            props.write_text(server_properties(self.dir, port, controller, routes=self._routes))
             return props
         credentials = new_credentials(self._settings)
         save_credentials(self.dir, credentials)
         # The JAAS config inside holds every password: owner-only, like the credentials.
-        text = server_properties(self.dir, port, controller, secure_properties(credentials))
+        text = server_properties(
+            self.dir, port, controller, secure_properties(credentials), routes=self._routes
+        )
         write_private(props, text)
         return props
 

@@ -149,6 +149,11 @@ class Committer:
     def _take(self) -> list[Batch] | None:
         with self._cond:
             while True:
+                if self._error is not None:
+                    # A failed commit (a full disk) is the last: a later batch committed
+                    # after it would move the positions past records that never reached
+                    # DuckDB. What waits is refolded from the last committed position.
+                    return None
                 due = self._due_in()
                 if due is None and self._closing:
                     return None

@@ -57,8 +57,15 @@ def group_config(settings: Settings) -> dict[str, object]:
         # Cooperative: a rebalance moves only the partitions that change owner; the
         # others keep folding (an eager one would stop and restart every member).
         "partition.assignment.strategy": "cooperative-sticky",
+        # Cut off (or silent) for this long, the member loses its partitions and stops
+        # publishing for them; it rejoins by itself once the network heals.
         "session.timeout.ms": session_ms,
         "heartbeat.interval.ms": max(100, min(3000, session_ms // 3)),
+        # librdkafka's default, stated: a projector that does not poll for this long leaves
+        # the group and another takes its partitions. The folding thread polls between
+        # batches; only a rebalance callback waits for a commit (and so for publishing,
+        # Publisher.flush): an outage that long costs a rejoin, nothing else.
+        "max.poll.interval.ms": 300_000,
         "enable.auto.commit": False,
         "auto.offset.reset": "earliest",
         # A long poll: answered as soon as a request lands, and an idle projector does not

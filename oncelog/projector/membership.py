@@ -78,6 +78,9 @@ def describe_group(admin: AdminClient, settings: Settings, timeout_s: float) -> 
     """The projectors' group as its coordinator sees it now; None if it does not answer."""
     group = group_id(settings)
     try:
+        # A broker first (metadata, no coordinator): an admin request to a coordinator
+        # that times out across a cut can abort the process (oncelog.query.owners).
+        admin.list_topics(settings.requests_topic, timeout=timeout_s)
         future = admin.describe_consumer_groups([group], request_timeout=timeout_s)
         description = future[group].result(timeout=timeout_s)
     except (KafkaException, TimeoutError):

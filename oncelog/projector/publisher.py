@@ -25,7 +25,11 @@ from oncelog.tracing.fold import DecisionHeaders
 #: ``EXPRESS_BATCH`` requests, or any batch while earlier batched records are unacknowledged.
 PUBLISH_LINGER_MS = 2.0
 EXPRESS_BATCH = 2
-FLUSH_TIMEOUT_S = 60.0
+#: How long a commit waits for what it publishes: past the producers' message.timeout.ms
+#: (oncelog.kafka.producer, 300 s), by which each record is delivered or fails with its own
+#: error. A shorter bound stopped serve on a stall it would have outlived: the network
+#: drill's cut between three brokers held acknowledgements (acks=all) for over 60 s.
+FLUSH_TIMEOUT_S = 330.0
 #: A dead letter's error message is cut here: a header, not a second copy of the record.
 _MAX_ERROR_BYTES = 4096
 

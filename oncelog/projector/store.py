@@ -46,7 +46,7 @@ re-committing an old batch is a no-op rather than a regression.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -54,7 +54,7 @@ from typing import Any, Final
 
 import duckdb
 
-from oncelog.errors import StoreError
+from oncelog.errors import DiskFullError, StoreError
 from oncelog.projector.migrate import migrate
 from oncelog.projector.rows import audit_row, execution_row, history_row
 from oncelog.projector.state_blob import decode_state, encode_state
@@ -316,7 +316,7 @@ class Store:
                 _INSERT_HISTORY_KEYED if _history_is_keyed(self._con) else _INSERT_HISTORY
             )
         except duckdb.Error as exc:
-            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+            raise store_failure("opening", self.path, exc) from exc
         self._reads = StoreReader(self._con, self.path)
 
     def close(self) -> None:
@@ -440,15 +440,34 @@ class Store:
         try:
             self._con.execute("BEGIN TRANSACTION")
         except duckdb.Error as exc:
-            raise StoreError(f"{what} cannot start on {self.path}: {exc}") from exc
+            raise store_failure(f"{what} (begin)", self.path, exc) from exc
         try:
             yield
             self._con.execute("COMMIT")
         except BaseException as exc:
-            self._con.execute("ROLLBACK")
+            # After a failed write (a full disk) DuckDB may refuse the rollback too: the
+            # first error is the one to report, and the file keeps its last commit.
+            with suppress(duckdb.Error):
+                self._con.execute("ROLLBACK")
             if isinstance(exc, duckdb.Error):
-                raise StoreError(f"{what} failed on {self.path}: {exc}") from exc
+                raise store_failure(what, self.path, exc) from exc
             raise
+
+
+#: How DuckDB words a write the volume had no room for (its IO errors carry no errno).
+_NO_SPACE = ("no space left on device", "disk is full", "not enough space")
+
+
+def store_failure(what: str, path: Path, exc: duckdb.Error) -> StoreError:
+    """``exc`` of ``what`` on ``path`` as a :class:`StoreError`; a :class:`DiskFullError`
+    when the volume had no room, which says what to do."""
+    if any(words in str(exc).lower() for words in _NO_SPACE):
+        return DiskFullError(
+            f"{what} failed on {path}: its volume is full ({exc}). Free space there (or "
+            "move ONCELOG_DB_PATH) and start serve again: it resumes from its last commit, "
+            "and nothing acknowledged is lost (it is on the log)"
+        )
+    return StoreError(f"{what} failed on {path}: {exc}")
 
 
 def _history_is_keyed(con: duckdb.DuckDBPyConnection) -> bool:

@@ -30,6 +30,8 @@ from oncelog.topics import admin_client
 
 DEFAULT_TTL_S: Final = 1.0
 _MIN_REFRESH_S: Final = 0.1  # a burst of misses costs one describe call, not one each
+_FIRST_BACKOFF_S: Final = 1.0  # after a failed describe, nothing asked for this long ...
+_MAX_BACKOFF_S: Final = 30.0  # ... doubling up to this
 
 
 @dataclass(frozen=True)
@@ -137,27 +139,52 @@ class GroupOwners(ViewCache):
 
 
 class GroupDescriber:
-    """One ``describe_consumer_groups`` call on the projector group, as an :class:`OwnerView`."""
+    """One ``describe_consumer_groups`` call on the projector group, as an :class:`OwnerView`.
 
-    def __init__(self, settings: Settings, bootstrap: str) -> None:
+    Each call first asks for the topic's metadata (any broker answers; no coordinator),
+    and after a failure nothing is asked for a while (1 s, doubling up to 30 s). The
+    network drill found why: librdkafka 2.16.0 aborts the whole process
+    (``rd_kafka_enq_once_del_source_return: Assertion `eonce->refcnt > 0'``) when an
+    admin request to a coordinator times out while the connection to it is cut and
+    restored; ``serve`` died so within seconds of a cut of 10 s while HTTP callers asked
+    for owners. Not asking while the broker is unreachable keeps those requests away.
+    """
+
+    def __init__(
+        self, settings: Settings, bootstrap: str, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._admin = admin_client(settings, bootstrap)
         self._group = group_id(settings)
         self._topic = settings.requests_topic
         self._timeout_s = settings.http_forward_timeout_s
         self._partitions = 0
+        self._clock = clock
+        self._quiet_until = float("-inf")
+        self._backoff_s = _FIRST_BACKOFF_S
 
     def describe(self, previous: OwnerView | None) -> OwnerView:
         """The coordinator's view; ``previous`` stays while the group rebalances."""
-        timeout = self._timeout_s
-        future = self._admin.describe_consumer_groups([self._group], request_timeout=timeout)
+        now = self._clock()
+        if now < self._quiet_until:
+            raise NoOwnerError(
+                f"the brokers did not answer about consumer group {self._group} (owners of "
+                f"{self._topic}); asking again in {self._quiet_until - now:.1f}s"
+            )
         try:
-            if not self._partitions:
-                self._partitions = self._partition_count()
+            self._partitions = self._partition_count()  # metadata: is any broker there?
+            future = self._admin.describe_consumer_groups(
+                [self._group], request_timeout=self._timeout_s
+            )
             description = future[self._group].result(timeout=self._timeout_s)
-        except (KafkaException, TimeoutError) as exc:
+        except (KafkaException, TimeoutError, NoOwnerError) as exc:
+            self._quiet_until = now + self._backoff_s
+            self._backoff_s = min(self._backoff_s * 2, _MAX_BACKOFF_S)
+            if isinstance(exc, NoOwnerError):
+                raise
             raise NoOwnerError(
                 f"cannot describe consumer group {self._group} (owners of {self._topic}): {exc}"
             ) from exc
+        self._backoff_s = _FIRST_BACKOFF_S
         stable = description.state == ConsumerGroupState.STABLE
         infos = member_infos(description, self._topic)
         return build_view(infos, self._partitions, stable, previous)

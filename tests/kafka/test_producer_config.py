@@ -52,13 +52,18 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[FutureProducer]:
     return made
 
 
-def test_the_clients_and_the_projectors_producers_are_durable(
-    built: list[FutureProducer], tmp_path: Path
-) -> None:
+def _client_and_projector(tmp_path: Path) -> None:
+    """Build an SDK client's transport and a projector: four producers, none connected."""
     settings = Settings(bootstrap_servers=NOWHERE, db_path=tmp_path / "p.duckdb")
     Dispatcher(settings, NOWHERE, Timeouts())
     with Store(settings.db_path) as store:
         Projector(settings, NOWHERE, store)
+
+
+def test_the_clients_and_the_projectors_producers_are_durable(
+    built: list[FutureProducer], tmp_path: Path
+) -> None:
+    _client_and_projector(tmp_path)
     # The client's two lanes of requests, the projector's two of decisions and snapshots.
     assert len(built) == 4
     for made in built:
@@ -92,3 +97,17 @@ def test_extra_config_may_allow_more_requests_in_flight() -> None:
         ]
         == 5
     )
+
+
+def test_every_producer_meets_a_bad_network_with_the_chosen_settings(
+    built: list[FutureProducer], tmp_path: Path
+) -> None:
+    # The network drill's findings (docs/reliability.md, "Network faults"): a half-open
+    # connection costs socket.timeout.ms, a healed cut at most reconnect.backoff.max.ms.
+    _client_and_projector(tmp_path)
+    assert len(built) == 4
+    for made in built:
+        assert made.config["socket.timeout.ms"] == 10_000
+        assert made.config["socket.connection.setup.timeout.ms"] == 10_000
+        assert made.config["socket.keepalive.enable"] is True
+        assert made.config["reconnect.backoff.max.ms"] == 1_000

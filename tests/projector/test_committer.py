@@ -5,6 +5,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import pytest
+
+from oncelog.errors import DiskFullError
 from oncelog.projector.committer import Committer
 from oncelog.projector.store import Batch, Position
 
@@ -68,3 +71,33 @@ def test_flush_runs_before_every_commit() -> None:
     committer.close()
     # Publish-before-commit: each commit is preceded by its own flush.
     assert order == ["flush", "commit", "flush", "commit"]
+
+
+class _FullStore(_Store):
+    """Its first commit waits for ``release`` and then fails: the volume is full."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def commit(self, batch: Batch) -> None:
+        if not self.started.is_set():
+            self.started.set()
+            assert self.release.wait(timeout=10)
+            raise DiskFullError("commit failed on /full/live.duckdb: no space left on device")
+        super().commit(batch)
+
+
+def test_nothing_is_committed_after_a_failed_commit() -> None:
+    # Committing a later batch after a failed one would store positions past records
+    # that never reached DuckDB: they would be missing for good (the disk-full drill).
+    store = _FullStore()
+    committer = _committer(store, commit_interval_s=0.0)
+    committer.submit(_batch(0, 5))
+    assert store.started.wait(timeout=10)  # the first commit is under way ...
+    committer.submit(_batch(0, 9))  # ... and a later batch waits behind it
+    store.release.set()
+    with pytest.raises(DiskFullError):
+        committer.close()  # drains: raises the failure, commits nothing after it
+    assert store.commits == []
