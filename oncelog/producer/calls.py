@@ -293,7 +293,9 @@ def _request_id(request_id: object) -> str | None:
 def _reconciled(reconciled: object) -> str | None:
     if reconciled is None or (isinstance(reconciled, str) and reconciled in RECONCILED):
         return reconciled
-    raise InvalidArgumentError(f"reconciled must be 'found', 'not_found' or None, got {reconciled!r}")
+    raise InvalidArgumentError(
+        f"reconciled must be 'found', 'not_found' or None, got {reconciled!r}"
+    )
 
 
 def _seconds_to_ms(field: str, seconds: object) -> int:
