@@ -10,7 +10,7 @@ raises ``ModelRetry`` is recorded as a retryable failure (no effect happened), s
 asks it again; the model's next try is the tool's next call (``<tool>#<k+1>``). Any other
 exception of a tool is recorded as a failure and ends the run, as Pydantic AI alone does.
 
-**MCP toolsets** (``pydantic_ai.mcp.MCPToolset``, in the ``oncelog[pydantic_ai]`` extra):
+**MCP toolsets** (``pydantic_ai.mcp.MCPToolset``, in the ``oncelog[pydantic-ai]`` extra):
 each call sends the ledger's idempotency key and epoch to the server in ``_meta`` (the
 toolset's ``process_tool_call`` is wrapped to add them, around any hook of your own), and a
 tool without a policy of its own takes its effect from the server's annotations

@@ -1,4 +1,4 @@
-"""Which keys of a channel were pure and which external between two log positions (spec §6).
+"""Which keys of a channel were pure and which external between two log positions (docs/spec.md §6).
 
 A range covers part of the channel's partition of the requests topic. Each end is an
 offset, a log time, or a key (a step number stands for the key ``step-<N>``). A key

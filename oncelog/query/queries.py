@@ -74,7 +74,7 @@ WITH r AS MATERIALIZED (
 )
 SELECT * FROM r WHERE kind <> 'get' ORDER BY partition, "offset" LIMIT ?
 """
-# The audit of doubles (spec §4), oldest first. A proven double is a completion by an
+# The audit of doubles (docs/spec.md §4), oldest first. A proven double is a completion by an
 # earlier grant's token (flagged by the fold), named by the row's own sender columns; a
 # possible one is a reclaim that left its previous attempt's outcome unknown, named by
 # the state it met and settled by the first completion or failure that took effect after

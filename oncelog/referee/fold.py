@@ -482,7 +482,7 @@ def fold(state: ExecutionState | None, request: Request, log_time_ms: int) -> Re
     token = request.claim_token
     fp = "" if token is None else fingerprint_of_token(token)
     request_id = request.request_id
-    # Every earlier request with this id counts (spec §4): an id reused with another
+    # Every earlier request with this id counts (docs/spec.md §4): an id reused with another
     # payload took effect as new, and a re-send of that later request is its retry.
     for seen in state.recent:
         if seen.request_id == request_id and _is_retry(seen, fp, body):

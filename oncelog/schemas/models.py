@@ -182,7 +182,7 @@ class PreviousAttempt(NamedTuple):
     status: Status
     error: str | None = None
     #: Superseded while its effect may have happened: an ``external`` step that neither
-    #: completed, failed nor released before the reclaim (spec §4). The audit lists it.
+    #: completed, failed nor released before the reclaim (docs/spec.md §4). The audit lists it.
     outcome_unknown: bool = False
 
 

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 KNOWN_TOOLS = frozenset(
     {
         "pip", "curl", "export", "eval", "kill", "openssl", "docker", "cd", "source", ".",
-        "valgrind", "apt-get", "git", "chromium", "echo", "mvn", "java", "node", "npm",
+        "valgrind", "apt-get", "git", "chromium", "echo", "mvn", "java", "node", "npm", "duckdb",
     }
 )  # fmt: skip
 OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;"})

@@ -1,4 +1,4 @@
-"""Every channel id and key name a claim accepts can be asked back (spec §2).
+"""Every channel id and key name a claim accepts can be asked back (docs/spec.md §2).
 
 On the HTTP API, on the CLI (``--url``, through the same served API) and on the page. The
 ids that could not be (``/``, ``.``, ``..``, a key of digits only) are refused at claim:

@@ -158,7 +158,7 @@ def test_a_retried_completion_on_an_expired_state_names_the_state(op: Op) -> Non
 
 def test_differential_repro_a_resent_reuse_of_an_id_takes_no_effect_again() -> None:
     """claim b r5 w3 lease=1 @0; heartbeat b r1 lease=1 @0; heartbeat b r1 lease=2 @0;
-    heartbeat b r1 lease=2 @1: the last is a retry of the third (spec §4), deadline 2."""
+    heartbeat b r1 lease=2 @1: the last is a retry of the third (docs/spec.md §4), deadline 2."""
     op = Op()
     steps = [
         (op.claim("b", worker="w3", lease_ms=1, rid="r5"), 0),

@@ -1,4 +1,4 @@
-"""Unknown outcomes and fenced completions (spec §4, issue 26): the fold's new rows.
+"""Unknown outcomes and fenced completions (docs/spec.md §4, issue 26): the fold's new rows.
 
 A reclaim of an ``external`` step whose attempt neither completed, failed nor
 released marks that attempt's outcome unknown; a completion by an earlier grant's
