@@ -92,8 +92,9 @@ def path_unsafe(value: str) -> str | None:
 
 
 def validate_claimed_names(channel_id: str, key_name: str) -> None:
-    """Refuse, at claim, a channel id or key name that a query could not name back (docs/spec.md §2):
-    one that is :func:`path_unsafe`, or a key name of digits only (it reads as a step).
+    """Refuse, at claim, a channel id or key name that a query could not name back
+    (docs/spec.md §2): one that is :func:`path_unsafe`, or a key name of digits only (it
+    reads as a step).
 
     The ids must have passed :func:`validate_id` already. Only claims check this: the
     referee folds every id that :func:`validate_id` passes, so that a log written before
