@@ -22,6 +22,7 @@ from oncelog.identity.ids import operation_id
 from oncelog.identity.partitioner import partition_for
 from oncelog.integrations import UnguardedToolWarning
 from oncelog.producer.client import LedgerClient
+from oncelog.query.queries import suspected_duplicates
 from oncelog.schemas.models import Decision, Kind, Outcome
 from oncelog.settings import Settings
 from tests.integration.conftest import FAST, RunningProjector
@@ -35,7 +36,7 @@ from tests.integration.frameworks.git_mcp import (
     git,
     new_repo,
 )
-from tests.integration.helpers import decisions_on
+from tests.integration.helpers import decisions_on, wait_for_projection
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKER_TIMEOUT_S = 120.0  # imports of a framework and a broker round trip, on a loaded machine
@@ -91,6 +92,21 @@ def reclaimed_from_the_dead_worker(settings: Settings, channel: str, op: str) ->
     assert (previous.epoch, previous.worker_id) == (1, WORKER_ID)
 
 
+def audit_lists_the_unknown_outcome(
+    settings: Settings, projector: RunningProjector, channel: str, op: str, reconciled: str | None
+) -> None:
+    """The audit of doubles lists the dead attempt's unknown outcome, as the rerun settled it:
+    ``found`` when its reconcile hook found the effect, null (a possible double) without one."""
+    partition = partition_for(channel, settings.partitions)
+    last = max(d.source_offset for d in decisions_on(settings, partition) if d.operation_id == op)
+    wait_for_projection(projector.projector, (partition, last))
+    items = [i for i in suspected_duplicates(projector.store.cursor()) if i.operation_id == op]
+    assert [(i.kind, i.stale_epoch, i.stale_worker_id) for i in items] == [
+        ("unknown_outcome", 1, WORKER_ID)
+    ]
+    assert (items[0].settled, items[0].reconciled) == ("completed", reconciled)
+
+
 def completion_of(settings: Settings, channel: str, op: str) -> Decision:
     """The decision that recorded ``op``'s completion."""
     decisions = decisions_on(settings, partition_for(channel, settings.partitions))
@@ -126,6 +142,7 @@ async def test_with_a_reconcile_hook_the_rerun_records_the_one_charge(
     assert "fx-1" in answer  # and the model was told the charge that happened
     op = operation_id(channel, "charge#1")
     reclaimed_from_the_dead_worker(topics, channel, op)
+    audit_lists_the_unknown_outcome(topics, projector, channel, op, "found")
     done = completion_of(topics, channel, op)
     assert done.state is not None
     assert done.state.epoch == 2
@@ -149,8 +166,7 @@ async def test_without_one_the_adapter_warned_and_the_reclaim_names_the_dead_att
     assert charges(payments) == 2
     op = operation_id(channel, "charge#1")
     reclaimed_from_the_dead_worker(topics, channel, op)
-    # TODO(issue 26, after h26a's fold change): `oncelog duplicates` lists this reclaim as
-    # kind "unknown_outcome" with reconciled null; assert on the audit instead of the decision.
+    audit_lists_the_unknown_outcome(topics, projector, channel, op, None)
 
 
 # --- MCP: mcp-server-git, a third-party server -------------------------------------------------
@@ -183,6 +199,7 @@ async def test_mcp_git_with_a_reconcile_hook_the_commit_is_made_once_and_recorde
     assert not committed.is_error
     op = operation_id(channel, "git_commit#1")
     reclaimed_from_the_dead_worker(topics, channel, op)
+    audit_lists_the_unknown_outcome(topics, projector, channel, op, "found")
     done = completion_of(topics, channel, op)
     assert done.result is not None
     assert sha.encode() in done.result  # the commit that happened is what the ledger recorded
@@ -213,5 +230,4 @@ async def test_mcp_git_without_a_hook_the_adapter_warned_and_the_rerun_commits_a
     assert done.result is not None
     first = git(repo, "log", "--format=%H", "--fixed-strings", f"--grep={MESSAGE}").split()[-1]
     assert first.encode() not in done.result
-    # TODO(issue 26, after h26a's fold change): `oncelog duplicates` lists this reclaim as
-    # kind "unknown_outcome" with reconciled null; assert on the audit.
+    audit_lists_the_unknown_outcome(topics, projector, channel, op, None)
