@@ -92,7 +92,9 @@ def _table(rows: Sequence[BaseModel], columns: Sequence[str], title: str) -> Non
         table.add_row(*("" if values[c] is None else str(values[c]) for c in columns))
     console = Console()
     if not console.is_terminal:
-        console = Console(width=200)  # piped or captured: do not squeeze columns to 80
+        # Piped or captured: the table at its natural width (a table never pads to the
+        # console), so no column is squeezed and no value wrapped.
+        console = Console(width=1000)
     console.print(table)
 
 

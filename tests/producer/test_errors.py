@@ -11,6 +11,7 @@ from oncelog.errors import InvalidArgumentError, LedgerError
 CODES = {
     "BrokerError": ("broker_error", 503),
     "BrokerUnreachableError": ("broker_unreachable", 503),
+    "DiskFullError": ("disk_full", 507),
     "CanonicalJsonError": ("non_canonical_json", 400),
     "CodecError": ("codec_error", 422),
     "ConfigError": ("config_error", 500),
