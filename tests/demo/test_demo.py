@@ -72,13 +72,18 @@ def test_the_fleet_recovered_from_each_injected_fault(report: DemoReport) -> Non
 
 def test_the_ledger_answers_show_the_faults(report: DemoReport) -> None:
     _, crash_step = CRASH_AFTER_EFFECT
-    claims = [(e.outcome, e.epoch) for e in report.crash_timeline
-              if e.key_name == f"step-{crash_step}" and e.kind == "claim"]  # fmt: skip
+    claims = [
+        (e.outcome, e.epoch, e.state_epoch)
+        for e in report.crash_timeline
+        if e.key_name == f"step-{crash_step}" and e.kind == "claim"
+    ]
     # The restarted run may ask while the crashed holder's lease still runs: those claims
-    # are answered in_progress (wait, epoch 1) and grant nothing; the grants are exact.
-    grants = [c for c in claims if c[0] in ("claimed", "reclaimed")]
+    # are answered in_progress and grant nothing. Their sender holds no attempt (epoch
+    # None); the state they met is the crashed holder's, epoch 1. The grants are exact.
+    grants = [(o, epoch) for o, epoch, _ in claims if o in ("claimed", "reclaimed")]
     assert grants == [("claimed", 1), ("reclaimed", 2)]
-    assert set(claims) - set(grants) <= {("in_progress", 1)}
+    waits = {(o, epoch, met) for o, epoch, met in claims if o not in ("claimed", "reclaimed")}
+    assert waits <= {("in_progress", None, 1)}
     before, at = report.lost_response
     assert (before.status, at.status) == ("claimed", "completed")
     assert isinstance(before.as_of, int)
