@@ -25,7 +25,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from oncelog.errors import IdempotencyKeyReusedError, RequestInFlightError
@@ -62,19 +62,16 @@ class _Use:
     at: float
 
 
+@dataclass
 class KeyMemory:
     """The keys this process has seen: the payload each first came with, and whether its
-    request still waits for its decision."""
+    request still waits for its decision (at most ``kept`` keys, each ``kept_for_s``)."""
 
-    def __init__(
-        self,
-        kept: int = KEPT,
-        kept_for_s: float = KEPT_FOR_S,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._uses: OrderedDict[str, _Use] = OrderedDict()
-        self._kept, self._kept_for_s, self._clock = kept, kept_for_s, clock
-        self._lock = threading.Lock()
+    kept: int = KEPT
+    kept_for_s: float = KEPT_FOR_S
+    clock: Callable[[], float] = field(default=time.monotonic, kw_only=True)
+    _uses: OrderedDict[str, _Use] = field(default_factory=OrderedDict, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __len__(self) -> int:
         return len(self._uses)
@@ -94,7 +91,7 @@ class KeyMemory:
                 use.in_flight = False
 
     def _begin(self, key: str, print_: str) -> _Use:
-        now = self._clock()
+        now = self.clock()
         with self._lock:
             self._forget_old(now)
             use = self._uses.get(key)
@@ -119,7 +116,7 @@ class KeyMemory:
         # Oldest first: a key is forgotten when too old, or to make room for a new one.
         while uses:
             key, oldest = next(iter(uses.items()))
-            if len(uses) < self._kept and now - oldest.at < self._kept_for_s:
+            if len(uses) < self.kept and now - oldest.at < self.kept_for_s:
                 return
             del uses[key]
 

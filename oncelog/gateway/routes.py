@@ -13,10 +13,11 @@ travels only in bodies and in the answer to its own claim (spec section 8).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, Final, TypeVar
 
 from fastapi import FastAPI, Header, Query, Request, Response
-from pydantic import BaseModel, SecretStr
+from pydantic import SecretStr
 
 from oncelog.errors import NotFoundError, UnauthorizedError
 from oncelog.gateway.idempotency import ClaimTokens, KeyMemory, fingerprint, parse_key
@@ -28,6 +29,7 @@ from oncelog.gateway.models import (
     CompleteBody,
     FailBody,
     HeartbeatBody,
+    OperationBody,
     ReleaseBody,
 )
 from oncelog.producer.calls import PendingCall, RequestBuilder
@@ -57,27 +59,50 @@ _READ_ERRORS: Final = problem_responses(400, 401, 404, 409, 422, 503, 504)
 _GATEWAY_WORKER: Final = "oncelog-http"
 
 
+@dataclass(frozen=True)
+class _Call:
+    """A call on an operation: ``POST /v1/executions/{operation_id}/<action>``."""
+
+    action: str
+    body: type[OperationBody]
+    answer: type[Any]
+
+
+# The one table of the calls on an operation: the routes, their bodies and answers.
+_CALLS: Final = (
+    _Call("heartbeat", HeartbeatBody, Heartbeat),
+    _Call("complete", CompleteBody, Execution),
+    _Call("fail", FailBody, Execution),
+    _Call("release", ReleaseBody, Execution),
+    _Call("cancel", CancelBody, CancelAnswer),
+)
+# Each route's description in the OpenAPI schema.
+_DOCS: Final = {
+    "heartbeat": "Extend the lease; the answer says whether a cancel was requested.",
+    "complete": "Record the result (fenced unless you hold the claim).",
+    "fail": "Record a failure; a retryable one can be reclaimed at once.",
+    "release": "Give the lease back without a result.",
+    "cancel": "Ask the holder to stop (it learns at its next heartbeat).",
+}
+
+
 class WriteApi:
     """Claim, heartbeat, complete, fail, release, cancel and get, over HTTP.
 
     ``transport`` is open and belongs to the caller (``serve`` closes it after the API).
     ``claim_key`` keys the claim tokens derived from idempotency keys (None: a random
-    key of this process); ``keys`` remembers the idempotency keys seen.
+    key of this process).
     """
 
     def __init__(
-        self,
-        transport: Transport,
-        token: SecretStr,
-        *,
-        claim_key: SecretStr | None = None,
-        keys: KeyMemory | None = None,
+        self, transport: Transport, token: SecretStr, *, claim_key: SecretStr | None = None
     ) -> None:
         self._transport = transport
         self._expected = token.get_secret_value().encode()
         secret = None if claim_key is None else claim_key.get_secret_value().encode()
         self._tokens = ClaimTokens(secret)
-        self._keys = KeyMemory() if keys is None else keys
+        #: The idempotency keys this process has seen.
+        self.keys = KeyMemory()
         self._builder = RequestBuilder(_GATEWAY_WORKER)
 
     def owns(self, path: str) -> bool:
@@ -98,17 +123,10 @@ class WriteApi:
             message = f"the write API needs ONCELOG_HTTP_WRITE_TOKEN as its bearer; got {why}"
             return problem(401, UnauthorizedError.code, message, **{"WWW-Authenticate": "Bearer"})
 
-        def post(path: str, endpoint: Callable[..., Any], model: type[Any]) -> None:
+        for path, endpoint, answer in self._routes():
             app.add_api_route(
-                path, endpoint, methods=["POST"], response_model=model, responses=_WRITE_ERRORS
+                path, endpoint, methods=["POST"], response_model=answer, responses=_WRITE_ERRORS
             )
-
-        post(CLAIMS, self.claim, ClaimAnswer)
-        post(EXECUTION + "/heartbeat", self.heartbeat, Heartbeat)
-        post(EXECUTION + "/complete", self.complete, Execution)
-        post(EXECUTION + "/fail", self.fail, Execution)
-        post(EXECUTION + "/release", self.release, Execution)
-        post(EXECUTION + "/cancel", self.cancel, CancelAnswer)
         app.add_api_route(
             EXECUTION,
             self.get,
@@ -117,130 +135,50 @@ class WriteApi:
             responses=_READ_ERRORS,
         )
 
+    def _routes(self) -> list[tuple[str, Callable[..., Awaitable[Any]], type[Any]]]:
+        """The POST routes, from the one table of calls (:data:`_CALLS`)."""
+        routes: list[tuple[str, Callable[..., Awaitable[Any]], type[Any]]] = [
+            (CLAIMS, self.claim, ClaimAnswer)
+        ]
+        for call in _CALLS:
+            routes.append((f"{EXECUTION}/{call.action}", self._endpoint(call), call.answer))
+        return routes
+
     # --- the routes ----------------------------------------------------------------------
 
     async def claim(self, body: ClaimBody, idempotency_key: KeyHeader = None) -> ClaimAnswer:
         """Claim an operation: claimed/reclaimed (you hold it), in_progress or replayed."""
         key = parse_key(idempotency_key)
-        with self._keys.hold(key, fingerprint(CLAIMS, body.model_dump(mode="json"))):
+        with self.keys.hold(key, fingerprint(CLAIMS, body.model_dump(mode="json"))):
             token = None
             if key is not None:
                 token = self._tokens.token(key, body.channel_id, body.key_name, body.step)
-            pending = RequestBuilder(body.worker_id).claim_execution(
-                body.channel_id,
-                body.key_name,
-                step=body.step,
-                tool_name=body.tool_name,
-                params=body.params,
-                dedup_fields=body.dedup_fields,
-                lease_seconds=body.lease_seconds,
-                retention_seconds=body.retention_seconds,
-                effect=body.effect,
-                request_id=key,
-                claim_token=token,
-            )
+            # The body's fields are claim_execution's arguments (gateway/models.py).
+            arguments = body.model_dump(exclude={"worker_id"})
+            builder = RequestBuilder(body.worker_id)
+            pending = builder.claim_execution(**arguments, request_id=key, claim_token=token)
             return ClaimAnswer.of(await self._decide(pending))
 
-    async def heartbeat(
-        self, operation_id: str, body: HeartbeatBody, idempotency_key: KeyHeader = None
-    ) -> Heartbeat:
-        """Extend the lease; the answer says whether a cancel was requested."""
-        beat = await self._keyed(
-            "heartbeat",
-            operation_id,
-            body,
-            idempotency_key,
-            lambda rid: self._builder.heartbeat_execution(
-                operation_id,
-                body.claim_token,
-                body.lease_seconds,
-                request_id=rid,
-                channel_id=body.channel_id,
-                key_name=body.key_name,
-            ),
-        )
-        return beat
+    def _endpoint(self, call: _Call) -> Callable[..., Awaitable[Any]]:
+        """The route of one call on an operation: its body's fields are the arguments of
+        the builder's ``<action>_execution`` after the operation id."""
+        build = getattr(self._builder, f"{call.action}_execution")
 
-    async def complete(
-        self, operation_id: str, body: CompleteBody, idempotency_key: KeyHeader = None
-    ) -> Execution:
-        """Record the result (fenced unless you hold the claim)."""
-        done = await self._keyed(
-            "complete",
-            operation_id,
-            body,
-            idempotency_key,
-            lambda rid: self._builder.complete_execution(
-                operation_id,
-                body.claim_token,
-                body.result,
-                request_id=rid,
-                reconciled=body.reconciled,
-                channel_id=body.channel_id,
-                key_name=body.key_name,
-            ),
-        )
-        return done
+        async def endpoint(
+            operation_id: str, body: OperationBody, idempotency_key: KeyHeader = None
+        ) -> Any:
+            key = parse_key(idempotency_key)
+            route = f"{EXECUTIONS}{operation_id}/{call.action}"
+            with self.keys.hold(key, fingerprint(route, body.model_dump(mode="json"))):
+                arguments = body.model_dump()
+                answer = await self._decide(build(operation_id, **arguments, request_id=key))
+            return call.answer(outcome=answer) if call.answer is CancelAnswer else answer
 
-    async def fail(
-        self, operation_id: str, body: FailBody, idempotency_key: KeyHeader = None
-    ) -> Execution:
-        """Record a failure; a retryable one can be reclaimed at once."""
-        failed = await self._keyed(
-            "fail",
-            operation_id,
-            body,
-            idempotency_key,
-            lambda rid: self._builder.fail_execution(
-                operation_id,
-                body.claim_token,
-                body.error,
-                body.retryable,
-                request_id=rid,
-                reconciled=body.reconciled,
-                channel_id=body.channel_id,
-                key_name=body.key_name,
-            ),
-        )
-        return failed
-
-    async def release(
-        self, operation_id: str, body: ReleaseBody, idempotency_key: KeyHeader = None
-    ) -> Execution:
-        """Give the lease back without a result."""
-        released = await self._keyed(
-            "release",
-            operation_id,
-            body,
-            idempotency_key,
-            lambda rid: self._builder.release_execution(
-                operation_id,
-                body.claim_token,
-                request_id=rid,
-                channel_id=body.channel_id,
-                key_name=body.key_name,
-            ),
-        )
-        return released
-
-    async def cancel(
-        self, operation_id: str, body: CancelBody, idempotency_key: KeyHeader = None
-    ) -> CancelAnswer:
-        """Ask the holder to stop (it learns at its next heartbeat)."""
-        outcome = await self._keyed(
-            "cancel",
-            operation_id,
-            body,
-            idempotency_key,
-            lambda rid: self._builder.cancel_execution(
-                operation_id,
-                body.reason,
-                request_id=rid,
-                channel_id=body.channel_id,
-                key_name=body.key_name,
-            ),
-        )
-        return CancelAnswer(outcome=outcome)
+        # FastAPI reads the body's model, the operation's name and its description here.
+        endpoint.__annotations__ = {**endpoint.__annotations__, "body": call.body}
+        endpoint.__name__ = endpoint.__qualname__ = call.action
+        endpoint.__doc__ = _DOCS[call.action]
+        return endpoint
 
     async def get(
         self,
@@ -258,19 +196,6 @@ class WriteApi:
         return execution
 
     # --- how ----------------------------------------------------------------------------
-
-    async def _keyed(
-        self,
-        action: str,
-        operation_id: str,
-        body: BaseModel,
-        header: str | None,
-        build: Callable[[str | None], PendingCall[T]],
-    ) -> T:
-        key = parse_key(header)
-        route = f"{EXECUTIONS}{operation_id}/{action}"
-        with self._keys.hold(key, fingerprint(route, body.model_dump(mode="json"))):
-            return await self._decide(build(key))
 
     async def _decide(self, pending: PendingCall[T]) -> T:
         return pending.interpret(await self._transport.acall(pending.request))

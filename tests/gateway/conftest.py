@@ -39,14 +39,13 @@ def _write_client(
     assert topics.bootstrap_servers is not None
     transport = Dispatcher(topics, topics.bootstrap_servers, FAST)
     transport.start()
-    keys = KeyMemory()
-    writes = WriteApi(transport, SecretStr(WRITE_TOKEN), keys=keys)
+    writes = WriteApi(transport, SecretStr(WRITE_TOKEN))
     token = None if read_token is None else SecretStr(read_token)
     app = create_app(projector.store.cursor, token=token, writes=writes)
     headers = {"Authorization": f"Bearer {WRITE_TOKEN}"}
     try:
         with TestClient(app, headers=headers) as http:
-            yield WriteClient(http, keys, topics)
+            yield WriteClient(http, writes.keys, topics)
     finally:
         transport.close()
 
