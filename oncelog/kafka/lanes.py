@@ -26,7 +26,7 @@ from typing import Any
 from confluent_kafka import Message
 
 from oncelog.errors import KafkaOperationError
-from oncelog.kafka.producer import FutureProducer, Headers
+from oncelog.kafka.producer import FutureProducer
 
 
 class Lanes:
@@ -55,19 +55,6 @@ class Lanes:
         if self.batched.queued():
             return self.batched
         return self.express if alone else self.batched
-
-    def send(
-        self,
-        topic: str,
-        partition: int,
-        key: bytes,
-        value: bytes,
-        *,
-        alone: bool,
-        headers: Headers | None = None,
-    ) -> None:
-        """Queue one record in :meth:`lane`; a delivery failure is raised by the next send."""
-        self.lane(alone=alone).send_nowait(topic, partition, key, value, headers)
 
     def raise_pending(self) -> None:
         """Raise the delivery error either lane holds, if any (once)."""

@@ -121,15 +121,15 @@ class Dispatcher:
         """Kafka's log time is the broker's clock; the local wall clock stands in for it."""
         return WALL_CLOCK
 
-    def start(self) -> None:
-        """Connect: choose the reply partition, listen on it, read the partition count."""
-        self._listener.start()
-        self._partitions = self._listener.request_partitions
-
     @property
     def reply_partition(self) -> int:
         """The partition of the decisions topic this client listens on (named in each request)."""
         return self._listener.reply_partition
+
+    def start(self) -> None:
+        """Connect: choose the reply partition, listen on it, read the partition count."""
+        self._listener.start()
+        self._partitions = self._listener.request_partitions
 
     @property
     def decisions_received(self) -> int:
@@ -149,7 +149,7 @@ class Dispatcher:
         # Alone: no other call of this client waits, so nothing would share its request.
         alone = self._listener.waiting <= 1
         key = request.operation_id.encode()
-        self._sender.send(self._topic, partition, key, value, alone=alone, headers=headers)
+        self._sender.lane(alone=alone).send_nowait(self._topic, partition, key, value, headers)
 
     def send_acknowledged(self, request: Request, timeout_s: float) -> None:
         """Send once, without waiting for the decision: return once the broker has it."""
@@ -241,11 +241,9 @@ class _Resender:
         loop: asyncio.AbstractEventLoop,
         headers: Headers | None,
     ) -> None:
-        self._dispatcher = dispatcher
-        self._headers = headers
-        self._request = request
-        self._answer = answer
-        self._loop = loop
+        self._dispatcher, self._loop = dispatcher, loop
+        # What is sent again until its decision is read, and where that decision goes.
+        self._request, self._headers, self._answer = request, headers, answer
         self._deadline = loop.time() + dispatcher.timeouts.total_s
         self._seen = dispatcher.decisions_received
         self._handle: asyncio.TimerHandle | None = None

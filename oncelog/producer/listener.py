@@ -51,10 +51,9 @@ class DecisionListener:
         requests_topic: str | None = None,
         connect_timeout_s: float = 30.0,
     ) -> None:
-        self._kafka = kafka
-        self._connect_timeout_s = connect_timeout_s
-        self._topic = topic
-        self._requests_topic = requests_topic
+        self._kafka, self._connect_timeout_s = kafka, connect_timeout_s
+        # The decisions topic read, and the requests topic whose partition count it reads.
+        self._topic, self._requests_topic = topic, requests_topic
         self._pinned = reply_partition
         self._rng = rng or random.Random()
         self._waiters: dict[bytes, Waiter] = {}

@@ -70,23 +70,20 @@ class LedgerCalls(Protocol[ClaimT_co, ExecutionT_co, HeartbeatT_co]):
         **options: Unpack[ClaimOptions],
     ) -> ClaimT_co: ...
 
+    # The steps pass their Execution and token by position (names are the clients').
     def complete_execution(
-        self,
-        execution_id: ExecutionRef,
-        claim_token: str,
-        result: Any,
-        *,
-        reconciled: str | None = None,
+        self, execution: Execution, token: str, result: Any, /, *, reconciled: Reconciled = None
     ) -> ExecutionT_co: ...
 
     def fail_execution(
         self,
-        execution_id: ExecutionRef,
-        claim_token: str,
+        execution: Execution,
+        token: str,
         error: str,
-        retryable: bool = False,
+        retryable: bool,
+        /,
         *,
-        reconciled: str | None = None,
+        reconciled: Reconciled = None,
     ) -> ExecutionT_co: ...
 
     def heartbeat_execution(

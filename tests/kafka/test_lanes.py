@@ -34,8 +34,8 @@ def test_a_record_marked_alone_goes_express_and_one_not_alone_is_batched(
 ) -> None:
     """Only the flag: the caller (the projector, by its poll batch's size) says who is alone."""
     made, sent = sender
-    made.send("t", 0, b"k", b"lone", alone=True)
-    made.send("t", 0, b"k", b"busy", alone=False)
+    made.lane(alone=True).send_nowait("t", 0, b"k", b"lone")
+    made.lane(alone=False).send_nowait("t", 0, b"k", b"busy")
     assert sent == ["express:lone", "batched:busy"]
 
 
@@ -51,9 +51,9 @@ def test_a_failure_of_either_producer_is_raised_by_the_next_send(
     made, sent = sender
     made.batched._pending_error = KafkaOperationError("delivery to t[0] failed")
     with pytest.raises(KafkaOperationError, match="delivery to t"):
-        made.send("t", 0, b"k", b"lone", alone=True)  # the express one, this time
+        made.lane(alone=True).send_nowait("t", 0, b"k", b"lone")  # the express one, this time
     assert sent == []
-    made.send("t", 0, b"k", b"again", alone=True)  # raised once
+    made.lane(alone=True).send_nowait("t", 0, b"k", b"again")  # raised once
     assert sent == ["express:again"]
 
 
@@ -62,9 +62,9 @@ def test_nothing_goes_express_while_records_linger_in_the_batched_lane(
 ) -> None:
     made, sent = sender
     monkeypatch.setattr(made.batched, "queued", lambda: 3)  # not yet acknowledged
-    made.send("t", 0, b"k", b"second", alone=True)
+    made.lane(alone=True).send_nowait("t", 0, b"k", b"second")
     monkeypatch.setattr(made.batched, "queued", lambda: 0)
-    made.send("t", 0, b"k", b"third", alone=True)
+    made.lane(alone=True).send_nowait("t", 0, b"k", b"third")
     assert sent == ["batched:second", "express:third"]  # the second cannot overtake
 
 
@@ -73,7 +73,7 @@ def test_nothing_goes_batched_while_express_records_are_unacknowledged(
 ) -> None:
     made, sent = sender
     monkeypatch.setattr(made.express, "queued", lambda: 1)  # in flight, a slow broker
-    made.send("t", 0, b"k", b"busy", alone=False)  # would linger, then overtake it
+    made.lane(alone=False).send_nowait("t", 0, b"k", b"busy")  # would linger, then overtake it
     monkeypatch.setattr(made.express, "queued", lambda: 0)
-    made.send("t", 0, b"k", b"busy-again", alone=False)
+    made.lane(alone=False).send_nowait("t", 0, b"k", b"busy-again")
     assert sent == ["express:busy", "batched:busy-again"]
