@@ -13,11 +13,12 @@ writer schemas, records a fast reader was unsure of, and the state blobs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 
 from oncelog.schemas import layout, models
 
 Convert = Callable[[Any], Any]
+M = TypeVar("M")
 
 
 def _same(value: Any) -> Any:
@@ -94,60 +95,32 @@ def _from_avro(t: Any, named: dict[str, Any]) -> Convert:
     return lambda d: cls(*[convert(d[name]) for name, convert in fields])
 
 
-def _pair(schema: Any) -> tuple[Convert, Convert]:
-    named = layout.named_types(schema)
-    return _to_avro(schema, named), _from_avro(schema, named)
+class AvroConverter(Generic[M]):
+    """One record type's converters, model -> fastavro datum and back, from its schema."""
+
+    def __init__(self, schema: Any) -> None:
+        named = layout.named_types(schema)
+        self._to, self._from = _to_avro(schema, named), _from_avro(schema, named)
+
+    def to_avro(self, model: M) -> dict[str, Any]:
+        """The fastavro datum of ``model``."""
+        datum: dict[str, Any] = self._to(model)
+        return datum
+
+    def from_avro(self, datum: dict[str, Any]) -> M:
+        """The model read from its fastavro datum."""
+        model: M = self._from(datum)
+        return model
 
 
-_REQUEST: Final = _pair(layout.CURRENT[layout.REQUEST])
-_STATE: Final = _pair(layout.STATE_SCHEMA)
-_SNAPSHOT: Final = _pair(layout.CURRENT[layout.SNAPSHOT])
-_DECISION: Final = _pair(layout.CURRENT[layout.DECISION])
+REQUEST: Final = AvroConverter[models.Request](layout.CURRENT[layout.REQUEST])
+STATE: Final = AvroConverter[models.ExecutionState](layout.STATE_SCHEMA)
+SNAPSHOT: Final = AvroConverter[models.ExecutionSnapshot](layout.CURRENT[layout.SNAPSHOT])
+# A decision's datum has the fields it derives written flat, as on the wire.
+DECISION: Final = AvroConverter[models.Decision](layout.CURRENT[layout.DECISION])
 
-
-def request_to_avro(request: models.Request) -> dict[str, Any]:
-    """The fastavro datum of a request."""
-    datum: dict[str, Any] = _REQUEST[0](request)
-    return datum
-
-
-def request_from_avro(d: dict[str, Any]) -> models.Request:
-    """A request from its fastavro datum."""
-    request: models.Request = _REQUEST[1](d)
-    return request
-
-
-def state_to_avro(s: models.ExecutionState) -> dict[str, Any]:
-    """The fastavro datum of an execution state."""
-    datum: dict[str, Any] = _STATE[0](s)
-    return datum
-
-
-def state_from_avro(d: dict[str, Any]) -> models.ExecutionState:
-    """An execution state from its fastavro datum."""
-    state: models.ExecutionState = _STATE[1](d)
-    return state
-
-
-def snapshot_to_avro(s: models.ExecutionSnapshot) -> dict[str, Any]:
-    """The fastavro datum of a snapshot."""
-    datum: dict[str, Any] = _SNAPSHOT[0](s)
-    return datum
-
-
-def snapshot_from_avro(d: dict[str, Any]) -> models.ExecutionSnapshot:
-    """A snapshot from its fastavro datum."""
-    snapshot: models.ExecutionSnapshot = _SNAPSHOT[1](d)
-    return snapshot
-
-
-def decision_to_avro(x: models.Decision) -> dict[str, Any]:
-    """The fastavro datum of a decision (the fields it derives written flat, as on the wire)."""
-    datum: dict[str, Any] = _DECISION[0](x)
-    return datum
-
-
-def decision_from_avro(d: dict[str, Any]) -> models.Decision:
-    """A decision from its fastavro datum."""
-    decision: models.Decision = _DECISION[1](d)
-    return decision
+# The names the codecs and tests import.
+request_to_avro, request_from_avro = REQUEST.to_avro, REQUEST.from_avro
+state_to_avro, state_from_avro = STATE.to_avro, STATE.from_avro
+snapshot_to_avro, snapshot_from_avro = SNAPSHOT.to_avro, SNAPSHOT.from_avro
+decision_to_avro, decision_from_avro = DECISION.to_avro, DECISION.from_avro
