@@ -167,8 +167,7 @@ class Settings(BaseSettings):
         "outcomes and positions only (docs/tracing.md).",
     )
     receipt_key: SecretStr | None = Field(
-        default=None,
-        description="The HMAC-SHA256 key that signs and checks receipts.",
+        default=None, description="The HMAC-SHA256 key that signs and checks receipts."
     )
     projector_id: str = Field(
         default="projector-0",
@@ -207,8 +206,7 @@ class Settings(BaseSettings):
     )
 
     security_protocol: str | None = Field(
-        default=None,
-        description="librdkafka's security.protocol (SASL_SSL on a real cluster).",
+        default=None, description="librdkafka's security.protocol (SASL_SSL on a real cluster)."
     )
     sasl_mechanism: str | None = Field(
         default=None, description="librdkafka's sasl.mechanism (SCRAM-SHA-512, PLAIN, ...)."

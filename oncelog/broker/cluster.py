@@ -229,10 +229,15 @@ class LocalCluster:
             data.mkdir(parents=True, exist_ok=True)
             quorum = Quorum(node.node_id, voters, replicas=DEFAULT_NODES)
             props = data / "server.properties"
+            routes = proxied.routes.get(node.node_id, ())
             text = server_properties(
-                data, node.port, node.controller_port, None, quorum,
-                routes=proxied.routes.get(node.node_id, ()), inter_broker=proxied.inter_broker,
-            )  # fmt: skip
+                data,
+                node.port,
+                node.controller_port,
+                quorum=quorum,
+                routes=routes,
+                inter_broker=proxied.inter_broker,
+            )
             props.write_text(text)
             formats.append((jvm.format_storage(props, cluster_id), data))
         for proc, data in formats:  # three JVMs format at once: a start-up each, in parallel

@@ -183,10 +183,7 @@ class LedgerRun:
             known = await known if inspect.isawaitable(known) else known
             return None if known is None else shape.record(known)
 
-        job = self._job(
-            tool_name, params, framework_id=framework_id, policy=policy, fn=fn,
-            reconcile=reconcile if hook else None,
-        )  # fmt: skip
+        job = self._job(tool_name, params, framework_id, policy, fn=fn, reconcile=reconcile)
         with _naming_the_call(job):
             return self._read(job, shape, await run_spec(client, job))
 
@@ -222,10 +219,7 @@ class LedgerRun:
             known = hook(previous, ctx)
             return None if known is None else shape.record(known)
 
-        job = self._job(
-            tool_name, params, framework_id=framework_id, policy=policy, fn=fn,
-            reconcile=reconcile if hook else None,
-        )  # fmt: skip
+        job = self._job(tool_name, params, framework_id, policy, fn=fn, reconcile=reconcile)
         with _naming_the_call(job):
             return self._read(job, shape, run_spec_sync(client, job))
 
@@ -233,18 +227,20 @@ class LedgerRun:
         self,
         tool_name: str,
         params: Mapping[str, Any],
-        *,
         framework_id: str | None,
         policy: ToolPolicy,
+        *,
         fn: Callable[[ToolContext], Any],
-        reconcile: Reconcile | None,
+        reconcile: Reconcile,
     ) -> ToolJob[Any, Any]:
+        """The job of one call; ``reconcile`` wraps the policy's hook, used if it has one."""
         validate_id("tool_name", tool_name)
         recorded = as_json(dict(params))
         channel = self.channel(framework_id)
         self._warn.check(tool_name, policy)
         target = ToolTarget(channel, self.key_name(channel, tool_name, recorded), None)
-        return ToolJob(policy.spec(tool_name), target, recorded, fn, reconcile)
+        hook = reconcile if policy.reconcile is not None else None
+        return ToolJob(policy.spec(tool_name), target, recorded, fn, hook)
 
     @staticmethod
     def _read(job: ToolJob[Any, Any], shape: ResultShape, run: ToolRun) -> Any:

@@ -248,11 +248,9 @@ def _step_details(row: StepRow, start: int) -> str:
     dup = f" · ⚠ {row.suspected_duplicates} proven duplicate" if row.suspected_duplicates else ""
     if row.possible_duplicates:
         dup += f" · ? {row.possible_duplicates} possible duplicate"
-    return (
-        f'<details open id="s-{_e(row.operation_id)}" data-key="{_e(row.key_name)}">'
-        f"<summary>{_e(row.key_name)} — {_e(facts.row_summary(row))}{dup}</summary>"
-        f"<table><tr>{head}</tr>{lines}</table></details>"
-    )
+    opening = f'<details open id="s-{_e(row.operation_id)}" data-key="{_e(row.key_name)}">'
+    summary = f"<summary>{_e(row.key_name)} — {_e(facts.row_summary(row))}{dup}</summary>"
+    return f"{opening}{summary}<table><tr>{head}</tr>{lines}</table></details>"
 
 
 def _detail_row(mark: Mark, start: int) -> str:
