@@ -7,7 +7,8 @@ the Kafka transport of this ``serve`` process, and answers the decision read thr
 the same interpretation as the SDK's (:class:`~oncelog.producer.calls.PendingCall`).
 
 The routes need ``Authorization: Bearer <ONCELOG_HTTP_WRITE_TOKEN>``; a claim token
-travels only in bodies and in the answer to its own claim (spec section 8).
+travels only in bodies and in the answer to its own claim (spec section 8). A caller's
+valid W3C ``traceparent`` rides on its request record (docs/tracing.md).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, TypeVar
 
-from fastapi import FastAPI, Header, Query, Request, Response
+from fastapi import Depends, FastAPI, Header, Query, Request, Response
 from pydantic import SecretStr
 
 from oncelog.errors import NotFoundError, UnauthorizedError
@@ -37,6 +38,7 @@ from oncelog.producer.results import Execution, Heartbeat
 from oncelog.producer.transport import Transport
 from oncelog.query.bearer import bearer_matches
 from oncelog.query.problem import problem, problem_responses
+from oncelog.tracing.propagation import Headers, caller_headers
 
 T = TypeVar("T")
 
@@ -52,6 +54,20 @@ KeyHeader = Annotated[
         "a quoted sf-string or a bare value.",
     ),
 ]
+
+
+def _caller_trace(
+    traceparent: Annotated[
+        str | None,
+        Header(description="The caller's W3C trace context, carried on the request record."),
+    ] = None,
+    tracestate: Annotated[str | None, Header(description="Its W3C tracestate.")] = None,
+) -> Headers | None:
+    return caller_headers(traceparent, tracestate)
+
+
+# The caller's trace context as record headers (None: none, or a malformed one).
+Trace = Annotated[Headers | None, Depends(_caller_trace)]
 # The statuses a write may answer besides 200 (docs/http-api.md has the table).
 _WRITE_ERRORS: Final = problem_responses(400, 401, 409, 422, 503, 504)
 _READ_ERRORS: Final = problem_responses(400, 401, 404, 409, 422, 503, 504)
@@ -146,7 +162,9 @@ class WriteApi:
 
     # --- the routes ----------------------------------------------------------------------
 
-    async def claim(self, body: ClaimBody, idempotency_key: KeyHeader = None) -> ClaimAnswer:
+    async def claim(
+        self, body: ClaimBody, trace: Trace, idempotency_key: KeyHeader = None
+    ) -> ClaimAnswer:
         """Claim an operation: claimed/reclaimed (you hold it), in_progress or replayed."""
         key = parse_key(idempotency_key)
         with self.keys.hold(key, fingerprint(CLAIMS, body.model_dump(mode="json"))):
@@ -157,7 +175,7 @@ class WriteApi:
             arguments = body.model_dump(exclude={"worker_id"})
             builder = RequestBuilder(body.worker_id)
             pending = builder.claim_execution(**arguments, request_id=key, claim_token=token)
-            return ClaimAnswer.of(await self._decide(pending))
+            return ClaimAnswer.of(await self._decide(pending, trace))
 
     def _endpoint(self, call: _Call) -> Callable[..., Awaitable[Any]]:
         """The route of one call on an operation: its body's fields are the arguments of
@@ -165,13 +183,14 @@ class WriteApi:
         build = getattr(self._builder, f"{call.action}_execution")
 
         async def endpoint(
-            operation_id: str, body: OperationBody, idempotency_key: KeyHeader = None
+            operation_id: str, body: OperationBody, trace: Trace, idempotency_key: KeyHeader = None
         ) -> Any:
             key = parse_key(idempotency_key)
             route = f"{EXECUTIONS}{operation_id}/{call.action}"
             with self.keys.hold(key, fingerprint(route, body.model_dump(mode="json"))):
                 arguments = body.model_dump()
-                answer = await self._decide(build(operation_id, **arguments, request_id=key))
+                pending = build(operation_id, **arguments, request_id=key)
+                answer = await self._decide(pending, trace)
             return call.answer(outcome=answer) if call.answer is CancelAnswer else answer
 
         # FastAPI reads the body's model, the operation's name and its description here.
@@ -185,17 +204,19 @@ class WriteApi:
         operation_id: str,
         channel_id: Annotated[str, Query()],
         key_name: Annotated[str, Query()],
+        trace: Trace,
     ) -> Execution:
         """The execution after every request sent before this one (a read through the log)."""
         pending = self._builder.get_execution(
             operation_id, channel_id=channel_id, key_name=key_name
         )
-        execution = await self._decide(pending)
+        execution = await self._decide(pending, trace)
         if execution is None:
             raise NotFoundError(f"execution {operation_id} ({channel_id}/{key_name}) is absent")
         return execution
 
     # --- how ----------------------------------------------------------------------------
 
-    async def _decide(self, pending: PendingCall[T]) -> T:
-        return pending.interpret(await self._transport.acall(pending.request))
+    async def _decide(self, pending: PendingCall[T], trace: Headers | None) -> T:
+        # The caller's trace context rides on the request record (docs/tracing.md).
+        return pending.interpret(await self._transport.acall(pending.request, trace))

@@ -196,8 +196,12 @@ class Dispatcher:
             propagation.link_current(self._listener.take_trace(request.request_id), "fold")
         return decision
 
-    async def acall(self, request: Request) -> Decision:
+    async def acall(self, request: Request, headers: Headers | None = None) -> Decision:
         """Async: the same protocol as :meth:`call`, without blocking the loop.
+
+        The request carries the current span's context or, when no span is current here,
+        ``headers``: the write API's caller's (an instrumented server's span is a child of
+        it, so its context wins).
 
         The wait is one await on a loop future that the listener settles; the
         first re-send is queued with every other call's (:class:`ResendQueue`),
@@ -208,11 +212,11 @@ class Dispatcher:
         resends = self._resends
         if resends is None or resends.loop is not loop:
             resends = self._resends = ResendQueue(loop)
-        headers = propagation.current_headers()
-        resend = _Resender(self, request, answer, loop, headers)
+        carried = propagation.current_headers() or headers
+        resend = _Resender(self, request, answer, loop, carried)
         try:
             resend.start(resends)
-            return self._traced(request, await answer, headers)
+            return self._traced(request, await answer, carried)
         finally:
             resend.cancel()
             self._listener.forget(request.request_id)

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from oncelog.producer.clock import Clock
 from oncelog.schemas.models import Decision, Request
+from oncelog.tracing.propagation import Headers
 
 
 class Transport(Protocol):
@@ -33,8 +34,9 @@ class Transport(Protocol):
         """Blocking: send ``request`` (again, on silence) and return its decision."""
         ...
 
-    async def acall(self, request: Request) -> Decision:
-        """Async :meth:`call`."""
+    async def acall(self, request: Request, headers: Headers | None = None) -> Decision:
+        """Async :meth:`call`; ``headers``: the trace context to carry when no span is
+        current here (an HTTP caller's, in the write API)."""
         ...
 
     def send_acknowledged(self, request: Request, timeout_s: float) -> None:

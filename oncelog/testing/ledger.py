@@ -32,6 +32,7 @@ from oncelog.schemas.models import (
 )
 from oncelog.settings import Settings
 from oncelog.testing.clock import ManualClock
+from oncelog.tracing.propagation import Headers
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +98,9 @@ class InMemoryLedger:
         logged = self.append(partition, request.operation_id.encode(), encode_request(request))
         return decode_decision(logged.decision)
 
-    async def acall(self, request: Request) -> Decision:
-        """The same as :meth:`call`: folding in process never blocks for long."""
+    async def acall(self, request: Request, headers: Headers | None = None) -> Decision:
+        """The same as :meth:`call`: folding in process never blocks for long (its log
+        keeps no headers)."""
         return self.call(request)
 
     def send_acknowledged(self, request: Request, timeout_s: float) -> None:

@@ -9,6 +9,7 @@ nothing else (no baggage) goes into them.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
@@ -24,6 +25,14 @@ Headers = list[tuple[str, bytes]]
 HeaderValue = str | bytes | None
 #: What confluent-kafka's ``Message.headers()`` gives (a header's value may be None).
 RecordHeaders = Sequence[tuple[str, HeaderValue]] | Mapping[str, HeaderValue]
+
+# W3C Trace Context: version-traceid-parentid-flags, lowercase hex; a later version may
+# append fields, version 00 may not, and ff is never valid.
+_TRACEPARENT_FORMAT: Final = re.compile(
+    r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?"
+)
+# The W3C limit a vendor must propagate at least: 512 printable ASCII characters.
+_TRACESTATE_FORMAT: Final = re.compile(r"[\x20-\x7e]{1,512}")
 
 
 @functools.cache
@@ -43,6 +52,31 @@ def current_headers() -> Headers | None:
     carrier: dict[str, str] = {}
     _w3c().inject(carrier)
     return [(name, value.encode()) for name, value in carrier.items()] or None
+
+
+def caller_headers(traceparent: str | None, tracestate: str | None) -> Headers | None:
+    """An HTTP caller's W3C context (its ``traceparent`` and ``tracestate`` headers) as
+    record headers, written as version 00; None when it sent none or a malformed one.
+
+    Checked here, without OpenTelemetry (a ``serve`` without the ``otel`` extra still
+    carries its callers' contexts to a projector that traces): a header is the sender's
+    word, so a bad one is ignored, never raised, and a bad ``tracestate`` alone is dropped.
+    """
+    found = _TRACEPARENT_FORMAT.fullmatch((traceparent or "").strip(" \t"))
+    if found is None:
+        return None
+    version, trace_id, span_id, flags, more = found.groups()
+    if version == "ff" or (version == "00" and more) or _zero(trace_id) or _zero(span_id):
+        return None
+    headers = [(TRACEPARENT, f"00-{trace_id}-{span_id}-{flags}".encode())]
+    state = (tracestate or "").strip(" \t")
+    if _TRACESTATE_FORMAT.fullmatch(state):
+        headers.append((TRACESTATE, state.encode()))
+    return headers
+
+
+def _zero(hex_id: str) -> bool:
+    return not int(hex_id, 16)  # the W3C invalid id: all zeros
 
 
 def headers_of(span: Span) -> Headers:

@@ -10,7 +10,7 @@ from typing import Any
 from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.reader import read_to_end, topic_ends
 from oncelog.projector.service import Projector
-from oncelog.schemas.codec import decode_decision, decode_snapshot
+from oncelog.schemas.codec import decode_decision, decode_request, decode_snapshot
 from oncelog.schemas.models import Decision, ExecutionSnapshot
 from oncelog.settings import Settings
 
@@ -86,3 +86,21 @@ def wait_for_projection(
     partition, offset = position
     if not projector.wait_committed(partition, offset, timeout_s):
         raise AssertionError(f"projection did not pass {position} within {timeout_s}s")
+
+
+def request_headers(settings: Settings, channel_id: str) -> dict[str, list[dict[str, bytes]]]:
+    """The headers of each request record of ``channel_id``, by operation id, in log order."""
+    found: dict[str, list[dict[str, bytes]]] = defaultdict(list)
+    p = partition_for(channel_id, settings.partitions)
+    for msg in read_to_end(kafka(settings), settings.requests_topic, p):
+        request = decode_request(msg.value() or b"")
+        if request.channel_id == channel_id:
+            raw = msg.headers() or []
+            pairs = raw.items() if isinstance(raw, dict) else raw
+            found[request.operation_id].append(
+                {
+                    name: value.encode() if isinstance(value, str) else value or b""
+                    for name, value in pairs
+                }
+            )
+    return dict(found)
