@@ -1,5 +1,6 @@
 // The ledger's calls over oncelog's HTTP write API (docs/http-api.md): the same calls,
-// statuses and errors as Python's LedgerClient, with no dependency beyond Node itself.
+// statuses and errors as Python's LedgerClient, with no dependency beyond Node itself
+// (`@opentelemetry/api`, when the application has it, traces them: ./tracing.ts).
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -13,6 +14,7 @@ import {
 } from "./errors.js";
 import { type Json, canonicalJson, operationId, stepKeyName } from "./identity.js";
 import { type Execution, type Claim, type Heartbeat, claimOf, executionOf } from "./results.js";
+import { type Attributes, answerAttributes, inSpan, otel } from "./tracing.js";
 
 /** How to reach the write API. */
 export interface ClientOptions {
@@ -90,7 +92,12 @@ export class LedgerClient {
       effect: args.effect ?? "external",
       worker_id: this.workerId,
     };
-    return claimOf(await this.send("POST", "/v1/claims", body));
+    const traced = {
+      ...identity(body.channel_id, body.key_name),
+      "oncelog.tool_name": body.tool_name,
+      "oncelog.effect": body.effect,
+    };
+    return claimOf(await this.send("claim", "POST", "/v1/claims", body, traced));
   }
 
   /** Record the result; fenced (`StaleClaimError`) unless `claimToken` holds the claim.
@@ -157,7 +164,9 @@ export class LedgerClient {
       key_name: execution.keyName,
     });
     try {
-      return executionOf(await this.send("GET", `/v1/executions/${op}?${query}`, undefined));
+      const path = `/v1/executions/${op}?${query}`;
+      const traced = identity(execution.channelId, execution.keyName);
+      return executionOf(await this.send("get", "GET", path, undefined, traced));
     } catch (error) {
       if (error instanceof NotFoundError) return null;
       throw error;
@@ -165,14 +174,36 @@ export class LedgerClient {
   }
 
   private act(execution: ExecutionRef, action: string, body: object): Promise<unknown> {
-    const op = operationId(execution.channelId, execution.keyName);
+    const traced = identity(execution.channelId, execution.keyName);
     const named = { channel_id: execution.channelId, key_name: execution.keyName, ...body };
-    return this.send("POST", `/v1/executions/${op}/${action}`, named);
+    const path = `/v1/executions/${traced["oncelog.operation_id"]}/${action}`;
+    return this.send(action, "POST", path, named, traced);
   }
 
-  /** One call: the same request (one Idempotency-Key) until an answer that is final. */
-  private async send(method: string, path: string, body: object | undefined): Promise<unknown> {
-    const headers: Record<string, string> = { authorization: this.auth };
+  /** One call (`kind`: claim, complete, ...), in its span when the application traces;
+   * `traced`: the operation's identity, for the span. */
+  private async send(
+    kind: string,
+    method: string,
+    path: string,
+    body: object | undefined,
+    traced: Attributes,
+  ): Promise<unknown> {
+    const api = await otel();
+    if (api === null) return this.exchange(method, path, body, {});
+    const exchange = (trace: Record<string, string>) => this.exchange(method, path, body, trace);
+    return inSpan(api, kind, traced, exchange, (answer) => answerAttributes(kind, answer));
+  }
+
+  /** The same request (one Idempotency-Key) until an answer that is final; `trace`: the
+   * caller's W3C headers, on every attempt. */
+  private async exchange(
+    method: string,
+    path: string,
+    body: object | undefined,
+    trace: Record<string, string>,
+  ): Promise<unknown> {
+    const headers: Record<string, string> = { ...trace, authorization: this.auth };
     if (body !== undefined) {
       headers["content-type"] = "application/json";
       headers["idempotency-key"] = `"${randomUUID()}"`;
@@ -202,4 +233,13 @@ export class LedgerClient {
     }
     throw last;
   }
+}
+
+/** The identity of an operation, as a span's attributes. */
+function identity(channelId: string, keyName: string): Attributes {
+  return {
+    "oncelog.channel_id": channelId,
+    "oncelog.key_name": keyName,
+    "oncelog.operation_id": operationId(channelId, keyName),
+  };
 }
