@@ -83,10 +83,13 @@ class Served:
 
 
 @contextmanager
-def serving(bootstrap: str, folder: Path, read_token: str | None = None) -> Iterator[Served]:
+def serving(
+    bootstrap: str, folder: Path, read_token: str | None = None, *, spans: Path | None = None
+) -> Iterator[Served]:
     """Topics of their own and a ``serve`` process with ONCELOG_HTTP_WRITE_TOKEN (and
     ``read_token`` as ONCELOG_HTTP_TOKEN); stopped (SIGTERM: it commits what it folded)
-    on leaving."""
+    on leaving. ``spans``: traced, its spans one JSON a line in that file
+    (tests/integration/tracing/traced_serve.py)."""
     settings = Settings(
         http_token=read_token,
         bootstrap_servers=bootstrap,
@@ -98,7 +101,11 @@ def serving(bootstrap: str, folder: Path, read_token: str | None = None) -> Iter
     )
     create_topics(admin_client(settings, bootstrap), ledger_topics(settings))
     log = folder / "serve.log"
-    proc = process.start_serve(settings, log)
+    if spans is None:
+        proc = process.start_serve(settings, log)
+    else:
+        traced = ["-m", "tests.integration.tracing.traced_serve", str(spans), "serve"]
+        proc = process.spawn(traced, log, process.serve_env(settings))
     url = f"http://127.0.0.1:{settings.http_port}"
     try:
         process.wait_http(proc, f"{url}/healthz", log)

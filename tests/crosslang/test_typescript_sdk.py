@@ -8,22 +8,13 @@ tests skip, unless ``ONCELOG_REQUIRE_NODE`` is set (``.ci/run`` sets it).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.served import SDK, Served, build, require_node, run, serving
+from tests.served import SDK, Served, build, require_node, run
 
 EXAMPLE = SDK / "examples" / "vercel-ai"
 
 pytestmark = pytest.mark.kafka
-
-
-@pytest.fixture(scope="module")
-def served(bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    require_node()
-    with serving(bootstrap, tmp_path_factory.mktemp("ts")) as served:
-        yield served
 
 
 def _node_tests(package_dir: str, served: Served) -> str:

@@ -1,4 +1,5 @@
-"""The code blocks of docs/http-api.md and docs/typescript-sdk.md run against a live ledger.
+"""The code blocks of docs/http-api.md, docs/typescript-sdk.md and the JavaScript ones of
+docs/tracing.md run against a live ledger.
 
 One ``oncelog serve`` with its write API: each Python block runs twice (the second run is
 the retry a worker makes: it must hold too), each JavaScript block runs in Node against
@@ -26,7 +27,7 @@ def _blocks(page: str, language: str) -> list[str]:
 
 
 HTTP_BLOCKS = _blocks("http-api.md", "python")
-TS_BLOCKS = _blocks("typescript-sdk.md", "js")
+TS_BLOCKS = _blocks("typescript-sdk.md", "js") + _blocks("tracing.md", "js")
 
 
 @pytest.fixture(scope="module")
