@@ -50,15 +50,25 @@ def run(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: 
 _BUILT: set[Path] = set()
 
 
+def _installed(package: Path) -> bool:
+    """``node_modules`` was installed from the lock file as it is now: npm's record of the
+    install (its hidden lock file) is newer than the lock (a merge or a checkout that
+    changed the lock makes it older, and a new ``npm ci`` due)."""
+    record = package / "node_modules" / ".package-lock.json"
+    lock = package / "package-lock.json"
+    return record.is_file() and record.stat().st_mtime >= lock.stat().st_mtime
+
+
 def build(package: Path) -> None:
-    """``npm ci`` from the lock file (once: offline from npm's cache when warm), then ``tsc``;
-    once per package and process, and under a file lock: xdist workers share the folder."""
+    """``npm ci`` from the lock file (when it changed since the last: offline from npm's
+    cache when warm), then ``tsc``; once per package and process, and under a file lock:
+    xdist workers share the folder."""
     _, npm = require_node()
     if package in _BUILT:
         return
     with (package / ".build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (package / "node_modules").is_dir():
+        if not _installed(package):
             run([npm, "ci", "--no-audit", "--no-fund", "--prefer-offline"], package)
         run([npm, "run", "build"], package)
     _BUILT.add(package)
