@@ -41,9 +41,9 @@ def traced(bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         yield served
 
 
-def _claims(served: Served, trace_id: str, span_id: str, channel: str) -> tuple[str, str]:
-    """Run ts_traced_claims.mjs from inside the package; the operation ids of its claim in
-    the span and of its claim outside any span."""
+def _claims(served: Served, trace_id: str, span_id: str, channel: str) -> dict[str, Any]:
+    """Run ts_traced_claims.mjs from inside the package; its claim in the span (completed
+    there) and its claim outside any span: status, operation id and claim token of each."""
     node, _ = require_node()
     build(SDK)
     script = SDK / "dist" / f"traced-{os.getpid()}-{channel}.mjs"
@@ -54,7 +54,8 @@ def _claims(served: Served, trace_id: str, span_id: str, channel: str) -> tuple[
         script.unlink()
     claims = json.loads(out.strip().splitlines()[-1])
     assert claims["traced"]["status"] == claims["plain"]["status"] == "claimed", out
-    return claims["traced"]["operationId"], claims["plain"]["operationId"]
+    found: dict[str, Any] = claims
+    return found
 
 
 def _ids(context: dict[str, str]) -> tuple[int, int]:
@@ -63,10 +64,11 @@ def _ids(context: dict[str, str]) -> tuple[int, int]:
 
 def test_the_record_carries_the_typescript_callers_traceparent(served: Served) -> None:
     trace_id, span_id, channel = secrets.token_hex(16), secrets.token_hex(8), f"ts-{uuid.uuid4()}"
-    traced_op, plain_op = _claims(served, trace_id, span_id, channel)
+    claims = _claims(served, trace_id, span_id, channel)
+    carried = {TRACEPARENT: f"00-{trace_id}-{span_id}-01".encode()}
     assert request_headers(served.settings, channel) == {
-        traced_op: [{TRACEPARENT: f"00-{trace_id}-{span_id}-01".encode()}],
-        plain_op: [{}],
+        claims["traced"]["operationId"]: [carried, carried],  # the claim, the completion
+        claims["plain"]["operationId"]: [{}],
     }
 
 
@@ -81,15 +83,19 @@ def _ancestry(spans: dict[int, dict[str, Any]], span_id: int) -> list[int]:
 
 def test_the_fold_span_links_into_the_typescript_callers_trace(traced: Served) -> None:
     trace_id, span_id, channel = secrets.token_hex(16), secrets.token_hex(8), f"ts-{uuid.uuid4()}"
-    traced_op, _ = _claims(traced, trace_id, span_id, channel)
+    claims = _claims(traced, trace_id, span_id, channel)
+    traced_op = claims["traced"]["operationId"]
     caller = (int(trace_id, 16), int(span_id, 16))
     # Written before the decision was published (oncelog.tracing.fold): there by now.
-    written = [json.loads(line) for line in traced.log.with_name("spans.jsonl").open()]
+    text = traced.log.with_name("spans.jsonl").read_text()
+    written = [json.loads(line) for line in text.splitlines()]
     by_id = {_ids(s["context"])[1]: s for s in written}
     [fold] = [
         s
         for s in written
-        if s["name"] == "oncelog.fold" and s["attributes"]["oncelog.operation_id"] == traced_op
+        if s["name"] == "oncelog.fold"
+        and s["attributes"]["oncelog.operation_id"] == traced_op
+        and s["attributes"]["oncelog.kind"] == "claim"
     ]
     [link] = fold["links"]
     linked = _ids(link["context"])
@@ -97,8 +103,11 @@ def test_the_fold_span_links_into_the_typescript_callers_trace(traced: Served) -
     assert _ids(fold["context"])[0] != caller[0]
     # The linked span is serve's, under its HTTP request's span, under the caller's.
     assert _ancestry(by_id, linked[1])[-1] == caller[1]
-    [record] = request_headers(traced.settings, channel)[traced_op]
-    assert record[TRACEPARENT] == f"00-{trace_id}-{linked[1]:016x}-01".encode()
+    [claimed, _] = request_headers(traced.settings, channel)[traced_op]
+    assert claimed[TRACEPARENT] == f"00-{trace_id}-{linked[1]:016x}-01".encode()
+    # No span of serve carries a claim token, FastAPI's included (the tokens went through).
+    for claim in claims.values():
+        assert claim["claimToken"] not in text
 
 
 def test_the_sdk_without_opentelemetry_claims_the_same(served: Served, tmp_path: Path) -> None:
