@@ -14,7 +14,7 @@ import {
 } from "./errors.js";
 import { type Json, canonicalJson, operationId, stepKeyName } from "./identity.js";
 import { type Execution, type Claim, type Heartbeat, claimOf, executionOf } from "./results.js";
-import { type Attributes, answerAttributes, inSpan, otel } from "./tracing.js";
+import { type Attributes, type Trace, answerAttributes, inSpan, otel } from "./tracing.js";
 
 /** How to reach the write API. */
 export interface ClientOptions {
@@ -97,7 +97,8 @@ export class LedgerClient {
       "oncelog.tool_name": body.tool_name,
       "oncelog.effect": body.effect,
     };
-    return claimOf(await this.send("claim", "POST", "/v1/claims", body, traced));
+    const exchange = (trace: Trace) => this.exchange("POST", "/v1/claims", body, trace);
+    return claimOf(await this.send("claim", traced, exchange));
   }
 
   /** Record the result; fenced (`StaleClaimError`) unless `claimToken` holds the claim.
@@ -163,35 +164,35 @@ export class LedgerClient {
       channel_id: execution.channelId,
       key_name: execution.keyName,
     });
-    try {
-      const path = `/v1/executions/${op}?${query}`;
-      const traced = identity(execution.channelId, execution.keyName);
-      return executionOf(await this.send("get", "GET", path, undefined, traced));
-    } catch (error) {
-      if (error instanceof NotFoundError) return null;
-      throw error;
-    }
+    const path = `/v1/executions/${op}?${query}`;
+    // Absent is an answer, not an error (nor on the call's span).
+    const exchange = (trace: Trace) =>
+      this.exchange("GET", path, undefined, trace).catch((error: unknown) => {
+        if (error instanceof NotFoundError) return null;
+        throw error;
+      });
+    const traced = identity(execution.channelId, execution.keyName);
+    const answer = await this.send("get", traced, exchange);
+    return answer === null ? null : executionOf(answer);
   }
 
   private act(execution: ExecutionRef, action: string, body: object): Promise<unknown> {
     const traced = identity(execution.channelId, execution.keyName);
     const named = { channel_id: execution.channelId, key_name: execution.keyName, ...body };
     const path = `/v1/executions/${traced["oncelog.operation_id"]}/${action}`;
-    return this.send(action, "POST", path, named, traced);
+    return this.send(action, traced, (trace) => this.exchange("POST", path, named, trace));
   }
 
   /** One call (`kind`: claim, complete, ...), in its span when the application traces;
-   * `traced`: the operation's identity, for the span. */
+   * `traced`: the operation's identity, for the span; `exchange` sends it with the
+   * trace headers it is given. */
   private async send(
     kind: string,
-    method: string,
-    path: string,
-    body: object | undefined,
     traced: Attributes,
+    exchange: (trace: Trace) => Promise<unknown>,
   ): Promise<unknown> {
     const api = await otel();
-    if (api === null) return this.exchange(method, path, body, {});
-    const exchange = (trace: Record<string, string>) => this.exchange(method, path, body, trace);
+    if (api === null) return exchange({});
     return inSpan(api, kind, traced, exchange, (answer) => answerAttributes(kind, answer));
   }
 
@@ -201,7 +202,7 @@ export class LedgerClient {
     method: string,
     path: string,
     body: object | undefined,
-    trace: Record<string, string>,
+    trace: Trace,
   ): Promise<unknown> {
     const headers: Record<string, string> = { ...trace, authorization: this.auth };
     if (body !== undefined) {

@@ -8,6 +8,8 @@ import type * as OtelApi from "@opentelemetry/api";
 type Api = typeof OtelApi;
 /** What a span says: oncelog's attribute names, the same as Python's. */
 export type Attributes = Record<string, string | number | boolean>;
+/** W3C trace context headers (`traceparent`, `tracestate`), or none. */
+export type Trace = Record<string, string>;
 
 let loading: Promise<Api | null> | undefined;
 
@@ -23,11 +25,11 @@ export function otel(): Promise<Api | null> {
 /** The active span's context as W3C headers; none without a valid active span. Always the
  * W3C format, whatever propagator the application registered: as the Python SDK, the
  * headers are part of the ledger's records, and nothing else (no baggage) goes into them. */
-export function traceHeaders(api: Api): Record<string, string> {
+export function traceHeaders(api: Api): Trace {
   const span = api.trace.getSpanContext(api.context.active());
   if (span === undefined || !api.isSpanContextValid(span)) return {};
   const flags = (span.traceFlags & 0xff).toString(16).padStart(2, "0");
-  const headers: Record<string, string> = { traceparent: `00-${span.traceId}-${span.spanId}-${flags}` };
+  const headers: Trace = { traceparent: `00-${span.traceId}-${span.spanId}-${flags}` };
   const state = span.traceState?.serialize();
   if (state) headers["tracestate"] = state;
   return headers;
@@ -41,7 +43,7 @@ export async function inSpan<T>(
   api: Api,
   kind: string,
   attributes: Attributes,
-  call: (headers: Record<string, string>) => Promise<T>,
+  call: (headers: Trace) => Promise<T>,
   answered: (answer: T) => Attributes,
 ): Promise<T> {
   const tracer = api.trace.getTracer("oncelog");

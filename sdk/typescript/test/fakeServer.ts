@@ -23,13 +23,17 @@ const EXECUTION = {
   cancel_requested: false,
 };
 
-/** The answer of a route; a 409 conflict for a claim of key `conflict`. */
+/** The answer of a route; a 409 conflict for a claim of key `conflict`, a 404 for a get of
+ * key `absent`. */
 function answerTo(url: string, body: string): [number, unknown] {
   if (url.endsWith("/v1/claims")) {
     if (body.includes('"key_name":"conflict"')) {
       return [409, { status: 409, code: "conflict", message: "another request", detail: "" }];
     }
     return [200, { status: "claimed", execution: EXECUTION, claim_token: TOKEN }];
+  }
+  if (url.includes("key_name=absent")) {
+    return [404, { status: 404, code: "not_found", message: "absent", detail: "absent" }];
   }
   return [200, { ...EXECUTION, status: "completed", result: 1 }];
 }

@@ -71,3 +71,13 @@ test("a typed error's code goes on error.type", async () => {
   assert.equal(span?.attributes["error.type"], "conflict");
   assert.equal(span?.status.code, SpanStatusCode.ERROR);
 });
+
+test("an absent execution is an answer: its get span has no error", async () => {
+  exporter.reset();
+  const client = new LedgerClient({ url: "http://ledger.invalid", token: "t", fetch: fakeServer([]) });
+  assert.equal(await client.getExecution({ channelId: "run-1", keyName: "absent" }), null);
+  const [span] = exporter.getFinishedSpans();
+  assert.equal(span?.name, "oncelog.get");
+  assert.equal(span?.attributes["error.type"], undefined);
+  assert.equal(span?.status.code, SpanStatusCode.UNSET);
+});
