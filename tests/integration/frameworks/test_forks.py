@@ -7,6 +7,7 @@ A "process" is a new LedgerRun, new tools and a new graph on the same checkpoint
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from oncelog.identity.ids import operation_id
 from oncelog.integrations import LedgerRun
+from oncelog.testing import InMemoryLedger
+from tests.integration.conftest import FAST
 from tests.integration.contract import Backend
 from tests.integration.frameworks.forked_agent import (
     ORDER,
@@ -26,6 +29,7 @@ from tests.integration.frameworks.forked_agent import (
     policies,
     thread,
 )
+from tests.served import serving
 
 
 def _process(backend: Backend, downstream: Downstream, saver: Any, **options: Any) -> Any:
@@ -152,3 +156,47 @@ def test_a_crash_and_rerun_inside_a_branch_behaves_as_unforked(ledger_backend: B
     charge = _executions(ledger_backend, branch)["charge#1"]
     assert (charge.status, charge.epoch) == ("completed", 2)
     assert _branch_channel(rerun) == branch
+
+
+async def test_the_async_graph_forks_as_the_blocking_one() -> None:
+    """``ainvoke`` with a LedgerClient: the branch is found with the saver's async listing."""
+    ledger, downstream, saver = InMemoryLedger(), Downstream(), InMemorySaver()
+
+    def process() -> Any:
+        return agent_graph(
+            LedgerRun(ledger.client(), policies=policies(downstream)), downstream, saver
+        )
+
+    graph = process()
+    await graph.ainvoke({"messages": [HumanMessage(ORDER)]}, thread())
+    before_charge = checkpoint_where(graph, last_tool=None, next_node="agent")
+    graph = process()
+    out = await graph.ainvoke(None, before_charge.config)
+    assert out["messages"][-1].content == "done"
+    assert (downstream.charges, len(downstream.emails)) == ([4200], 1)
+    branch = _branch_channel(graph)
+    charge = await ledger.client().channel_executions(branch)
+    (taken,) = [e for e in charge if e.key_name == "charge#1"]
+    assert taken.inherited is not None
+    assert (taken.inherited.from_channel, taken.inherited.adopted) == (THREAD, True)
+
+
+SCENARIOS = [
+    test_fork_after_charge_with_another_email_sends_it_and_never_charges_again,
+    test_fork_before_charge_unchanged_replays_the_charge_taken_from_the_other_branch,
+    test_a_tool_that_runs_per_branch_runs_again_in_the_fork,
+    test_fork_before_charge_with_another_amount_runs_its_own_charge,
+    test_a_crash_and_rerun_inside_a_branch_behaves_as_unforked,
+]
+
+
+@pytest.mark.kafka
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.__name__[5:40] for s in SCENARIOS])
+def test_the_scenarios_against_oncelog_serve(scenario: Any, bootstrap: str, tmp_path: Path) -> None:
+    """The same scenarios with ``oncelog serve`` (a process of its own) folding the log."""
+    with serving(bootstrap, tmp_path) as served:
+        backend = Backend("served", served.settings, FAST)
+        try:
+            scenario(backend)
+        finally:
+            backend.close()
