@@ -16,6 +16,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from oncelog.identity.ids import operation_id
 from oncelog.integrations import LedgerRun
+from oncelog.kafka.reader import topic_ends
+from oncelog.query.catch_up import wait_until_folded
+from oncelog.query.source import HttpSource
 from oncelog.testing import InMemoryLedger
 from tests.integration.conftest import FAST
 from tests.integration.contract import Backend
@@ -29,7 +32,7 @@ from tests.integration.frameworks.forked_agent import (
     policies,
     thread,
 )
-from tests.served import serving
+from tests.served import Served, serving
 
 
 def _process(backend: Backend, downstream: Downstream, saver: Any, **options: Any) -> Any:
@@ -195,8 +198,28 @@ SCENARIOS = [
 def test_the_scenarios_against_oncelog_serve(scenario: Any, bootstrap: str, tmp_path: Path) -> None:
     """The same scenarios with ``oncelog serve`` (a process of its own) folding the log."""
     with serving(bootstrap, tmp_path) as served:
-        backend = Backend("served", served.settings, FAST)
-        try:
-            scenario(backend)
-        finally:
-            backend.close()
+        _run_on(served, scenario)
+
+
+@pytest.mark.kafka
+def test_a_per_branch_rerun_is_a_double_in_the_served_audit(bootstrap: str, tmp_path: Path) -> None:
+    """``oncelog duplicates`` (here its HTTP route) lists the fork's second charge as a
+    cross-branch double, naming the first branch; the adopted email is no double."""
+    with serving(bootstrap, tmp_path) as served:
+        _run_on(served, test_a_tool_that_runs_per_branch_runs_again_in_the_fork)
+        source = HttpSource(served.url)
+        settings = served.settings
+        ends = topic_ends(settings.kafka_config(bootstrap), settings.requests_topic)
+        wait_until_folded(source, ends, timeout_s=60)
+        doubles = [d for d in source.duplicates(100) if d.kind == "cross_branch"]
+    assert [(d.key_name, d.other_channel_id) for d in doubles] == [("charge#1", THREAD)]
+    assert doubles[0].channel_id.startswith(f"{THREAD}~")
+
+
+def _run_on(served: Served, scenario: Any) -> None:
+    """Run ``scenario`` with clients of the served ledger's topics."""
+    backend = Backend("served", served.settings, FAST)
+    try:
+        scenario(backend)
+    finally:
+        backend.close()
