@@ -121,6 +121,14 @@ class ConflictError(LedgerError, code="conflict", http_status=409):
         self.request_hash = request_hash
 
 
+class ForkConflictError(ConflictError, code="fork_conflict"):
+    """A fork (or an adoption) met a key the child channel already decided otherwise.
+
+    The child's own claim, failure, or another request or result is never overwritten:
+    fork into a fresh channel, or fork before the child runs anything of its own.
+    """
+
+
 class ResultExpiredError(LedgerError, code="result_expired", http_status=409):
     """The result was purged after retention; the key stays claimed forever."""
 

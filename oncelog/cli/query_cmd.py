@@ -203,7 +203,7 @@ def history(source: QuerySource, operation_id: str, limit: LimitOption = 100) ->
 
 print_timeline = _table_of(
     "offset log_time key_name kind outcome epoch worker_id token_fp state_epoch state_worker_id "
-    "effect duplicate_effect_suspected outcome_unknown reconciled",
+    "effect duplicate_effect_suspected outcome_unknown reconciled from_channel adopted",
     "timeline of {channel_id}",
 )
 """``timeline`` for people: one table row per request (reads left out); ``epoch``,
@@ -282,6 +282,7 @@ _DOUBLE_COLUMNS = (
     "current_epoch",
     "settled",
     "reconciled",
+    "other_channel_id",
 )
 
 
@@ -290,7 +291,7 @@ def print_duplicates(rows: Sequence[SuspectedDuplicate], **_: Any) -> None:
     counted in the title), and apart, the completions by tokens never granted."""
     doubles = [r for r in rows if r.kind != "forged_or_unknown_token"]
     forged = [r for r in rows if r.kind == "forged_or_unknown_token"]
-    proven = sum(r.kind == "stale_completion" for r in doubles)
+    proven = sum(r.kind in ("stale_completion", "cross_branch") for r in doubles)
     possible = sum(r.possible_duplicate for r in doubles)
     rest = len(doubles) - proven - possible
     title = (

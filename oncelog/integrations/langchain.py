@@ -8,6 +8,10 @@ Each wrapped tool keeps the original's name, description and argument schema, so
 and ``ToolNode`` see the same tool. With a ``SyncLedgerClient`` it runs on ``invoke``, with a
 ``LedgerClient`` on ``ainvoke``. The channel is the run's, else the ``thread_id`` of the
 graph's config. Keys, effects and downstream identity: see :mod:`oncelog.integrations.run`.
+In a LangGraph run with a checkpointer, resuming the thread from an earlier checkpoint runs
+the tools in a branch of their own that inherits what came before the fork and replays an
+external call another branch completed with the same arguments: see
+:mod:`oncelog.integrations.branches`.
 ``ToolNode``'s default error handling re-raises a :class:`~oncelog.errors.ConflictError`,
 so a rerun whose model asks for other arguments stops the graph loudly.
 
@@ -26,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from oncelog.errors import ExecutionFailedError
+from oncelog.integrations.branches import BranchTracker
 from oncelog.integrations.extras import requires_extra
 from oncelog.integrations.framework_spans import langchain_span
 from oncelog.integrations.run import LedgerRun
@@ -38,10 +43,18 @@ __all__ = ["ledger_tool", "ledger_tools"]
 
 
 def ledger_tool(
-    tool: BaseTool, run: LedgerRun, *, error_message_as_result: bool = False
+    tool: BaseTool,
+    run: LedgerRun,
+    *,
+    error_message_as_result: bool = False,
+    branches: BranchTracker | None = None,
 ) -> StructuredTool:
-    """``tool`` run through the ledger: claimed, replayed on rerun, completed or failed."""
+    """``tool`` run through the ledger: claimed, replayed on rerun, completed or failed.
+
+    ``branches`` is shared by the tools of one run (:func:`ledger_tools` shares one).
+    """
     name = tool.name
+    tracker = BranchTracker(run) if branches is None else branches
     run.check(name)
     # The ledger sees the tool's exception; LangChain's handling (if any) runs outside it.
     handles = False if error_message_as_result else tool.handle_tool_error
@@ -53,12 +66,15 @@ def ledger_tool(
         thunk = lambda: inner.invoke(kwargs)  # noqa: E731
         # The ledger's spans under the tool's (OpenTelemetry on).
         with _failure_for_good_as_tool_error(handles), langchain_span():
-            return run.call(name, kwargs, thunk, framework_id=_thread_id(config))
+            branch = tracker.branch(config)
+            return run.call(name, kwargs, thunk, framework_id=_thread_id(config), branch=branch)
 
     async def coroutine(config: RunnableConfig, **kwargs: Any) -> Any:
         thunk = lambda: inner.ainvoke(kwargs)  # noqa: E731
         with _failure_for_good_as_tool_error(handles), langchain_span():
-            return await run.acall(name, kwargs, thunk, framework_id=_thread_id(config))
+            branch = await tracker.abranch(config)
+            thread = _thread_id(config)
+            return await run.acall(name, kwargs, thunk, framework_id=thread, branch=branch)
 
     is_async = inspect.iscoroutinefunction(run.client.claim_execution)
     return StructuredTool(
@@ -76,8 +92,12 @@ def ledger_tool(
 def ledger_tools(
     tools: Iterable[BaseTool], run: LedgerRun, *, error_message_as_result: bool = False
 ) -> list[BaseTool]:
-    """:func:`ledger_tool` of each tool."""
-    return [ledger_tool(t, run, error_message_as_result=error_message_as_result) for t in tools]
+    """:func:`ledger_tool` of each tool, sharing one :class:`BranchTracker`."""
+    tracker = BranchTracker(run)
+    return [
+        ledger_tool(t, run, error_message_as_result=error_message_as_result, branches=tracker)
+        for t in tools
+    ]
 
 
 @contextlib.contextmanager

@@ -19,6 +19,11 @@ what happened (``ToolPolicy(reconcile=...)``). An ``external`` tool with neither
   running the tool, or ``None`` when the downstream never saw the key: the tool then runs.
 
 It runs only on a ``reclaimed`` claim, never on a first claim or a replay.
+
+**Branches.** In a forked run (a LangGraph thread resumed from an earlier checkpoint: see
+:mod:`oncelog.integrations.branches`), an ``external`` call that another branch of the
+family completed with the same arguments replays that result, marked as taken from that
+branch, instead of running again. ``ToolPolicy(per_branch=True)`` runs it once per branch.
 """
 
 from __future__ import annotations
@@ -69,13 +74,16 @@ class ToolPolicy:
     recorded as the result instead of calling the tool (see the module doc).
     ``downstream_dedupes=True`` states that the service the tool calls applies an
     idempotency key once (the tool passes ``current_call().idempotency_key``), so a rerun in
-    the crash window cannot charge twice. The rest are the claim's options.
+    the crash window cannot charge twice. ``per_branch=True``: each branch of a forked run
+    runs the tool itself, instead of replaying the same call another branch completed
+    (see the module doc). The rest are the claim's options.
     """
 
     effect: Effect = "external"
     key: KeyRule | None = None
     reconcile: Reconcile | None = None
     downstream_dedupes: bool = False
+    per_branch: bool = False
     dedup_fields: Sequence[str] | None = None
     lease_seconds: float = 60
     retention_seconds: float = DEFAULT_RETENTION_S

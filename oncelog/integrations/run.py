@@ -30,7 +30,7 @@ import contextvars
 import dataclasses
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
@@ -57,6 +57,7 @@ from oncelog.producer.tool_model import ToolJob, ToolTarget
 from oncelog.schemas.models import PreviousAttempt
 
 __all__ = [
+    "Branch",
     "Effect",
     "KeyRule",
     "LedgerRun",
@@ -85,6 +86,15 @@ def current_call() -> ToolContext:
     if ctx is None:
         raise NoLedgerCallError("no tool call is running through the ledger here")
     return ctx
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """Where a call of a forked run goes: its branch's channel, and the other channels of
+    its family (parent first), where an external call may find the same completion."""
+
+    channel_id: str
+    family: Sequence[str] = ()
 
 
 @dataclass
@@ -160,11 +170,13 @@ class LedgerRun:
         framework_id: str | None = None,
         effect: Effect | None = None,
         shape: ResultShape = JSON_SHAPE,
+        branch: Branch | None = None,
     ) -> Any:
         """Run ``call()`` at most once for this call of ``tool_name``; its (recorded) result.
 
         ``effect`` is the framework's declaration (see :meth:`policy`); ``shape`` how the
-        framework's results are recorded and read back.
+        framework's results are recorded and read back. ``branch``: the call belongs to a
+        branch of a forked run (its channel instead of the run's, and its family).
         """
         client = cast(AsyncLedgerCalls, self._client_of_kind(is_async=True))
         policy = self.policy(tool_name, effect)
@@ -183,8 +195,13 @@ class LedgerRun:
             known = await known if inspect.isawaitable(known) else known
             return None if known is None else shape.record(known)
 
-        job = self._job(tool_name, params, framework_id, policy, fn=fn, reconcile=reconcile)
+        job = self._job(
+            tool_name, params, framework_id, policy, fn=fn, reconcile=reconcile, branch=branch
+        )
         with _naming_the_call(job):
+            family = _adopting(policy, branch)
+            if family:
+                await cast(Any, client).adopt_execution(**_adoption(job, policy, family))
             return self._read(job, shape, await run_spec(client, job))
 
     def call(
@@ -196,6 +213,7 @@ class LedgerRun:
         framework_id: str | None = None,
         effect: Effect | None = None,
         shape: ResultShape = JSON_SHAPE,
+        branch: Branch | None = None,
     ) -> Any:
         """Blocking :meth:`acall` (needs a ``SyncLedgerClient``)."""
         client = cast(SyncLedgerCalls, self._client_of_kind(is_async=False))
@@ -219,8 +237,13 @@ class LedgerRun:
             known = hook(previous, ctx)
             return None if known is None else shape.record(known)
 
-        job = self._job(tool_name, params, framework_id, policy, fn=fn, reconcile=reconcile)
+        job = self._job(
+            tool_name, params, framework_id, policy, fn=fn, reconcile=reconcile, branch=branch
+        )
         with _naming_the_call(job):
+            family = _adopting(policy, branch)
+            if family:
+                cast(Any, client).adopt_execution(**_adoption(job, policy, family))
             return self._read(job, shape, run_spec_sync(client, job))
 
     def _job(
@@ -232,11 +255,12 @@ class LedgerRun:
         *,
         fn: Callable[[ToolContext], Any],
         reconcile: Reconcile,
+        branch: Branch | None = None,
     ) -> ToolJob[Any, Any]:
         """The job of one call; ``reconcile`` wraps the policy's hook, used if it has one."""
         validate_id("tool_name", tool_name)
         recorded = as_json(dict(params))
-        channel = self.channel(framework_id)
+        channel = self.channel(framework_id) if branch is None else branch.channel_id
         self._warn.check(tool_name, policy)
         target = ToolTarget(channel, self.key_name(channel, tool_name, recorded), None)
         hook = reconcile if policy.reconcile is not None else None
@@ -253,6 +277,25 @@ class LedgerRun:
             wanted = "LedgerClient (async)" if is_async else "SyncLedgerClient (blocking)"
             raise InvalidArgumentError(f"this call runs with a {wanted}: pass one to LedgerRun")
         return self.client
+
+
+def _adopting(policy: ToolPolicy, branch: Branch | None) -> Sequence[str]:
+    """The channels an external call of a branch looks in first (none: it just claims)."""
+    if branch is None or policy.effect != "external" or policy.per_branch:
+        return ()
+    return branch.family
+
+
+def _adoption(job: ToolJob[Any, Any], policy: ToolPolicy, family: Sequence[str]) -> dict[str, Any]:
+    t = job.target
+    return {
+        "channel_id": t.channel_id,
+        "key_name": t.key_name,
+        "tool_name": job.spec.tool_name,
+        "params": job.params,
+        "from_channels": family,
+        "dedup_fields": policy.dedup_fields,
+    }
 
 
 @contextlib.contextmanager

@@ -14,14 +14,24 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, Unpack, overload
 
 from oncelog import tracing
+from oncelog.identity.validation import validate_id
 from oncelog.producer.base import ClientBase
 from oncelog.producer.calls import PendingCall, RequestBuilder
 from oncelog.producer.executor import run_spec, run_spec_sync
+from oncelog.producer.forks import (
+    Adoption,
+    Fork,
+    ForkAt,
+    ForkPlan,
+    channel_executions,
+    inherit_result,
+)
+from oncelog.producer.results import Execution
 from oncelog.producer.tool_model import (
     AsyncReconcile,
     AsyncToolFn,
@@ -150,6 +160,55 @@ class LedgerClient(ClientCalls):
         job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
         return await run_spec(self, job)
 
+    async def fork_channel(
+        self, parent_channel: str, child_channel: str, *, at: ForkAt = None
+    ) -> Fork:
+        """Give ``child_channel`` what ``parent_channel`` had completed by ``at``: see
+        :mod:`oncelog.producer.forks` (idempotent; call again to finish an interrupted fork)."""
+        plan = ForkPlan.of(parent_channel, child_channel, at)
+        if self._transport is None:
+            await asyncio.to_thread(self.open)
+        transport = self.transport
+        snapshots = await asyncio.to_thread(transport.channel_snapshots, plan.parent)
+        # In the parent's log order, one at a time: an interrupted fork is a prefix.
+        return plan.result(
+            [inherit_result(await transport.acall(r)) for r in plan.requests(snapshots)]
+        )
+
+    async def channel_executions(self, channel_id: str) -> list[Execution]:
+        """Each operation of ``channel_id`` as the projector last published it (the compacted
+        executions topic), in log order, with the position of the request that made it."""
+        if self._transport is None:
+            await asyncio.to_thread(self.open)
+        channel = validate_id("channel_id", channel_id)
+        snapshots = await asyncio.to_thread(self.transport.channel_snapshots, channel)
+        return channel_executions(snapshots, channel)
+
+    async def adopt_execution(
+        self,
+        channel_id: str,
+        key_name: str,
+        *,
+        tool_name: str,
+        params: Mapping[str, Any],
+        from_channels: Sequence[str],
+        dedup_fields: Sequence[str] | None = None,
+    ) -> Execution | None:
+        """Take the same request's completion from another branch of the family, if one
+        has it: see :mod:`oncelog.producer.forks`. None: nobody has; claim and run."""
+        adoption = Adoption.of(
+            channel_id, key_name, tool_name=tool_name, params=params,
+            dedup_fields=dedup_fields, from_channels=from_channels,
+        )  # fmt: skip
+        if self._transport is None:
+            await asyncio.to_thread(self.open)
+        transport = self.transport
+        for read in adoption.reads():
+            inherit = adoption.adopt(await transport.acall(read))
+            if inherit is not None:
+                return adoption.adopted(await transport.acall(inherit))
+        return None
+
 
 class SyncLedgerClient(ClientCalls):
     """Claim, heartbeat, complete, fail, release and cancel executions, blocking.
@@ -182,3 +241,37 @@ class SyncLedgerClient(ClientCalls):
         target = ToolTarget(channel_id, key_name, step)
         job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
         return run_spec_sync(self, job)
+
+    def fork_channel(self, parent_channel: str, child_channel: str, *, at: ForkAt = None) -> Fork:
+        """Blocking :meth:`LedgerClient.fork_channel`."""
+        plan = ForkPlan.of(parent_channel, child_channel, at)
+        transport = self.transport
+        snapshots = transport.channel_snapshots(plan.parent)
+        return plan.result([inherit_result(transport.call(r)) for r in plan.requests(snapshots)])
+
+    def channel_executions(self, channel_id: str) -> list[Execution]:
+        """Blocking :meth:`LedgerClient.channel_executions`."""
+        channel = validate_id("channel_id", channel_id)
+        return channel_executions(self.transport.channel_snapshots(channel), channel)
+
+    def adopt_execution(
+        self,
+        channel_id: str,
+        key_name: str,
+        *,
+        tool_name: str,
+        params: Mapping[str, Any],
+        from_channels: Sequence[str],
+        dedup_fields: Sequence[str] | None = None,
+    ) -> Execution | None:
+        """Blocking :meth:`LedgerClient.adopt_execution`."""
+        adoption = Adoption.of(
+            channel_id, key_name, tool_name=tool_name, params=params,
+            dedup_fields=dedup_fields, from_channels=from_channels,
+        )  # fmt: skip
+        transport = self.transport
+        for read in adoption.reads():
+            inherit = adoption.adopt(transport.call(read))
+            if inherit is not None:
+                return adoption.adopted(transport.call(inherit))
+        return None

@@ -25,11 +25,12 @@ from oncelog.errors import (
 )
 from oncelog.identity.partitioner import cached_partition_for
 from oncelog.kafka.lanes import Lanes
+from oncelog.kafka.reader import read_to_end
 from oncelog.producer.clock import WALL_CLOCK, Clock
 from oncelog.producer.listener import DecisionListener
 from oncelog.producer.resend_queue import ResendQueue
-from oncelog.schemas.codec import decode_request, encode_request
-from oncelog.schemas.models import Decision, Request
+from oncelog.schemas.codec import decode_request, decode_snapshot, encode_request
+from oncelog.schemas.models import Decision, ExecutionSnapshot, Request
 from oncelog.settings import Settings
 from oncelog.tracing import propagation
 from oncelog.tracing.propagation import Headers
@@ -100,6 +101,8 @@ class Dispatcher:
     ) -> None:
         kafka = settings.kafka_config(bootstrap)
         self._topic = settings.requests_topic
+        self._kafka = kafka
+        self._executions_topic = settings.executions_topic
         # A failure reaches _on_failed, which fails the call at once on an ACL denial (a
         # request id is in the record).
         self._sender = Lanes(kafka, BATCH_LINGER_MS, on_error=self._on_failed)
@@ -140,6 +143,20 @@ class Dispatcher:
         """Stop listening and flush the producer."""
         self._listener.close()
         self._sender.close()
+
+    def channel_snapshots(self, channel_id: str) -> list[ExecutionSnapshot]:
+        """Every snapshot of ``channel_id`` on its partition of the executions topic, read to
+        the end (a compacted topic: the newest version of each operation, and maybe older)."""
+        partition = cached_partition_for(channel_id, self._partitions)
+        found = []
+        for msg in read_to_end(self._kafka, self._executions_topic, partition):
+            try:
+                snapshot = decode_snapshot(msg.value() or b"")
+            except CodecError:  # only the projector writes there: skip a foreign record
+                continue
+            if snapshot.state.channel_id == channel_id:
+                found.append(snapshot)
+        return found
 
     def _send(self, request: Request, headers: Headers | None = None) -> None:
         partition = cached_partition_for(request.channel_id, self._partitions)

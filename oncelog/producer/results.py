@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Any, Final, TypeVar
 
 from oncelog.identity import ids
-from oncelog.schemas.models import Decision, ExecutionState, PreviousAttempt
+from oncelog.schemas.models import Decision, ExecutionState, Inheritance, PreviousAttempt
 
 
 class ClaimStatus(StrEnum):
@@ -40,7 +40,11 @@ def json_value(data: bytes) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class Execution:
-    """One operation as the ledger decided it."""
+    """One operation as the ledger decided it.
+
+    ``inherited`` says where a result taken from another channel came from: a fork
+    (``adopted`` False) or a branch that adopted another branch's effect (True).
+    """
 
     id: str
     channel_id: str
@@ -60,6 +64,7 @@ class Execution:
     expires_at_ms: int | None = None
     error: str | None = None
     position: tuple[int, int] | None = None
+    inherited: Inheritance | None = None
 
     @classmethod
     def of(cls, state: ExecutionState, decision: Decision | None = None) -> Execution:
@@ -88,6 +93,7 @@ class Execution:
             state.expires_at_ms,
             state.error,
             where,
+            state.inherited,
         )
         if cls is not Execution:  # a subclass may have an __init__ of its own
             return cls(*values)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from oncelog.producer.clock import Clock
-from oncelog.schemas.models import Decision, Request
+from oncelog.schemas.models import Decision, ExecutionSnapshot, Request
 from oncelog.tracing.propagation import Headers
 
 
@@ -41,4 +41,9 @@ class Transport(Protocol):
 
     def send_acknowledged(self, request: Request, timeout_s: float) -> None:
         """Send once and return once the log has it, without reading the decision."""
+        ...
+
+    def channel_snapshots(self, channel_id: str) -> list[ExecutionSnapshot]:
+        """Blocking: the published state versions of ``channel_id``'s operations (a fork
+        reads its parent here); more than one version of an operation may be listed."""
         ...

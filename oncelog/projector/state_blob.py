@@ -41,7 +41,13 @@ _OLD_HEADER: Final = MAGIC + schema_fingerprint(_OLD_SCHEMA)
 # The layout before the audit of unknown outcomes (issue 26): Avro resolution fills in
 # the fields it lacks (``released``, ``outcome_unknown``, a grant's ``worker_id``).
 _V2_SCHEMA: Final[Any] = load_schema(str(HISTORY_DIR / "state.v2.avsc"))
-_V2_HEADER: Final = MAGIC + schema_fingerprint(_V2_SCHEMA)
+# The layout before forks (issue 29): resolution fills ``inherited`` (null) and reads
+# the Outcome enum that lacks ``inherited``.
+_V3_SCHEMA: Final[Any] = load_schema(str(HISTORY_DIR / "state.v3.avsc"))
+_RESOLVED: Final[dict[bytes, Any]] = {
+    MAGIC + schema_fingerprint(_V2_SCHEMA): _V2_SCHEMA,
+    MAGIC + schema_fingerprint(_V3_SCHEMA): _V3_SCHEMA,
+}
 
 
 def encode_state(state: ExecutionState, *, once: bool = False) -> bytes:
@@ -54,7 +60,7 @@ def encode_state(state: ExecutionState, *, once: bool = False) -> bytes:
 def decode_state(data: bytes) -> ExecutionState:
     """Decode a blob written by :func:`encode_state`; any failure is a :class:`CodecError`."""
     header = bytes(data[:HEADER_LEN])
-    if len(data) < HEADER_LEN or header not in (_HEADER, _V2_HEADER, _OLD_HEADER):
+    if len(data) < HEADER_LEN or (header not in (_HEADER, _OLD_HEADER, *_RESOLVED)):
         fingerprint = bytes(data[2:HEADER_LEN]) if len(data) >= HEADER_LEN else None
         raise CodecError("not an ExecutionState blob", length=len(data), fingerprint=fingerprint)
     buf = io.BytesIO(data)
@@ -63,8 +69,9 @@ def decode_state(data: bytes) -> ExecutionState:
         if header == _OLD_HEADER:
             old: Any = fastavro.schemaless_reader(buf, _OLD_SCHEMA, None)
             return state_from_avro(upgrade.state(old))
-        if header == _V2_HEADER:
-            record: Any = fastavro.schemaless_reader(buf, _V2_SCHEMA, _SCHEMA)
+        writer = _RESOLVED.get(header)
+        if writer is not None:
+            record: Any = fastavro.schemaless_reader(buf, writer, _SCHEMA)
             return state_from_avro(record)
         record = fastavro.schemaless_reader(buf, _SCHEMA, None)
         return state_from_avro(record)

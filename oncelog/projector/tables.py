@@ -122,6 +122,9 @@ HISTORY: Final[tuple[Column, ...]] = (
     # version before gets them from the migration, filled from its blobs).
     mirror("state.lease_deadline_ms"),
     mirror("state.tool_name"),
+    # Forks (issue 29), nullable so that the migration adds it: the audit matches a
+    # re-run across branches by key name and request hash.
+    Column("request_hash", "VARCHAR", STR, "state.request_hash"),
 )
 
 REQUESTS: Final[tuple[Column, ...]] = (
@@ -154,6 +157,10 @@ REQUESTS: Final[tuple[Column, ...]] = (
     Column("outcome_unknown", "BOOLEAN", BOOL, "bool(previous and previous.outcome_unknown)"),
     Column("previous_token_fp", "VARCHAR", STR, "previous and previous.token_fp"),
     Column("previous_heartbeat_ms", "BIGINT", INT, "previous and previous.last_heartbeat_ms"),
+    # An inherit (issue 29): the channel it took the completion from, and whether a branch
+    # adopted it at a claim (True) or a fork inherited it (False). NULL on other kinds.
+    Column("from_channel", "VARCHAR", STR, "getattr(request.body, 'from_channel', None)"),
+    Column("adopted", "BOOLEAN", BOOL, "getattr(request.body, 'adopted', None)"),
 )
 """One row per folded request and its answer. A column added here for a new optional
 field reaches an older file too: :func:`added_columns` (run by the migration)."""

@@ -100,6 +100,15 @@ class TimelineEntry(_Frozen):
     reconciled: str | None = Field(
         default=None, description='On a completion or failure: "found", "not_found" or null'
     )
+    from_channel: str | None = Field(
+        default=None,
+        description="On an inherit: the branch (channel) the completion was taken from",
+    )
+    adopted: bool | None = Field(
+        default=None,
+        description="On an inherit: true when a branch adopted another branch's effect at a "
+        "claim, false when a fork inherited it",
+    )
 
 
 class SideEffects(_Frozen):
@@ -128,8 +137,9 @@ class SideEffects(_Frozen):
     truncated: bool = Field(description="More keys ran in the range than the limit")
 
 
-DUPLICATE_KINDS = ("stale_completion", "unknown_outcome", "forged_or_unknown_token")
-"""The kinds of the audit of doubles: proven, possible, and not a duplicate."""
+DUPLICATE_KINDS = ("stale_completion", "unknown_outcome", "forged_or_unknown_token", "cross_branch")
+"""The kinds of the audit of doubles: proven, possible, not a duplicate, and an external
+effect run again in another branch of a fork (proven: both branches completed it)."""
 
 
 class SuspectedDuplicate(_Frozen):
@@ -170,6 +180,10 @@ class SuspectedDuplicate(_Frozen):
         default=None,
         description='unknown_outcome: "found" or "not_found" as the reclaimer reported it; null '
         "when it did not",
+    )
+    other_channel_id: str | None = Field(
+        default=None,
+        description="cross_branch: the branch (channel) that completed the same request first",
     )
 
     @property

@@ -69,7 +69,8 @@ _TIMELINE: Final = """
 WITH r AS MATERIALIZED (
   SELECT partition, "offset", request_id, operation_id, key_name, kind, outcome, changed,
          version, epoch, worker_id, effect, log_time_ms, duplicate_effect_suspected, retried,
-         token_fp, state_epoch, state_worker_id, coalesce(outcome_unknown, false), reconciled
+         token_fp, state_epoch, state_worker_id, coalesce(outcome_unknown, false), reconciled,
+         from_channel, adopted
   FROM requests WHERE channel_id = ?
 )
 SELECT * FROM r WHERE kind <> 'get' ORDER BY partition, "offset" LIMIT ?
@@ -107,10 +108,44 @@ SELECT CASE WHEN s.unknown THEN 'unknown_outcome' WHEN s.proven THEN 'stale_comp
        CASE WHEN s.unknown THEN s.epoch ELSE s.state_epoch END,
        CASE WHEN s.unknown THEN s.previous_heartbeat_ms END,
        CASE WHEN s.unknown THEN t.outcome END,
-       CASE WHEN s.unknown THEN t.reconciled END
+       CASE WHEN s.unknown THEN t.reconciled END,
+       NULL
 FROM s LEFT JOIN f ON f.p = s.partition AND f.o = s."offset"
 LEFT JOIN requests t ON t.partition = f.p AND t."offset" = f.at
 ORDER BY s.log_time_ms, s.partition, s."offset"
+"""
+# A re-run across branches (issue 29): an external operation a channel completed by its own
+# attempt while a channel of its family (a fork's parent, child or sibling, known from the
+# inherit records) had completed the same key with the same request hash before. Adopted
+# and inherited completions are not attempts (outcome "inherited"): only own completions.
+_CROSS_BRANCH: Final = """
+WITH links AS (
+  SELECT DISTINCT channel_id AS child, from_channel AS parent FROM requests
+  WHERE kind = 'inherit' AND from_channel IS NOT NULL
+),
+kin AS (
+  SELECT child AS a, parent AS b FROM links
+  UNION SELECT parent, child FROM links
+  UNION SELECT x.child, y.child FROM links x JOIN links y
+    ON x.parent = y.parent AND x.child <> y.child
+),
+own AS (
+  SELECT operation_id, channel_id, key_name, request_hash, partition, valid_from_offset,
+         log_time_ms, request_id, epoch, worker_id, token_fp
+  FROM history
+  WHERE outcome = 'completed' AND effect = 'external' AND request_hash IS NOT NULL
+)
+SELECT 'cross_branch', b.partition, b.valid_from_offset, b.log_time_ms, b.operation_id,
+       b.channel_id, b.key_name, b.request_id, b.token_fp, b.epoch, b.worker_id, b.epoch,
+       NULL, NULL, NULL, min(a.channel_id)
+FROM own b JOIN kin ON kin.a = b.channel_id
+JOIN own a ON a.channel_id = kin.b AND a.key_name = b.key_name
+  AND a.request_hash = b.request_hash
+WHERE a.log_time_ms < b.log_time_ms
+   OR (a.log_time_ms = b.log_time_ms AND a.operation_id < b.operation_id)
+GROUP BY ALL
+ORDER BY b.log_time_ms, b.partition, b.valid_from_offset
+LIMIT ?
 """
 
 
@@ -301,8 +336,12 @@ def suspected_duplicates(
 ) -> list[models.SuspectedDuplicate]:
     """The audit of doubles, oldest first: proven (``stale_completion``) and possible
     (``unknown_outcome``) ones, and apart, completions by tokens never granted
-    (``forged_or_unknown_token``, not duplicates)."""
-    return _parsed(models.SuspectedDuplicate, _rows(con, _AUDIT, [_check_limit(limit)]))
+    (``forged_or_unknown_token``, not duplicates), and external effects run again in
+    another branch of a fork (``cross_branch``)."""
+    n = _check_limit(limit)
+    rows = [*_rows(con, _AUDIT, [n]), *_rows(con, _CROSS_BRANCH, [n])]
+    rows.sort(key=lambda r: (r[3], r[1], r[2]))  # log time, partition, offset
+    return _parsed(models.SuspectedDuplicate, rows if n is None else rows[:n])
 
 
 def positions(con: duckdb.DuckDBPyConnection) -> models.Positions:

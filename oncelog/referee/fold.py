@@ -27,6 +27,8 @@ from oncelog.schemas.models import (
     Fail,
     Get,
     Heartbeat,
+    Inherit,
+    Inheritance,
     Outcome,
     PreviousAttempt,
     RecentRequest,
@@ -415,6 +417,71 @@ def _on_sweep(state: ExecutionState, request: Request, body: Sweep, fp: str, t: 
     return _commit(state, request, fp, Outcome.EXPIRED, t, status=Status.EXPIRED, result=None)
 
 
+# --- forks: a completion taken from another channel ------------------------------------
+
+
+def _inheritance(body: Inherit) -> Inheritance:
+    return Inheritance(body.from_channel, body.from_partition, body.from_offset, body.adopted)
+
+
+def _first_inherit(request: Request, body: Inherit, t: int) -> Result:
+    """An inherit into an empty slot: a completion whose provenance is another channel.
+
+    No grant happened on this channel: epoch 0, no holder. The result lives as long
+    as the parent's retention says, counted from now.
+    """
+    memo = RecentRequest(request.request_id, Outcome.INHERITED, 0, "", _payload_fp(body), t)
+    state = ExecutionState(
+        operation_id=request.operation_id,
+        channel_id=request.channel_id,
+        key_name=request.key_name,
+        status=Status.COMPLETED,
+        version=1,
+        epoch=0,
+        request_hash=body.request_hash,
+        tool_name=body.tool_name,
+        params=body.params,
+        effect=body.effect,
+        lease_ms=0,
+        retention_ms=body.retention_ms,
+        token_fp="",
+        worker_id="",
+        claimed_at_ms=t,
+        lease_deadline_ms=t,
+        result=body.result,
+        result_hash=_hash(body.result),
+        completed_at_ms=t,
+        expires_at_ms=t + body.retention_ms,
+        recent=(memo,),
+        updated_at_ms=t,
+        inherited=_inheritance(body),
+    )
+    return state, _decide(state, request, Outcome.INHERITED, t, True, result=body.result)
+
+
+def _on_inherit(state: ExecutionState, request: Request, body: Inherit, fp: str, t: int) -> Result:
+    """An inherit into a decided slot: the same completion is a no-op, anything else a conflict.
+
+    A fork sent again (it was interrupted, or is simply repeated) meets its own
+    inheritance and answers ``inherited`` without a new version. A slot completed
+    with the same request and result, by this channel or from another branch, keeps
+    what it has. A slot that holds anything else (a claim, a failure, another
+    request or result) is never overwritten: ``conflict``, loudly.
+    """
+    done = state.status is Status.COMPLETED or state.status is Status.EXPIRED
+    if not done or state.request_hash != body.request_hash:
+        stored, asked = state.request_hash, body.request_hash
+    else:
+        stored, asked = state.result_hash or "", _hash(body.result)
+    if not done or stored != asked:
+        return state, _decide(
+            state, request, Outcome.CONFLICT, t, stored_hash=stored, request_hash=asked
+        )
+    if state.inherited == _inheritance(body):
+        return _unchanged(state, request, Outcome.INHERITED, t)
+    return _answer_with_state(state, request, t)
+
+
 def _on_get(state: ExecutionState, request: Request, body: Get, fp: str, t: int) -> Result:
     """A read through the log: the outcome names the state, which the decision carries."""
     return _answer_with_state(state, request, t)
@@ -429,6 +496,7 @@ _RULES: Final[dict[type, Callable[[ExecutionState, Request, Any, str, int], Resu
     Cancel: _on_cancel,
     Sweep: _on_sweep,
     Get: _on_get,
+    Inherit: _on_inherit,
 }
 
 
@@ -468,6 +536,8 @@ def fold(state: ExecutionState | None, request: Request, log_time_ms: int) -> Re
     if state is None:
         if type(body) is Claim:
             return _first_claim(request, body, log_time_ms)
+        if type(body) is Inherit:
+            return _first_inherit(request, body, log_time_ms)
         return _unchanged(None, request, Outcome.STATE_ABSENT, log_time_ms)
     # The conflict rule comes first: a different request_hash never takes effect.
     if type(body) is Claim and body.request_hash != state.request_hash:

@@ -14,7 +14,17 @@ from typing import Final
 from oncelog.errors import InvalidArgumentError, InvalidRequestError
 from oncelog.identity import ids, validation
 from oncelog.identity.partitioner import cached_partition_for
-from oncelog.schemas.models import Cancel, Claim, Complete, Fail, Get, Heartbeat, Request, Sweep
+from oncelog.schemas.models import (
+    Cancel,
+    Claim,
+    Complete,
+    Fail,
+    Get,
+    Heartbeat,
+    Inherit,
+    Request,
+    Sweep,
+)
 
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
 _MAX_TOKEN: Final = 256
@@ -50,7 +60,7 @@ def _check(request: Request, key: bytes | None, partition: int, partitions: int)
         raise InvalidArgumentError(f"written to partition {partition}, its channel lives on {home}")
     body = request.body
     token = request.claim_token
-    needs_token = not isinstance(body, Sweep | Cancel | Get)
+    needs_token = not isinstance(body, Sweep | Cancel | Get | Inherit)
     if needs_token and (not token or len(token) > _MAX_TOKEN):
         raise InvalidArgumentError("claim_token is missing or longer than 256 characters")
     if isinstance(body, Claim):
@@ -59,6 +69,8 @@ def _check(request: Request, key: bytes | None, partition: int, partitions: int)
         validation.validate_lease_ms(body.lease_ms)
     elif isinstance(body, Complete) and len(body.result) > validation.MAX_JSON_BYTES:
         raise InvalidArgumentError(f"result is {len(body.result)} bytes, at most 1 MiB")
+    elif isinstance(body, Inherit):
+        _check_inherit(request, body)
     if request.reconciled is not None:
         _check_reconciled(request)
 
@@ -70,6 +82,23 @@ def _check_reconciled(request: Request) -> None:
         )
     if request.reconciled not in RECONCILED:
         raise InvalidArgumentError(f"reconciled is {request.reconciled!r}: 'found' or 'not_found'")
+
+
+def _check_inherit(request: Request, body: Inherit) -> None:
+    if request.claim_token is not None:  # nobody holds it: a token would only leak
+        raise InvalidArgumentError("an inherit carries no claim_token")
+    validation.validate_id("from_channel", body.from_channel)
+    if body.from_channel == request.channel_id:
+        raise InvalidArgumentError("an inherit names another channel than its own")
+    if body.from_partition < 0 or body.from_offset < 0:
+        raise InvalidArgumentError("from_partition and from_offset must not be negative")
+    validation.validate_id("tool_name", body.tool_name)
+    validation.validate_retention_ms(body.retention_ms)
+    for name, blob in (("params", body.params), ("result", body.result)):
+        if len(blob) > validation.MAX_JSON_BYTES:
+            raise InvalidArgumentError(f"{name} are {len(blob)} bytes, at most 1 MiB")
+    if not _HEX64.fullmatch(body.request_hash):
+        raise InvalidArgumentError("request_hash is not a lower-case SHA-256 hex digest")
 
 
 def _check_claim(body: Claim) -> None:

@@ -30,6 +30,7 @@ class Kind(StrEnum):
     CANCEL = "cancel"
     SWEEP = "sweep"
     GET = "get"
+    INHERIT = "inherit"
 
 
 class Status(StrEnum):
@@ -70,6 +71,7 @@ class Outcome(StrEnum):
     STATE_COMPLETED = "state_completed"
     STATE_FAILED = "state_failed"
     STATE_EXPIRED = "state_expired"
+    INHERITED = "inherited"
 
 
 # --- request bodies ----------------------------------------------------------------
@@ -132,7 +134,29 @@ class Get:
     """Read the operation's state through the log: the answer reflects every earlier request."""
 
 
-Body = Claim | Heartbeat | Complete | Fail | Release | Cancel | Sweep | Get
+@dataclass(frozen=True, slots=True)
+class Inherit:
+    """Take the completion of the same key name on another channel (docs/spec.md §4, forks).
+
+    A fork sends one per operation the parent had completed by the fork position
+    (``adopted=False``); a branch that claims an external step another branch of its
+    family completed with the same request hash sends one first (``adopted=True``),
+    so that its own partition holds the result and the fold needs no other.
+    """
+
+    from_channel: str
+    from_partition: int
+    from_offset: int
+    tool_name: str
+    params: bytes
+    request_hash: str
+    effect: Effect
+    result: bytes
+    retention_ms: int
+    adopted: bool
+
+
+Body = Claim | Heartbeat | Complete | Fail | Release | Cancel | Sweep | Get | Inherit
 
 BODY_KIND: dict[type, Kind] = {
     Claim: Kind.CLAIM,
@@ -143,6 +167,7 @@ BODY_KIND: dict[type, Kind] = {
     Cancel: Kind.CANCEL,
     Sweep: Kind.SWEEP,
     Get: Kind.GET,
+    Inherit: Kind.INHERIT,
 }
 
 
@@ -207,6 +232,16 @@ class RecentRequest(NamedTuple):
     worker_id: str = ""
 
 
+class Inheritance(NamedTuple):
+    """Where a completion taken from another channel came from (an :class:`Inherit`)."""
+
+    from_channel: str
+    from_partition: int
+    from_offset: int
+    #: True: adopted at a claim instead of running the effect again; False: a fork's.
+    adopted: bool
+
+
 class ExecutionState(NamedTuple):
     """The full decided state of one operation: what a snapshot carries."""
 
@@ -241,6 +276,8 @@ class ExecutionState(NamedTuple):
     previous: PreviousAttempt | None = None
     recent: tuple[RecentRequest, ...] = ()
     updated_at_ms: int = 0
+    #: Set when the completion was taken from another channel (a fork, an adoption).
+    inherited: Inheritance | None = None
 
 
 class ExecutionSnapshot(NamedTuple):

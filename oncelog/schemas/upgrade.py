@@ -37,6 +37,7 @@ def state(d: Datum) -> Datum:
     d["token_fp"] = token_fingerprint(d.pop("claim_token"))
     d["previous"] = _attempt(d["previous"])
     d["released"] = False
+    d["inherited"] = None  # forks came later (issue 29)
     age = d["updated_at_ms"]
     d["recent"] = [
         {**item, "token_fp": "", "payload_fp": "", "log_time_ms": age, "worker_id": ""}

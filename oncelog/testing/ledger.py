@@ -20,11 +20,12 @@ from oncelog.identity.partitioner import partition_for
 from oncelog.producer.client import LedgerClient
 from oncelog.producer.results import Execution
 from oncelog.producer.sync_client import SyncLedgerClient
-from oncelog.referee.fold import PartitionClock
+from oncelog.referee.fold import PartitionClock, snapshot_of
 from oncelog.referee.judge import Refusal, admit, judge
 from oncelog.schemas.codec import decode_decision, decode_request, encode_decision, encode_request
 from oncelog.schemas.models import (
     Decision,
+    ExecutionSnapshot,
     ExecutionState,
     Request,
     Status,
@@ -74,6 +75,8 @@ class InMemoryLedger:
         self.settings = settings or Settings(topic_prefix="memory", partitions=partitions)
         self.partitions = self.settings.partitions
         self._states: dict[str, ExecutionState] = {}
+        # The executions topic, compacted: the newest snapshot of each operation.
+        self._snapshots: dict[str, ExecutionSnapshot] = {}
         self._log_times: dict[int, PartitionClock] = {}
         self._log: list[LoggedRequest] = []
         self._next_offset: dict[int, int] = {}
@@ -106,6 +109,11 @@ class InMemoryLedger:
     def send_acknowledged(self, request: Request, timeout_s: float) -> None:
         """Append ``request``; its decision is in the log but nobody reads it."""
         self.call(request)
+
+    def channel_snapshots(self, channel_id: str) -> list[ExecutionSnapshot]:
+        """The newest snapshot of each of ``channel_id``'s operations, as compaction keeps."""
+        with self._appended:
+            return [s for s in self._snapshots.values() if s.state.channel_id == channel_id]
 
     # --- the log ---------------------------------------------------------------------
 
@@ -142,6 +150,8 @@ class InMemoryLedger:
         self._log_times[partition] = clock
         if after is not None:
             self._states[op] = after
+        if decision.changed:
+            self._snapshots[op] = snapshot_of(decision, partition, offset)
         return decision
 
     @property

@@ -28,6 +28,21 @@ def _point_cli_at(topics: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ONCELOG_PARTITIONS", str(topics.partitions))
 
 
+def verifies_and_rebuilds(runner: CliRunner, live: Path, tmp_path: Path) -> str:
+    """``verify`` passes on ``live``, and a rebuild from either topic equals its current
+    states; returns what ``verify`` printed."""
+    verified = runner.invoke(app, ["verify", "--db", str(live)])
+    assert verified.exit_code == 0, verified.output
+    assert "verify OK" in verified.output
+    for source in ("requests", "executions"):
+        target = tmp_path / f"from-{source}.duckdb"
+        built = runner.invoke(app, ["rebuild", "--from", source, "--db", str(target)])
+        assert built.exit_code == 0, built.output
+        with Store(target, read_only=True) as rebuilt, Store(live, read_only=True) as original:
+            assert rebuilt.current_states() == original.current_states()
+    return verified.output
+
+
 def test_rebuild_both_ways_and_verify(
     topics: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -44,16 +59,7 @@ def test_rebuild_both_ways_and_verify(
     store.close()
     _point_cli_at(topics, monkeypatch)
     runner = CliRunner()
-    verified = runner.invoke(app, ["verify", "--db", str(live)])
-    assert verified.exit_code == 0, verified.output
-    assert "verify OK" in verified.output
-    assert "live: 12 compared" in verified.output
-    for source in ("requests", "executions"):
-        target = tmp_path / f"from-{source}.duckdb"
-        built = runner.invoke(app, ["rebuild", "--from", source, "--db", str(target)])
-        assert built.exit_code == 0, built.output
-        with Store(target, read_only=True) as rebuilt, Store(live, read_only=True) as original:
-            assert rebuilt.current_states() == original.current_states()
+    assert "live: 12 compared" in verifies_and_rebuilds(runner, live, tmp_path)
     again = runner.invoke(app, ["rebuild", "--from", "requests", "--db", str(live)])
     assert again.exit_code != 0  # it never overwrites a projection
 

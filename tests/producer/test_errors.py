@@ -18,6 +18,7 @@ CODES = {
     "ConflictError": ("conflict", 409),
     "ExecutionCancelledError": ("cancelled", 409),
     "ExecutionFailedError": ("execution_failed", 409),
+    "ForkConflictError": ("fork_conflict", 409),
     "IdempotencyKeyReusedError": ("idempotency_key_reused", 422),
     "InProgressError": ("in_progress", 409),
     "InsecureBindError": ("insecure_bind", 500),

@@ -19,6 +19,7 @@ from oncelog.schemas.models import (
     Fail,
     Get,
     Heartbeat,
+    Inherit,
     Release,
     Request,
     Sweep,
@@ -93,6 +94,31 @@ class Op:
 
     def get(self, rid: str | None = None) -> Request:
         return self.request(None, Get(), rid)
+
+    def inherit(
+        self,
+        result: object = "ok",
+        params: dict[str, object] | None = None,
+        from_channel: str = "run-41",
+        from_offset: int = 7,
+        adopted: bool = False,
+        rid: str | None = None,
+    ) -> Request:
+        """The fork's record of the same key completed on ``from_channel``."""
+        params = {"order_id": "4471", "amount_cents": 4200} if params is None else params
+        body = Inherit(
+            from_channel=from_channel,
+            from_partition=1,
+            from_offset=from_offset,
+            tool_name=self.tool_name,
+            params=canonical_json(params),
+            request_hash=request_hash(self.tool_name, params, None),
+            effect=Effect.EXTERNAL,
+            result=canonical_json(result),
+            retention_ms=RETENTION_MS,
+            adopted=adopted,
+        )
+        return self.request(None, body, rid)
 
 
 def run(

@@ -243,3 +243,20 @@ def test_the_scale_keeps_requests_of_one_millisecond_apart_and_grows_with_time()
     assert x[1] - x[0] == x[2] - x[1] == svg.SLOT_PX
     assert x[3] - x[2] > 2 * svg.SLOT_PX  # ten seconds later: a visible gap
     assert x[2] < scale.at(5_005) < x[3]
+
+
+@pytest.mark.parametrize(("adopted", "expected"), [(False, "inherit"), (True, "adopt")])
+def test_a_branch_shows_what_it_inherited_and_what_it_took_from_another(
+    adopted: bool, expected: str
+) -> None:
+    e = entry(0, "charge#1", "inherit", "inherited", from_channel="run-0", adopted=adopted)
+    e = e.model_copy(update={"changed": True, "version": 1})
+    assert mark_kind(e) == expected
+    view = build_view(
+        RunData(CH, [e], {"op-charge#1": [version(1, "charge#1", "inherited", "COMPLETED", 0)]})
+    )
+    (mark,) = view.marks
+    assert mark.note is not None
+    assert mark.note.endswith("from branch run-0")
+    assert (expected == "adopt") == mark.note.startswith("taken from")
+    assert f'class="glyph">{"A" if adopted else "I"}<' in svg.mark_shape(expected, 0, 0)

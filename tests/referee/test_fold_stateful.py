@@ -194,6 +194,12 @@ class Fleet(RuleBasedStateMachine):
         for index in range(len(OPS)):
             self.tokens.pop((worker, index), None)
 
+    @rule(index=ops, result=st.sampled_from(["a", "b"]), other_params=st.booleans())
+    def inherit(self, index: int, result: str, other_params: bool) -> None:
+        """A fork (or an adoption) sends the same key's completion from another channel."""
+        params = {"order_id": "1", "amount_cents": 1} if other_params else None
+        self.send(index, OPS[index].inherit(result, params=params, from_channel="run-parent"))
+
     @rule(index=ops)
     def cancel(self, index: int) -> None:
         self.send(index, OPS[index].cancel())
@@ -281,9 +287,13 @@ class Fleet(RuleBasedStateMachine):
 
     @invariant()
     def the_state_names_the_last_grant(self) -> None:
-        """The holder is the token of the last grant decision, and only by fingerprint."""
+        """The holder is the token of the last grant decision, and only by fingerprint; an
+        inherited completion had no grant on this channel, and never gets one after."""
         for index, state in self.states.items():
-            if state is not None:
+            if state is not None and state.inherited is not None:
+                assert (state.token_fp, state.epoch) == ("", 0)
+                assert index not in self.grants
+            elif state is not None:
                 assert state.token_fp == token_fingerprint(self.holder[index])
                 assert self.holder[index] not in repr(state)
 

@@ -176,20 +176,24 @@ def test_fingerprints_match_the_avro_spec_vectors(form: str, rabin: int) -> None
 # What the hand-rolled CRC-64-AVRO table gave before fastavro's took over: every
 # record ever written carries one of these, so they must never change.
 WIRE_FINGERPRINTS = {
-    "decision.avsc": "ceb8b0f846648229",
-    "dev.oncelog.ExecutionState.avsc": "34c7ab0d5217dcdf",
-    "execution_snapshot.avsc": "7e8aa767ad9741aa",
+    "decision.avsc": "bbefa791238f29b0",
+    "dev.oncelog.ExecutionState.avsc": "1123ee5f08ba4cbf",
+    "execution_snapshot.avsc": "870e574aedc4d3f7",
     "history/decision.v1.avsc": "0a8721809393301d",
     "history/decision.v2.avsc": "944bb6e5316d2df0",
     "history/decision.v3.avsc": "4e120beb8b8dbd9f",
+    "history/decision.v4.avsc": "ceb8b0f846648229",
     "history/dev.oncelog.ExecutionState.avsc": "bf6e4800c5c613e0",
     "history/execution_snapshot.v1.avsc": "4843f3cbc836bf4f",
     "history/execution_snapshot.v2.avsc": "728f101746798a52",
+    "history/execution_snapshot.v3.avsc": "7e8aa767ad9741aa",
     "history/request.v1.avsc": "66f1b13f4e263381",
     "history/request.v2.avsc": "2efafbd955cd3245",
     "history/request.v3.avsc": "0a2415833d419c4c",
+    "history/request.v4.avsc": "d385befdd0bab353",
     "history/state.v2.avsc": "1c6b220a6a212d86",
-    "request.avsc": "d385befdd0bab353",
+    "history/state.v3.avsc": "34c7ab0d5217dcdf",
+    "request.avsc": "7cfd1201ae271821",
 }
 
 

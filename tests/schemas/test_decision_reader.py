@@ -17,6 +17,7 @@ from oncelog.schemas.models import (
     Decision,
     Effect,
     ExecutionState,
+    Inheritance,
     Kind,
     Outcome,
     PreviousAttempt,
@@ -42,6 +43,7 @@ STATES = st.builds(
     st.booleans(), st.none() | TEXT, st.none() | BLOBS, st.none() | TEXT, st.none() | LONGS,
     st.none() | LONGS, st.none() | TEXT, st.booleans(), st.booleans(), st.none() | PREVIOUS,
     st.lists(RECENT, max_size=4).map(tuple), LONGS,
+    st.none() | st.builds(Inheritance, TEXT, INTS, LONGS, st.booleans()),
 )  # fmt: skip
 DECISIONS = st.builds(
     Decision, TEXT, TEXT, st.sampled_from(Kind), st.sampled_from(Outcome), st.booleans(), LONGS,

@@ -17,7 +17,7 @@ import fastavro
 from fastavro.schema import load_schema
 
 from oncelog.identity.tokens import token_fingerprint
-from oncelog.projector.state_blob import decode_state
+from oncelog.projector.state_blob import decode_state, encode_state
 from oncelog.projector.store import Store
 from oncelog.projector.tables import EXECUTIONS
 from oncelog.referee.fold import snapshot_of
@@ -310,3 +310,32 @@ def test_an_older_file_gains_the_current_lease_deadline_filled_from_history(
         ).fetchall()
     assert dict(rows) == {op: s.lease_deadline_ms for op, s in states.items()}
     assert stale == [(lapsed.operation_id,)]
+
+
+def test_records_and_blobs_of_the_pre_fork_layout_decode_without_an_inheritance() -> None:
+    """The layout before forks (issue 29) lacks ``inherited``: Avro fills in null."""
+    from oncelog.schemas.convert import state_to_avro  # noqa: PLC0415
+
+    op, state, decision = _reclaimed()
+    old_state = {k: v for k, v in state_to_avro(state).items() if k != "inherited"}
+    assert decode_state(_old_bytes("state.v3.avsc", old_state)) == state
+    snapshot = snapshot_to_avro(snapshot_of(decision, 2, 7))
+    old = _old_bytes("execution_snapshot.v3.avsc", {**snapshot, "state": old_state})
+    assert decode_snapshot(old).state == state
+    datum = {**decision_to_avro(decision), "state": old_state}
+    assert decode_decision(_old_bytes("decision.v4.avsc", datum)) == decision
+    claim = op.claim("A")
+    assert decode_request(_old_bytes("request.v4.avsc", request_to_avro(claim))) == claim
+
+
+def test_a_fork_record_round_trips_with_its_provenance() -> None:
+    from oncelog.referee.fold import fold  # noqa: PLC0415
+    from oncelog.schemas.codec import encode_decision, encode_request  # noqa: PLC0415
+
+    inherit = Op().inherit({"charge_id": "ch_1"}, adopted=True)
+    assert decode_request(encode_request(inherit)) == inherit
+    state, decision = fold(None, inherit, 5_000)
+    assert state is not None
+    assert state.inherited is not None
+    assert decode_decision(encode_decision(decision)) == decision
+    assert decode_state(encode_state(state)) == state

@@ -34,6 +34,7 @@ from oncelog.schemas.models import (
     Effect,
     ExecutionSnapshot,
     ExecutionState,
+    Inheritance,
     Kind,
     Outcome,
     PreviousAttempt,
@@ -108,6 +109,7 @@ STATES = st.builds(
     previous=_opt(PREVIOUS),
     recent=st.just(()) | RECENT,
     updated_at_ms=LONGS,
+    inherited=_opt(st.builds(Inheritance, TEXTS, INTS, LONGS, st.booleans())),
 )
 SNAPSHOTS = st.builds(
     ExecutionSnapshot,

@@ -45,6 +45,8 @@ COLOURS: Final = {
     "expired": "#757575",
     "result-expired": "#9e9e9e",
     "in-progress": "#9e9e9e",
+    "inherit": "#6a1b9a",
+    "adopt": "#4527a0",
     "other": "#bdbdbd",
 }
 EFFECT_FILL: Final = {"pure": "#eef5ff", "external": "#fff3e0", None: "#f5f5f5"}
@@ -135,10 +137,11 @@ def mark_shape(kind: str, x: float, y: float) -> str:
             f'<polygon points="{pts}" fill="{c}"/>'
             f'<text x="{x:.1f}" y="{y + 4:.1f}" class="glyph">!</text>'
         )
-    if kind == "replay":
+    if kind in ("replay", "inherit", "adopt"):  # a result not run here: R, I (fork), A
+        letter = {"replay": "R", "inherit": "I", "adopt": "A"}[kind]
         return (
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="8" fill="{c}"/>'
-            f'<text x="{x:.1f}" y="{y + 4:.1f}" class="glyph">R</text>'
+            f'<text x="{x:.1f}" y="{y + 4:.1f}" class="glyph">{letter}</text>'
         )
     if kind in ("fail", "stale"):
         return (

@@ -36,6 +36,8 @@ MARK_KINDS: Final = {
     "expired": "result expired",
     "result-expired": "claim after the result expired",
     "in-progress": "claim while held (wait)",
+    "inherit": "inherited by a fork (completed in the parent branch before the fork)",
+    "adopt": "taken from another branch (the same call completed there: not run again)",
     "other": "other answer (conflict, get, early sweep)",
 }
 
@@ -105,6 +107,9 @@ class Mark:
     def note(self) -> str | None:
         """Why this mark matters, in words, when it is not self-evident."""
         e = self.entry
+        if self.kind in ("inherit", "adopt"):
+            how = "taken from branch" if self.kind == "adopt" else "inherited from branch"
+            return f"{how} {e.from_channel}"
         if self.kind == "unknown":
             return f"outcome unknown: epoch {e.state_epoch} ({e.state_worker_id}) " + _settled(
                 self.settled_by
@@ -196,6 +201,8 @@ def mark_kind(entry: TimelineEntry) -> str:
         return "fenced" if entry.duplicate_effect_suspected else "stale"
     if entry.outcome_unknown:
         return "unknown"
+    if entry.kind == "inherit" and entry.outcome == "inherited":
+        return "adopt" if entry.adopted else "inherit"
     return _BY_OUTCOME.get((entry.kind, entry.outcome), "other")
 
 
