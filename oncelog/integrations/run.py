@@ -195,9 +195,7 @@ class LedgerRun:
             known = await known if inspect.isawaitable(known) else known
             return None if known is None else shape.record(known)
 
-        job = self._job(
-            tool_name, params, framework_id, policy, fn=fn, reconcile=reconcile, branch=branch
-        )
+        job = self._job(tool_name, params, framework_id, policy, branch, fn=fn, reconcile=reconcile)
         with _naming_the_call(job):
             family = _adopting(policy, branch)
             if family:
@@ -237,9 +235,7 @@ class LedgerRun:
             known = hook(previous, ctx)
             return None if known is None else shape.record(known)
 
-        job = self._job(
-            tool_name, params, framework_id, policy, fn=fn, reconcile=reconcile, branch=branch
-        )
+        job = self._job(tool_name, params, framework_id, policy, branch, fn=fn, reconcile=reconcile)
         with _naming_the_call(job):
             family = _adopting(policy, branch)
             if family:
@@ -252,10 +248,10 @@ class LedgerRun:
         params: Mapping[str, Any],
         framework_id: str | None,
         policy: ToolPolicy,
+        branch: Branch | None,
         *,
         fn: Callable[[ToolContext], Any],
         reconcile: Reconcile,
-        branch: Branch | None = None,
     ) -> ToolJob[Any, Any]:
         """The job of one call; ``reconcile`` wraps the policy's hook, used if it has one."""
         validate_id("tool_name", tool_name)

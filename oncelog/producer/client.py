@@ -197,9 +197,13 @@ class LedgerClient(ClientCalls):
         """Take the same request's completion from another branch of the family, if one
         has it: see :mod:`oncelog.producer.forks`. None: nobody has; claim and run."""
         adoption = Adoption.of(
-            channel_id, key_name, tool_name=tool_name, params=params,
-            dedup_fields=dedup_fields, from_channels=from_channels,
-        )  # fmt: skip
+            channel_id,
+            key_name,
+            tool_name=tool_name,
+            params=params,
+            dedup_fields=dedup_fields,
+            from_channels=from_channels,
+        )
         if self._transport is None:
             await asyncio.to_thread(self.open)
         transport = self.transport
@@ -266,9 +270,13 @@ class SyncLedgerClient(ClientCalls):
     ) -> Execution | None:
         """Blocking :meth:`LedgerClient.adopt_execution`."""
         adoption = Adoption.of(
-            channel_id, key_name, tool_name=tool_name, params=params,
-            dedup_fields=dedup_fields, from_channels=from_channels,
-        )  # fmt: skip
+            channel_id,
+            key_name,
+            tool_name=tool_name,
+            params=params,
+            dedup_fields=dedup_fields,
+            from_channels=from_channels,
+        )
         transport = self.transport
         for read in adoption.reads():
             inherit = adoption.adopt(transport.call(read))

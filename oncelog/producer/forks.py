@@ -133,23 +133,22 @@ def channel_executions(snapshots: Iterable[ExecutionSnapshot], channel_id: str) 
     ]
 
 
+#: What an inherit carries of the state it copies, as it is.
+_CARRIED: Final = ("tool_name", "params", "request_hash", "effect", "result", "retention_ms")
+
+
 def inherit_request(
     channel_id: str, state: ExecutionState, partition: int, offset: int, adopted: bool
 ) -> m.Request:
     """The inherit of ``state`` (another channel's completion) into ``channel_id``'s same key."""
     assert state.result is not None  # only a COMPLETED state is inherited
-    body = m.Inherit(
-        from_channel=state.channel_id,
-        from_partition=partition,
-        from_offset=offset,
-        tool_name=state.tool_name,
-        params=state.params,
-        request_hash=state.request_hash,
-        effect=state.effect,
-        result=state.result,
-        retention_ms=state.retention_ms,
-        adopted=adopted,
-    )
+    carried = {name: getattr(state, name) for name in _CARRIED}
+    where: dict[str, Any] = {
+        "from_channel": state.channel_id,
+        "from_partition": partition,
+        "from_offset": offset,
+    }
+    body = m.Inherit(**where, **carried, adopted=adopted)
     return protocol.make_request(Route(channel_id, state.key_name), None, body)
 
 

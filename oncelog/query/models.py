@@ -100,10 +100,7 @@ class TimelineEntry(_Frozen):
     reconciled: str | None = Field(
         default=None, description='On a completion or failure: "found", "not_found" or null'
     )
-    from_channel: str | None = Field(
-        default=None,
-        description="On an inherit: the branch (channel) the completion was taken from",
-    )
+    from_channel: str | None = Field(default=None, description="An inherit's source branch")
     adopted: bool | None = Field(
         default=None,
         description="On an inherit: true when a branch adopted another branch's effect at a "

@@ -431,9 +431,9 @@ def _first_inherit(request: Request, body: Inherit, t: int) -> Result:
     as the parent's retention says, counted from now.
     """
     memo = RecentRequest(request.request_id, Outcome.INHERITED, 0, "", _payload_fp(body), t)
+    named: dict[str, Any] = {"operation_id": request.operation_id, "channel_id": request.channel_id}
     state = ExecutionState(
-        operation_id=request.operation_id,
-        channel_id=request.channel_id,
+        **named,
         key_name=request.key_name,
         status=Status.COMPLETED,
         version=1,
