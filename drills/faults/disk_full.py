@@ -20,7 +20,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +34,10 @@ from oncelog.topics import admin_client, create_topics, ledger_topics
 _PAD_BYTES = 16 * 1024  # random hex per claim: what DuckDB cannot compress away
 _CALLS = Timeouts(total_s=5.0, resend_after_s=1.0)
 _FILL_BOUND_S = 180.0
+#: The broker's fill is bounded by progress, not by time: on a loaded machine it takes
+#: longer, but a filler that got no acknowledgement for this long while the broker still
+#: ran has stalled (and so has the drill).
+_STALL_S = 60.0
 _SETTLE = Timeouts(total_s=120, resend_after_s=5)
 
 
@@ -75,6 +79,10 @@ class DiskFullReport:
     typed_errors: dict[str, int] = field(default_factory=dict)
     untyped_errors: list[str] = field(default_factory=list)
     log: LogCheck = field(default_factory=LogCheck)
+    acknowledged_after_halt: int = 0  # the broker: completions acknowledged once it halted
+    same_address: bool = True  # the broker: restarted where serve and the clients look
+    serve_exit: str | None = None  # the broker: serve's exit while it ran, a finding
+    phases_s: dict[str, float] = field(default_factory=dict)  # where the time went
 
 
 def projector_disk_full(settings: Settings, workdir: Path, size_mib: int = 8) -> DiskFullReport:
@@ -138,7 +146,12 @@ def _judge(
 
 
 def broker_disk_full(workdir: Path, size_mib: int = 64) -> DiskFullReport:
-    """Fill the broker's log directory under load; grow it, restart the broker, check."""
+    """Fill the broker's log directory under load; grow it, restart the broker, check.
+
+    Each step waits on a state, each with a bound: the broker halted (or the filler
+    stalled), a call after the halt failed, the broker answers again on its old address,
+    and a ``get`` on every partition was decided (everything before it was).
+    """
     report = DiskFullReport()
     with small_volume(workdir / "broker-vol", size_mib) as vol:
         # A restart after the halt recovers unflushed segments: minutes on a loaded machine.
@@ -153,10 +166,11 @@ def broker_disk_full(workdir: Path, size_mib: int = 64) -> DiskFullReport:
             serve = start_serve(settings, db, workdir / "serve.log")
             try:
                 load = _fill_broker(broker, settings, report, vol, size_mib)
-                settle(settings, _SETTLE)
+                _settle_serve(serve, settings, report, workdir / "serve.log")
             finally:
                 stop_serve(serve)
-            _judge(report, load, settings, db, workdir)
+            if report.same_address:  # else nothing of ours reaches it: the finding itself
+                _judge(report, load, settings, db, workdir)
         finally:
             broker.stop()
             # The broker's log lives on the volume, which goes with it: keep a copy.
@@ -170,18 +184,63 @@ def _fill_broker(
 ) -> Load:
     load = filler(settings)
     load.start()
-    deadline = time.monotonic() + _FILL_BOUND_S
+    began = time.monotonic()
     try:
-        # Full: the broker died of it (a log directory it cannot write is taken offline,
-        # and with its only one offline it halts), or writes keep failing.
-        while broker.status() is not None and time.monotonic() < deadline:
-            load.stop.wait(0.5)  # polling a JVM's pid: nothing of ours to wait on
-        report.stopped = broker.status() is None
-        halted_at = len(load.completed)
-        load.stop.wait(3.0)  # calls sent to the dead broker: refused, typed
-        report.message = f"acknowledged after the halt: {len(load.completed) - halted_at}"
+        # Full: the broker dies of it (a log directory it cannot write is taken offline,
+        # and with its only one offline it halts).
+        report.stopped = _until_halted(broker, load)
+        report.phases_s["fill"] = time.monotonic() - began
+        halted_at, failed_at = len(load.completed), _failures(load)
+        # A call to the dead broker must fail, typed, within its timeout.
+        _until(lambda: _failures(load) > failed_at, _CALLS.total_s * 3, load)
+        report.acknowledged_after_halt = len(load.completed) - halted_at
+        report.message = (f"calls failed after the halt: {_failures(load) - failed_at}; "
+                          f"acknowledged after it: {report.acknowledged_after_halt}")  # fmt: skip
     finally:
         load.finish()
     grow(vol, size_mib * 8)
-    broker.start()
+    began = time.monotonic()
+    info = broker.start()
+    report.phases_s["restart"] = time.monotonic() - began
+    # The old ports are taken again unless another process took one meanwhile: then serve
+    # and every client would look for the broker where it no longer is.
+    report.same_address = info.bootstrap == settings.bootstrap_servers
     return load
+
+
+def _until_halted(broker: LocalBroker, load: Load) -> bool:
+    """Wait until the broker halts; False if the filler stalls first (``_STALL_S``)."""
+    seen, since = len(load.completed), time.monotonic()
+    while broker.status() is not None:
+        if len(load.completed) != seen:
+            seen, since = len(load.completed), time.monotonic()
+        elif time.monotonic() - since > _STALL_S:
+            return False
+        load.stop.wait(0.2)  # a JVM's exit: nothing of ours to wait on but its pid
+    return True
+
+
+def _failures(load: Load) -> int:
+    return sum(load.typed_errors.values()) + len(load.untyped_errors)
+
+
+def _until(done: Callable[[], bool], bound_s: float, load: Load) -> bool:
+    deadline = time.monotonic() + bound_s
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        load.stop.wait(0.05)
+    return True
+
+
+def _settle_serve(
+    serve: subprocess.Popen[bytes], settings: Settings, report: DiskFullReport, log: Path
+) -> None:
+    """Everything on the log decided by the ``serve`` that lived through the halt; if it
+    died meanwhile, that is the finding (not a ``get`` that times out for want of it)."""
+    began = time.monotonic()
+    if serve.poll() is None and report.same_address:
+        settle(settings, _SETTLE)
+    report.phases_s["settle"] = time.monotonic() - began
+    if serve.poll() is not None:
+        report.serve_exit = f"serve exited {serve.returncode}: {_error_line(log)}"

@@ -62,8 +62,9 @@ def schedule(
     seed: int,
     max_hold_s: float = 30.0,
     pairs: Sequence[tuple[str, str]] | None = None,
+    kinds: Sequence[str] = KINDS,
 ) -> list[Fault]:
-    """``rounds`` x every link group x every kind, parameters drawn from ``seed``.
+    """``rounds`` x every link group x each of ``kinds``, parameters drawn from ``seed``.
 
     ``max_hold_s`` bounds the blackholes and cuts (5 s up to it); the other kinds
     last 5-10 s.
@@ -72,7 +73,7 @@ def schedule(
     faults = []
     for _ in range(rounds):
         for group in link_groups(links, pairs):
-            faults += [_fault(rng, group, kind, max_hold_s) for kind in KINDS]
+            faults += [_fault(rng, group, kind, max_hold_s) for kind in kinds]
     return faults
 
 

@@ -1,9 +1,9 @@
 """Who owns each partition of the requests topic, and where its query API listens.
 
-The answer comes from the group coordinator (``describe_consumer_groups`` on
-``<prefix>.projector``): each member's static id (``group.instance.id``), its
-``client.id`` (which carries its query URL, see
-:mod:`oncelog.projector.membership`) and its assignment. A member whose session
+The answer comes from the group coordinator (``DescribeGroups`` on
+``<prefix>.projector``, read by :func:`oncelog.projector.membership.read_group`): each
+member's ``client.id``, which carries its projector id and query URL, and its
+assignment. A member whose session
 expired is no longer listed; a member that just joined is listed once the group
 is stable again. While the group rebalances the coordinator lists no
 assignment, so the last stable view is kept: partitions that do not move keep
@@ -21,17 +21,19 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from confluent_kafka import ConsumerGroupState, KafkaException
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
 
 from oncelog.errors import NoOwnerError
-from oncelog.projector.membership import MemberInfo, advertised_url, group_id, member_infos
+from oncelog.kafka.group_assignment import MalformedAssignmentError
+from oncelog.projector.membership import MemberInfo, advertised_url, group_id, read_group
 from oncelog.settings import Settings
 from oncelog.topics import admin_client
 
 DEFAULT_TTL_S: Final = 1.0
 _MIN_REFRESH_S: Final = 0.1  # a burst of misses costs one describe call, not one each
 _FIRST_BACKOFF_S: Final = 1.0  # after a failed describe, nothing asked for this long ...
-_MAX_BACKOFF_S: Final = 30.0  # ... doubling up to this
+_MAX_BACKOFF_S: Final = 5.0  # ... doubling up to this
 
 
 @dataclass(frozen=True)
@@ -139,21 +141,22 @@ class GroupOwners(ViewCache):
 
 
 class GroupDescriber:
-    """One ``describe_consumer_groups`` call on the projector group, as an :class:`OwnerView`.
+    """One look at the projector group (:func:`read_group`), as an :class:`OwnerView`.
 
-    Each call first asks for the topic's metadata (any broker answers; no coordinator),
-    and after a failure nothing is asked for a while (1 s, doubling up to 30 s). The
-    network drill found why: librdkafka 2.16.0 aborts the whole process
-    (``rd_kafka_enq_once_del_source_return: Assertion `eonce->refcnt > 0'``) when an
-    admin request to a coordinator times out while the connection to it is cut and
-    restored; ``serve`` died so within seconds of a cut of 10 s while HTTP callers asked
-    for owners. Not asking while the broker is unreachable keeps those requests away.
+    Each look first asks for the topic's metadata (any broker answers; no coordinator).
+    After a failure nothing is asked for a while (1 s, doubling up to 5 s): callers get
+    ``no_owner`` at once rather than each waiting out a timeout against a cluster that
+    does not answer. When no broker answered at all, the next look uses a new admin
+    client: librdkafka 2.16 can drop every broker it knew during an outage and never
+    find one again (docs/reliability.md, "A projector left without partitions").
     """
 
     def __init__(
         self, settings: Settings, bootstrap: str, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self._admin = admin_client(settings, bootstrap)
+        self._settings = settings
+        self._bootstrap = bootstrap
+        self._admin: AdminClient | None = None
         self._group = group_id(settings)
         self._topic = settings.requests_topic
         self._timeout_s = settings.http_forward_timeout_s
@@ -172,11 +175,8 @@ class GroupDescriber:
             )
         try:
             self._partitions = self._partition_count()  # metadata: is any broker there?
-            future = self._admin.describe_consumer_groups(
-                [self._group], request_timeout=self._timeout_s
-            )
-            description = future[self._group].result(timeout=self._timeout_s)
-        except (KafkaException, TimeoutError, NoOwnerError) as exc:
+            state = read_group(self._admin_client(), self._group, self._topic, self._timeout_s)
+        except (KafkaException, MalformedAssignmentError, NoOwnerError) as exc:
             self._quiet_until = now + self._backoff_s
             self._backoff_s = min(self._backoff_s * 2, _MAX_BACKOFF_S)
             if isinstance(exc, NoOwnerError):
@@ -185,13 +185,21 @@ class GroupDescriber:
                 f"cannot describe consumer group {self._group} (owners of {self._topic}): {exc}"
             ) from exc
         self._backoff_s = _FIRST_BACKOFF_S
-        stable = description.state == ConsumerGroupState.STABLE
-        infos = member_infos(description, self._topic)
-        return build_view(infos, self._partitions, stable, previous)
+        return build_view(state.members, self._partitions, state.stable, previous)
+
+    def _admin_client(self) -> AdminClient:
+        if self._admin is None:
+            self._admin = admin_client(self._settings, self._bootstrap)
+        return self._admin
 
     def _partition_count(self) -> int:
         # Fixed for the topic's life: the partitioner would move channels otherwise.
-        meta = self._admin.list_topics(self._topic, timeout=self._timeout_s).topics.get(self._topic)
+        try:
+            listed = self._admin_client().list_topics(self._topic, timeout=self._timeout_s)
+        except KafkaException:
+            self._admin = None  # no broker answered: the next look starts afresh
+            raise
+        meta = listed.topics.get(self._topic)
         if meta is None or meta.error is not None or not meta.partitions:
             raise NoOwnerError(f"topic {self._topic} has no partitions (`oncelog topics create`)")
         return len(meta.partitions)

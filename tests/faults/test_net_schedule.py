@@ -37,6 +37,14 @@ def test_every_fault_is_within_the_issues_ranges(seed: int, rounds: int, hold: f
             assert f.reset_every_s < f.seconds
 
 
+def test_a_schedule_of_some_kinds_on_one_link() -> None:
+    # python -m drills.faults network --links projector --kinds cut,blackhole --rounds 10
+    faults = schedule(["projector"], rounds=10, seed=7, pairs=[], kinds=("cut", "blackhole"))
+    assert len(faults) == 20
+    assert {f.links for f in faults} == {("projector",)}
+    assert [f.kind for f in faults[:4]] == ["cut", "blackhole", "cut", "blackhole"]
+
+
 def test_the_same_seed_gives_the_same_schedule() -> None:
     assert schedule(LINKS, rounds=2, seed=7) == schedule(LINKS, rounds=2, seed=7)
     assert schedule(LINKS, rounds=2, seed=7) != schedule(LINKS, rounds=2, seed=8)

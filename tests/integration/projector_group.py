@@ -1,8 +1,9 @@
 """Several ``oncelog serve`` processes in one consumer group, for the scale-out tests.
 
 Each member has its own projector id, DuckDB file and query port. The group's
-assignment is read from the broker (``describe_consumer_groups``), never guessed:
-it tells which member owns which partition of the requests topic.
+assignment is read from the broker (``describe_consumer_groups``, the admin API: an
+oracle independent of the owner lookup's ``DescribeGroups`` v0), never guessed: it
+tells which member owns which partition of the requests topic.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from oncelog.net import free_port
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector import process
-from oncelog.projector.membership import member_infos
 from oncelog.projector.rebuild import count_partitions
 from oncelog.query.catch_up import wait_until_folded
 from oncelog.query.source import HttpSource
@@ -121,8 +121,13 @@ def group_owners(settings: Settings) -> dict[int, str]:
     admin = AdminClient(settings.kafka_config(settings.bootstrap_servers))
     group = f"{settings.topic_prefix}.projector"
     description = admin.describe_consumer_groups([group])[group].result(timeout=30)
-    infos = member_infos(description, settings.requests_topic)
-    return {p: info.projector_id for info in infos for p in info.partitions}
+    topic = settings.requests_topic
+    return {
+        tp.partition: str(m.group_instance_id)
+        for m in description.members
+        for tp in m.assignment.topic_partitions
+        if tp.topic == topic
+    }
 
 
 def wait_for_owners(

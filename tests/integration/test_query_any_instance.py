@@ -28,6 +28,7 @@ from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
 from tests.integration.fleet import Fleet
 from tests.integration.helpers import wait_until_log_time_passes
+from tests.integration.projector_group import group_owners
 
 pytestmark = pytest.mark.kafka
 
@@ -104,6 +105,9 @@ def test_every_channel_answers_through_every_instance(fleet: Fleet, tmp_path: Pa
     fleet.start("p1", tmp_path, free_port())
     fleet.start("p2", tmp_path, 0)  # its real port reaches the group before it joins
     view = fleet.wait_stable({"p0", "p1", "p2"})
+    # The owner lookup (DescribeGroups v0, ids from client.id) agrees with the admin API's
+    # describe_consumer_groups (group.instance.id and assignment), which it no longer calls.
+    assert {p: m.projector_id for p, m in view.owners.items()} == group_owners(settings)
     urls = [i.url for i in fleet.instances]
     assert all(u.startswith("http://127.0.0.1:") and not u.endswith(":0") for u in urls), urls
     channels = _two_per_partition("ch", 6)  # so that every member owns some of them

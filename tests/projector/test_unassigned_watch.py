@@ -123,7 +123,7 @@ def test_partitions_the_group_gives_it_but_it_does_not_hold_make_it_rejoin() -> 
 
 def test_the_group_view_of_the_only_member_that_lost_everything() -> None:
     # After a restarted coordinator: the group lists this projector with no partition.
-    state = GroupState(settled=True, members=[MemberInfo(ME, "oncelog-projector", ())])
+    state = GroupState("Stable", [MemberInfo(ME, "oncelog-projector", ())])
     view = group_view(state, partitions=3, projector_id=ME)
     assert view == _view(unowned=(0, 1, 2))
     assert rejoin_reason(view) is not None
@@ -135,12 +135,12 @@ def test_the_group_view_of_a_spare_member_among_others() -> None:
         MemberInfo("projector-2", "oncelog-projector", (1,)),
         MemberInfo(ME, "oncelog-projector", ()),
     ]
-    view = group_view(GroupState(True, members), partitions=3, projector_id=ME)
+    view = group_view(GroupState("Stable", members), partitions=3, projector_id=ME)
     assert view == _view()
     assert rejoin_reason(view) is None
 
 
 def test_the_group_view_of_an_empty_group() -> None:
-    view = group_view(GroupState(True, []), partitions=2, projector_id=ME)
+    view = group_view(GroupState("Empty", []), partitions=2, projector_id=ME)
     assert view == _view(listed=False, unowned=(0, 1))
     assert rejoin_reason(view) == "the group does not list this projector"

@@ -5,9 +5,17 @@ from __future__ import annotations
 import socket
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from oncelog.errors import NoOwnerError
-from oncelog.projector.membership import CLIENT_ID, MemberInfo, advertised_url, member_client_id
+from oncelog.projector.membership import (
+    CLIENT_ID,
+    MemberInfo,
+    advertised_url,
+    member_client_id,
+    projector_of,
+)
 from oncelog.query.owners import Member, OwnerView, ViewCache, build_view
 from oncelog.query.server import advertised_url as url_of_instance
 from oncelog.settings import Settings
@@ -17,12 +25,33 @@ B = MemberInfo("p-b", "oncelog-projector@http://10.0.0.2:8765", (1,))
 NO_API = MemberInfo("p-c", "oncelog-projector", ())
 
 
-def test_the_query_url_rides_in_the_client_id_and_comes_back() -> None:
-    settings = Settings(http_advertised_url="http://h.example:9000")
-    assert member_client_id(settings) == "oncelog-projector@http://h.example:9000"
+def test_the_id_and_query_url_ride_in_the_client_id_and_come_back() -> None:
+    settings = Settings(http_advertised_url="http://h.example:9000", projector_id="p-1")
+    assert member_client_id(settings) == "oncelog-projector/p-1@http://h.example:9000"
     assert advertised_url(member_client_id(settings)) == "http://h.example:9000"
-    assert member_client_id(Settings()) == CLIENT_ID
-    assert advertised_url(CLIENT_ID) is None
+    assert projector_of(member_client_id(settings)) == "p-1"
+    no_api = member_client_id(Settings(projector_id="p-1"))
+    assert no_api == f"{CLIENT_ID}/p-1"
+    assert advertised_url(no_api) is None
+    assert projector_of(no_api) == "p-1"
+
+
+def test_an_older_members_client_id_gives_its_url_but_no_id() -> None:
+    assert advertised_url("oncelog-projector@http://x:1") == "http://x:1"
+    assert projector_of("oncelog-projector@http://x:1") is None
+    assert projector_of(CLIENT_ID) is None
+
+
+@given(
+    projector_id=st.text(min_size=1, max_size=40),
+    url=st.none() | st.sampled_from(["http://h:1", "https://a@q.example:9", "http://[::1]:9"]),
+)
+def test_any_projector_id_and_url_come_back_from_the_client_id(
+    projector_id: str, url: str | None
+) -> None:
+    client_id = member_client_id(Settings(projector_id=projector_id, http_advertised_url=url))
+    assert projector_of(client_id) == projector_id
+    assert advertised_url(client_id) == url
 
 
 @pytest.mark.parametrize(
@@ -40,10 +69,19 @@ def test_an_instance_advertises_its_host_and_bound_port(host: str, url: str) -> 
 
 
 @pytest.mark.parametrize(
-    "foreign", ["rdkafka", "other@http://x:1", "oncelog-projector@ftp://x", "oncelog-projector@"]
+    "foreign",
+    [
+        "rdkafka",
+        "other@http://x:1",
+        "other/p-1@http://x:1",
+        "oncelog-projector@ftp://x",
+        "oncelog-projector@",
+        "oncelog-projectors/p-1@http://x:1",
+    ],
 )
 def test_a_foreign_client_id_advertises_nothing(foreign: str) -> None:
     assert advertised_url(foreign) is None
+    assert projector_of(foreign) is None
 
 
 def test_each_partition_has_its_members_owner_and_url() -> None:
