@@ -252,3 +252,7 @@ class Settings(BaseSettings):
     deadletter_topic: ClassVar[_TopicName] = _TopicName(
         "deadletter", "Where undecodable records go, with their source position."
     )
+    checkpoints_topic: ClassVar[_TopicName] = _TopicName(
+        "checkpoints",
+        "The compacted topic of LangGraph checkpoints (oncelog.integrations.langgraph).",
+    )
