@@ -101,6 +101,14 @@ def _page(fetch: Callable[[int], list[T]], request: Request, limit: int) -> Page
     return Page[T](items=rows[:cap], limit=cap, truncated=len(rows) > cap)
 
 
+def _checkpoint_page(
+    con: duckdb.DuckDBPyConnection, q: CheckpointQuery, request: Request, limit: int
+) -> Page[CheckpointItem]:
+    cap = min(limit, int(request.app.state.max_rows))
+    items, more = list_checkpoints(con, q, cap)
+    return Page[CheckpointItem](items=items, limit=cap, truncated=more)
+
+
 def thread_checkpoints(
     request: Request,
     channel_id: str,
@@ -118,7 +126,7 @@ def thread_checkpoints(
         channel_id, ns, checkpoint_id, before, parse_filter(filter), parse_cursor(cursor)
     )
     with _reading(request, after, owner=True) as con:
-        return _page(lambda n: list_checkpoints(con, q, n), request, limit)
+        return _checkpoint_page(con, q, request, limit)
 
 
 def all_checkpoints(
@@ -134,7 +142,7 @@ def all_checkpoints(
     """Every thread's checkpoints, newest first."""
     q = CheckpointQuery(None, ns, None, before, parse_filter(filter), parse_cursor(cursor))
     with _reading(request, after, owner=False) as con:
-        return _page(lambda n: list_checkpoints(con, q, n), request, limit)
+        return _checkpoint_page(con, q, request, limit)
 
 
 StartAfter = Annotated[

@@ -99,6 +99,9 @@ def _heads(con: duckdb.DuckDBPyConnection, q: CheckpointQuery, limit: int) -> li
         "SELECT partition, thread_id, checkpoint_ns, checkpoint_id, metadata_json "
         f"FROM checkpoints WHERE {' AND '.join(where)} ORDER BY {_ORDER}"
     )
+    if not q.filter:  # a metadata filter is matched here, in Python: it must see every row
+        sql += " LIMIT ?"
+        params.append(limit)
     rows = con.execute(sql, params).fetchall()
     matching = (r for r in rows if _matches(r[4], q.filter))
     return [r for _, r in zip(range(limit), matching, strict=False)]
@@ -113,14 +116,16 @@ def _matches(metadata_json: str | None, wanted: Mapping[str, Any] | None) -> boo
 
 def list_checkpoints(
     con: duckdb.DuckDBPyConnection, q: CheckpointQuery, limit: int
-) -> list[CheckpointItem]:
-    """The complete checkpoints ``q`` asks for, newest first, at most ``limit``."""
+) -> tuple[list[CheckpointItem], bool]:
+    """The complete checkpoints ``q`` asks for, newest first, at most ``limit``; and
+    whether more are there (only their heads are read: a page loads what it returns)."""
+    heads = _heads(con, q, limit + 1)
     items = []
-    for partition, thread, ns, cid, _ in _heads(con, q, limit):
+    for partition, thread, ns, cid, _ in heads[:limit]:
         item = _checkpoint(con, partition, thread, ns, cid)
         if item is not None:
             items.append(item)
-    return items
+    return items, len(heads) > limit
 
 
 _OWN_PARTS: Final = """
