@@ -33,6 +33,7 @@ from oncelog.errors import (
     UnauthorizedError,
 )
 from oncelog.identity.partitioner import cached_partition_for
+from oncelog.identity.validation import path_unsafe
 from oncelog.kafka.producer import Delivery, FutureProducer
 from oncelog.kafka.reader import partition_count, plain_consumer
 from oncelog.schemas.checkpoint_parts import kafka_key, record_key
@@ -62,7 +63,17 @@ class CheckpointWriter:
         self._written: dict[int, int] = {}
 
     def partition_of(self, thread_id: str) -> int:
-        """The partition of a thread's records (murmur2, as a channel's requests)."""
+        """The partition of a thread's records (murmur2, as a channel's requests).
+
+        Raises ``InvalidArgumentError`` for a thread id no URL path segment can carry
+        (reads name the thread in the path): before anything is written.
+        """
+        why = path_unsafe(thread_id)
+        if why is not None:
+            raise InvalidArgumentError(
+                f"thread_id {thread_id!r} {why}: the query API names a thread in a URL path, "
+                "so its checkpoints could not be read back; use another thread id"
+            )
         return cached_partition_for(thread_id, self.partitions)
 
     def put(self, thread_id: str, records: Sequence[CheckpointRecord]) -> None:

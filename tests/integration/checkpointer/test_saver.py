@@ -12,7 +12,12 @@ import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointMetadata, empty_checkpoint
 
-from oncelog.errors import BrokerUnreachableError, CheckpointTooLargeError, ServeUnreachableError
+from oncelog.errors import (
+    BrokerUnreachableError,
+    CheckpointTooLargeError,
+    InvalidArgumentError,
+    ServeUnreachableError,
+)
 from oncelog.integrations.langgraph import OncelogSaver, wire
 from oncelog.kafka.reader import topic_ends
 from oncelog.net import free_port
@@ -154,3 +159,13 @@ def test_no_serve_is_a_typed_error_naming_the_url(served: Served) -> None:
     ):
         saver.get_tuple({"configurable": {"thread_id": "t"}})
     assert err.value.code == "serve_unreachable"
+
+
+@pytest.mark.parametrize("thread", ["a/b", ".", ".."])
+def test_a_thread_id_no_url_can_carry_is_refused_before_any_write(
+    make_saver: Saver, thread: str
+) -> None:
+    saver = make_saver()
+    with pytest.raises(InvalidArgumentError, match="URL path") as err:
+        _put(saver, thread, {"x": 1})
+    assert err.value.code == "invalid_argument"
