@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars phoenix toxiproxy test lint format docs broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http faults clean
+.PHONY: venv jars phoenix toxiproxy test lint format docs broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -94,6 +94,11 @@ bench-core: venv
 bench-peers: jars  ## oncelog vs a plain Postgres table and DBOS, same broker and workload (~10 min)
 	$(PY) -m pip install -q -c constraints.txt -e '.[bench]'
 	$(PY) -m bench.peers
+
+# LangGraph's own savers (SQLite, Postgres) come with the `bench` extra, installed here.
+bench-checkpoint: jars  ## LangGraph checkpoint put/get_tuple: oncelog's saver, SQLite's, Postgres' (~1 min)
+	$(PY) -m pip install -q -c constraints.txt -e '.[bench]'
+	$(PY) -m bench.bench_checkpoint
 
 bench-echo: jars  ## the floor under a claim and the projector: a Python echo in its place (~2 min)
 	$(PY) -m bench.bench_echo

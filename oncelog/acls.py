@@ -1,9 +1,10 @@
 """The Kafka ACLs of the ledger's three principals (docs/spec.md §8).
 
-- worker: writes requests, reads decisions;
+- worker: writes requests, reads decisions, writes checkpoints (a LangGraph saver);
 - projector: reads requests in its consumer group; writes decisions, executions and
-  dead letters; reads executions (restore); writes requests (retention sweeps);
-  describes the configs of the four topics (its start-up check);
+  dead letters; reads executions (restore) and checkpoints (their fold); writes
+  requests (retention sweeps); describes the configs of the five topics (its start-up
+  check);
 - auditor: reads executions.
 
 Every principal also needs DESCRIBE on the throwaway reader groups
@@ -115,6 +116,8 @@ def ledger_acls(settings: Settings, principals: Principals | None = None) -> lis
     worker = [
         _topic(p.worker, write, s.requests_topic),
         _topic(p.worker, read, s.decisions_topic),
+        # A LangGraph saver's checkpoints (oncelog.integrations.langgraph).
+        _topic(p.worker, write, s.checkpoints_topic),
         _reader_groups(p.worker),
     ]
     projector = [
@@ -125,9 +128,16 @@ def ledger_acls(settings: Settings, principals: Principals | None = None) -> lis
             for t in (s.decisions_topic, s.executions_topic, s.deadletter_topic, s.requests_topic)
         ),
         _topic(p.projector, read, s.executions_topic),
+        _topic(p.projector, read, s.checkpoints_topic),
         *(
             _topic(p.projector, AclOperation.DESCRIBE_CONFIGS, t)
-            for t in (s.requests_topic, s.executions_topic, s.decisions_topic, s.deadletter_topic)
+            for t in (
+                s.requests_topic,
+                s.executions_topic,
+                s.decisions_topic,
+                s.deadletter_topic,
+                s.checkpoints_topic,
+            )
         ),
         _reader_groups(p.projector),
     ]

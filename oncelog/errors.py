@@ -256,3 +256,16 @@ class NotAuthorizedError(KafkaOperationError, code="not_authorized", http_status
     def __init__(self, message: str, *, topic: str) -> None:
         super().__init__(message)
         self.topic = topic
+
+
+class CheckpointTooLargeError(InvalidArgumentError, code="checkpoint_too_large", http_status=413):
+    """A checkpoint value (or its metadata) over the saver's documented limit; nothing was
+    written (docs/langgraph.md, "Limits")."""
+
+
+class CheckpointsRedactedError(LedgerError, code="checkpoints_redacted", http_status=403):
+    """A checkpoint read from an API that redacts results: a checkpoint's state holds them."""
+
+
+class ServeUnreachableError(LedgerError, code="serve_unreachable", http_status=503):
+    """No ``oncelog serve`` answered at the query URL a client was given."""

@@ -41,7 +41,7 @@ class _TopicName:
     """The name of one of the ledger's topics: ``ONCELOG_TOPIC_PREFIX``, a dot, its role.
 
     Read on a :class:`Settings` (``settings.requests_topic``), the one naming rule
-    of the four topics; read on the class, the descriptor itself (for its doc).
+    of the five topics; read on the class, the descriptor itself (for its doc).
     """
 
     def __init__(self, role: str, doc: str) -> None:
@@ -249,4 +249,8 @@ class Settings(BaseSettings):
     )
     deadletter_topic: ClassVar[_TopicName] = _TopicName(
         "deadletter", "Where undecodable records go, with their source position."
+    )
+    checkpoints_topic: ClassVar[_TopicName] = _TopicName(
+        "checkpoints",
+        "The compacted topic of LangGraph checkpoints (oncelog.integrations.langgraph).",
     )

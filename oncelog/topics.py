@@ -40,6 +40,19 @@ EXECUTIONS_CONFIG: Mapping[str, str] = {
 }
 
 
+#: LangGraph checkpoints, keyed by part (docs/langgraph.md): a thread's deletion is tombstones,
+#: which compaction then removes. Tombstones are kept a week (not Kafka's day), so a member
+#: that folds a partition again after an absence still sees them; a recent history (1 h)
+#: survives compaction, as on the executions topic.
+CHECKPOINTS_CONFIG: Mapping[str, str] = {
+    "cleanup.policy": "compact",
+    "max.message.bytes": MAX_MESSAGE_BYTES,
+    "min.compaction.lag.ms": "3600000",
+    "delete.retention.ms": "604800000",
+    "message.timestamp.type": "LogAppendTime",
+}
+
+
 #: Answers to clients: one per request, read right after it is written, so a week is ample.
 DECISIONS_CONFIG: Mapping[str, str] = {
     "cleanup.policy": "delete",
@@ -74,12 +87,14 @@ class TopicSpec:
 def ledger_topics(
     settings: Settings, partitions: int | None = None, reply_partitions: int | None = None
 ) -> list[TopicSpec]:
-    """The requests/executions pair and the decisions and dead-letter topics.
+    """The requests/executions pair, the decisions, dead-letter and checkpoints topics.
 
     The requests, executions and dead-letter topics have the same partition count:
     a request, its snapshot and its dead letter share one partition number. The
     decisions topic has its own (``ONCELOG_REPLY_PARTITIONS``): a decision goes to the
-    reply partition its request names.
+    reply partition its request names. The checkpoints topic is partitioned like the
+    requests topic, by thread id: a thread's checkpoints are folded by the member that
+    owns the same partition of the requests topic.
     """
     count = partitions or settings.partitions
     replies = reply_partitions or settings.reply_partitions
@@ -88,6 +103,7 @@ def ledger_topics(
         TopicSpec(settings.executions_topic, count, EXECUTIONS_CONFIG),
         TopicSpec(settings.decisions_topic, replies, DECISIONS_CONFIG, sharded=False),
         TopicSpec(settings.deadletter_topic, count, DEADLETTER_CONFIG),
+        TopicSpec(settings.checkpoints_topic, count, CHECKPOINTS_CONFIG),
     ]
 
 
@@ -274,7 +290,7 @@ def _config_problems(spec: TopicSpec, actual: Mapping[str, str]) -> list[str]:
     if spec.config["cleanup.policy"] == "compact" and "compact" not in policy:
         problems.append(
             f"topic {spec.name} does not compact (cleanup.policy={actual.get('cleanup.policy')}): "
-            "the executions topic must use cleanup.policy=compact"
+            "the executions and checkpoints topics must use cleanup.policy=compact"
         )
     if spec.config["cleanup.policy"] == "compact" and "delete" in policy:
         problems.append(

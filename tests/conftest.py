@@ -51,6 +51,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.kafka)
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the LangGraph conformance suite's report that its test attached
+    (tests/integration/checkpointer/test_conformance.py): it travels in the test's report,
+    so it reaches this summary from an xdist worker too."""
+    reports = [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])]
+    texts = [
+        text
+        for report in reports
+        for name, text in getattr(report, "user_properties", ())
+        if name == "checkpoint_conformance"
+    ]
+    if texts:
+        terminalreporter.write_sep("=", "LangGraph checkpointer conformance (OncelogSaver)")
+        for text in texts:
+            terminalreporter.write_line(str(text).rstrip())
+
+
 @pytest.fixture(scope="session")
 def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerSource]:
     """The one broker of the session: env var, else testcontainers, else the local broker."""

@@ -15,6 +15,7 @@ from oncelog.broker.local import resolve_bootstrap
 from oncelog.cli.progress import refold_progress, wanted
 from oncelog.errors import ConfigError, StoreError, VerifyIncompleteError
 from oncelog.kafka.reader import topic_ends
+from oncelog.projector.checkpoint_verify import rebuild_checkpoints
 from oncelog.projector.rebuild import (
     Report,
     rebuild_from_executions,
@@ -78,12 +79,23 @@ def rebuild(
         total = _log_size(kafka, settings.requests_topic, partition) if show else 0
         with refold_progress("refolding", total, enabled=show) as progress:
             n = rebuild_from_requests(settings, kafka, store, progress, partition)
+        checkpoints = rebuild_checkpoints(settings, kafka, store, partition)
     _say(
         as_json,
-        f"refolded {n} requests into {settings.db_path}",
+        f"refolded {n} requests{_and_checkpoints(checkpoints)} into {settings.db_path}",
         refolded=n,
+        checkpoint_records=checkpoints,
         db_path=str(settings.db_path),
     )
+
+
+def _and_checkpoints(records: int) -> str:
+    """`` and N checkpoint records`` when a LangGraph saver wrote any (none: nothing)."""
+    return f" and {records} checkpoint records" if records else ""
+
+
+def _checkpoints_part(compared: int) -> str:
+    return f"checkpoints: {compared} compared; " if compared else ""
 
 
 def _say(as_json: bool, line: str, **facts: Any) -> None:
@@ -149,7 +161,8 @@ def _print_report(report: Report, console: Console) -> None:
     live_part = "skipped" if report.compared_live is None else f"{report.compared_live} compared"
     summary = (
         f"refolded {report.refolded} requests; snapshots: {report.compared_snapshots} compared; "
-        f"live: {live_part}; differences: {len(report.differences)}"
+        f"live: {live_part}; {_checkpoints_part(report.compared_checkpoints)}"
+        f"differences: {len(report.differences)}"
     )
     console.print(summary, highlight=False)
     if report.ok:
@@ -162,6 +175,7 @@ def _print_report_json(report: Report, live_note: str | None) -> None:
         "refolded": report.refolded,
         "compared_snapshots": report.compared_snapshots,
         "compared_live": report.compared_live,
+        "compared_checkpoints": report.compared_checkpoints,
         "live_note": live_note,
         "differences": report.differences,
     }

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,8 @@ from prometheus_client import CollectorRegistry
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.gateway import open_write_api
 from oncelog.gateway.service import OpenWriteApi
+from oncelog.projector.checkpoint_store import CheckpointStore
+from oncelog.projector.checkpoints import CheckpointFolder, FoldProgress
 from oncelog.projector.collection import FullCollections, full_collections_by_schedule
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
@@ -92,7 +95,12 @@ def run_serve(
         # actual port, when asked for 0) that the other members forward queries to.
         port = settings.http_port if http_port is None else http_port
         writes = open_write_api(settings, bootstrap) if http else None
-        api = _start_api(store, settings, port, bootstrap, registry, writes) if http else None
+        progress = FoldProgress()
+        api = (
+            _start_api(store, settings, port, bootstrap, registry, writes, progress)
+            if http
+            else None
+        )
         settings = _advertising(settings, api)
         projector = Projector(
             settings,
@@ -111,10 +119,52 @@ def run_serve(
         where = "" if api is None else f", query API on {settings.http_advertised_url}"
         typer.echo(f"serving {settings.requests_topic} into {settings.db_path}{where}", err=True)
         try:
-            _run(projector, stop)
+            with _folding(settings, bootstrap, store, projector, progress, stop):
+                _run(projector, stop)
         finally:
             _stop_api(api, writes)
             projector.close()
+
+
+@contextmanager
+def _folding(
+    settings: Settings,
+    bootstrap: str,
+    store: Store,
+    projector: Projector,
+    progress: FoldProgress,
+    stop: threading.Event,
+) -> Iterator[None]:
+    """Fold the checkpoints of the projector's partitions (docs/langgraph.md) on a thread
+    of their own while the block runs; a failure there stops the whole service
+    (``stop``) and is raised on leaving."""
+    progress.follow(projector.held_partitions)
+    folder = CheckpointFolder(
+        settings.checkpoints_topic,
+        settings.kafka_config(bootstrap),
+        CheckpointStore(store),
+        projector.held_partitions,
+        progress,
+    )
+    failed: list[BaseException] = []
+
+    def fold() -> None:
+        try:
+            folder.run(stop)
+        except BaseException as exc:
+            failed.append(exc)
+            stop.set()
+
+    thread = threading.Thread(target=fold, name="oncelog-checkpoints", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        folder.close()
+    if failed:
+        raise failed[0]
 
 
 def _stop_api(api: HttpServer | None, writes: OpenWriteApi | None) -> None:
@@ -145,8 +195,10 @@ def _start_api(
     bootstrap: str,
     registry: CollectorRegistry,
     writes: OpenWriteApi | None,
+    progress: FoldProgress,
 ) -> HttpServer:
-    """The API, answering for every channel of the group (see oncelog.query.routing)."""
+    """The API, answering for every channel of the group (see oncelog.query.routing);
+    its checkpoint reads wait on ``progress`` for the position a saver names."""
     router = QueryRouter(
         GroupOwners(settings, bootstrap),
         settings.projector_id,
@@ -163,4 +215,5 @@ def _start_api(
         router=router,
         metrics=registry,
         writes=None if writes is None else writes.api,
+        checkpoints=progress,
     )

@@ -130,10 +130,11 @@ class FutureProducer:
         topic: str,
         partition: int,
         key: bytes,
-        value: bytes,
+        value: bytes | None,
         headers: Headers | None = None,
     ) -> Future[Delivery]:
-        """Queue one record; raise the last delivery error first, if one is pending."""
+        """Queue one record (None: a tombstone); raise the last delivery error first, if
+        one is pending."""
         self.raise_pending()
         future: Future[Delivery] = Future()
 
@@ -165,7 +166,7 @@ class FutureProducer:
         topic: str,
         partition: int,
         key: bytes,
-        value: bytes,
+        value: bytes | None,
         headers: Headers | None,
         *,
         drain: Callable[[Producer], object],

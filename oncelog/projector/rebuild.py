@@ -20,6 +20,7 @@ import duckdb
 from oncelog.errors import ConfigError, StoreError
 from oncelog.kafka.reader import high_watermarks, partition_count, plain_consumer
 from oncelog.projector.bulk_rebuild import ChunkWriter, refold_partition
+from oncelog.projector.checkpoint_verify import compare_checkpoints
 from oncelog.projector.refold_pool import refold_in_processes
 from oncelog.projector.restore import latest_snapshots, position_after
 from oncelog.projector.state_blob import decode_state
@@ -185,6 +186,7 @@ class Report:
     refolded: int = 0
     compared_snapshots: int = 0
     compared_live: int | None = None
+    compared_checkpoints: int = 0
     differences: list[str] = field(default_factory=list)
 
     @property
@@ -256,4 +258,7 @@ def verify(
             current = {s.operation_id: s for s in live.current_states()}
             report.compared_live = len(current)
             report.differences += compare("live", states_as_of(store, positions), current)
+            compared, diffs = compare_checkpoints(settings, kafka, live, store)
+            report.compared_checkpoints = compared
+            report.differences += diffs
     return report

@@ -166,6 +166,11 @@ class Projector:
         self._group.close()
         self._publisher.close()
 
+    def held_partitions(self) -> list[int]:
+        """The partitions of the requests topic this projector folds now (any thread may
+        ask: the checkpoints' folder follows them, :mod:`.checkpoints`)."""
+        return self._assignment.held()
+
     def wait_committed(self, partition: int, offset: int, timeout_s: float) -> bool:
         """Block until the request at ``offset`` of ``partition`` is committed to DuckDB
         (bounded; False on timeout): decisions are published before their commit."""

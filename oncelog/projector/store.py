@@ -45,8 +45,8 @@ re-committing an old batch is a no-op rather than a regression.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -423,16 +423,8 @@ class Store:
     def _write_positions(self, statement: str) -> None:
         self._con.execute(statement)
 
-    @contextmanager
-    def _registered(self, **tables: Any) -> Iterator[None]:
-        """Expose Arrow tables to SQL under these names for the duration of the block."""
-        for name, table in tables.items():
-            self._con.register(name, table)
-        try:
-            yield
-        finally:
-            for name in tables:
-                self._con.unregister(name)
+    def _registered(self, **tables: Any) -> AbstractContextManager[None]:
+        return registered(self._con, tables)
 
     @contextmanager
     def _transaction(self, what: str) -> Iterator[None]:
@@ -452,6 +444,18 @@ class Store:
             if isinstance(exc, duckdb.Error):
                 raise store_failure(what, self.path, exc) from exc
             raise
+
+
+@contextmanager
+def registered(con: duckdb.DuckDBPyConnection, tables: Mapping[str, Any]) -> Iterator[None]:
+    """Expose Arrow tables to SQL on ``con`` under these names for the duration of the block."""
+    for name, table in tables.items():
+        con.register(name, table)
+    try:
+        yield
+    finally:
+        for name in tables:
+            con.unregister(name)
 
 
 #: How DuckDB words a write the volume had no room for (its IO errors carry no errno).

@@ -53,6 +53,7 @@ _ROOTS: Final = {
     "decision": layout.DECISION,
     "snap": layout.SNAPSHOT,
     "state": layout.STATE,
+    "ckpt": layout.CHECKPOINT,
 }
 _NAMED: Final = {
     name: t for schema in layout.CURRENT.values() for name, t in layout.named_types(schema).items()
@@ -182,6 +183,41 @@ POSITIONS: Final[tuple[Column, ...]] = (
 )
 
 
+CHECKPOINTS: Final[tuple[Column, ...]] = (
+    Column("record_key", "VARCHAR NOT NULL", STR, "key"),
+    mirror("ckpt.part"),
+    Column("partition", "INTEGER NOT NULL", pa.int32(), "partition"),
+    Column("offset", "BIGINT NOT NULL", INT, "offset"),
+    mirror("ckpt.kind"),
+    mirror("ckpt.thread_id"),
+    mirror("ckpt.checkpoint_ns"),
+    mirror("ckpt.checkpoint_id"),
+    mirror("ckpt.parent_checkpoint_id"),
+    mirror("ckpt.run_id"),
+    mirror("ckpt.channel"),
+    mirror("ckpt.version"),
+    mirror("ckpt.task_id"),
+    mirror("ckpt.task_path"),
+    mirror("ckpt.idx"),
+    mirror("ckpt.metadata_type"),
+    mirror("ckpt.metadata"),
+    mirror("ckpt.metadata_json"),
+    mirror("ckpt.channel_versions_json"),
+    mirror("ckpt.value_type"),
+    mirror("ckpt.parts"),
+    mirror("ckpt.data"),
+)
+"""The LangGraph checkpoints folded from ``<prefix>.checkpoints``: the last record of each
+(record_key, part) that no tombstone deleted (:mod:`oncelog.projector.checkpoints`). No key
+constraint: a commit deletes the batch's keys, then inserts what they hold now."""
+
+CHECKPOINT_POSITIONS: Final[tuple[Column, ...]] = (
+    Column("partition", "INTEGER NOT NULL PRIMARY KEY", pa.int32()),
+    Column("next_offset", "BIGINT NOT NULL", INT),
+)
+"""Per partition of the checkpoints topic: the next offset to fold."""
+
+
 def _ddl(name: str, columns: tuple[Column, ...], extra: str = "") -> str:
     body = ",\n  ".join(f'"{c.name}" {c.sql}' for c in columns)
     return f"CREATE TABLE IF NOT EXISTS {name} (\n  {body}{extra}\n)"
@@ -199,6 +235,9 @@ SCHEMA_DDL: Final = (
     "CREATE INDEX IF NOT EXISTS requests_channel ON requests (channel_id)",
     _ddl("dead_letters", DEAD_LETTERS, ',\n  PRIMARY KEY (topic, partition, "offset")'),
     _ddl("positions", POSITIONS),
+    _ddl("checkpoints", CHECKPOINTS),
+    "CREATE INDEX IF NOT EXISTS checkpoints_thread ON checkpoints (thread_id)",
+    _ddl("checkpoint_positions", CHECKPOINT_POSITIONS),
 )
 
 

@@ -27,6 +27,7 @@ from fastapi import Depends, FastAPI, Query, Request, Response
 from pydantic import BaseModel
 
 from oncelog.identity.ids import key_of
+from oncelog.query import checkpoint_routes as ckpt
 from oncelog.query import effects as effects_query
 from oncelog.query import merge, queries
 from oncelog.query.models import (
@@ -40,6 +41,7 @@ from oncelog.query.models import (
 )
 from oncelog.query.owners import OwnerView
 from oncelog.query.problem import problem_responses
+from oncelog.schemas.checkpoint_answers import CheckpointItem, CheckpointPart
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -251,8 +253,33 @@ DUPLICATES: Final = ApiRoute(
     _merged(merge.merge_duplicates),
 )
 POSITIONS: Final = ApiRoute("/v1/positions", "every", positions, Positions, _merged_positions)
+# LangGraph's checkpoints (oncelog.integrations.langgraph): a thread id is a channel id.
+THREAD_CHECKPOINTS: Final = ApiRoute(
+    "/v1/checkpoints/{channel_id}", "owner", ckpt.thread_checkpoints, Page[CheckpointItem]
+)
+CHECKPOINTS: Final = ApiRoute(
+    "/v1/checkpoints", "every", ckpt.all_checkpoints, Page[CheckpointItem], ckpt.merge_checkpoints
+)
+THREAD_PARTS: Final = ApiRoute(
+    "/v1/checkpoint-parts/{channel_id}", "owner", ckpt.thread_parts, Page[CheckpointPart]
+)
+RUN_PARTS: Final = ApiRoute(
+    "/v1/checkpoint-parts", "every", ckpt.run_parts, Page[CheckpointPart], ckpt.merge_parts
+)
 
-ROUTES: Final = (HEALTHZ, STATUS, HISTORY, TIMELINE, SIDE_EFFECTS, DUPLICATES, POSITIONS)
+ROUTES: Final = (
+    HEALTHZ,
+    STATUS,
+    HISTORY,
+    TIMELINE,
+    SIDE_EFFECTS,
+    DUPLICATES,
+    POSITIONS,
+    THREAD_CHECKPOINTS,
+    CHECKPOINTS,
+    THREAD_PARTS,
+    RUN_PARTS,
+)
 """Every route of the API, in the order of its OpenAPI schema; the UI's HTML pages and
 ``/metrics`` are added apart."""
 

@@ -30,7 +30,7 @@ caller holding the token is ever forwarded.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Protocol, TypedDict
 
@@ -66,6 +66,16 @@ class WriteRoutes(Protocol):
 
     def install(self, app: FastAPI) -> None:
         """Add the write routes (and their token check) to ``app``."""
+        ...
+
+
+class FoldWaiter(Protocol):
+    """How far the checkpoints are folded here (``oncelog.projector.checkpoints.FoldProgress``)."""
+
+    def wait(
+        self, targets: Mapping[int, int], timeout_s: float, *, mine_only: bool = True
+    ) -> dict[int, int]:
+        """Wait until each target is folded; return what is still missing at the timeout."""
         ...
 
 
@@ -145,6 +155,7 @@ class AppOptions(TypedDict, total=False):
     router: QueryRouter | None
     metrics: CollectorRegistry | None
     writes: WriteRoutes | None
+    checkpoints: FoldWaiter | None
 
 
 def create_app(
@@ -156,6 +167,7 @@ def create_app(
     router: QueryRouter | None = None,
     metrics: CollectorRegistry | None = None,
     writes: WriteRoutes | None = None,
+    checkpoints: FoldWaiter | None = None,
 ) -> FastAPI:
     """The read-only API; ``cursor_factory`` gives a fresh cursor (``Store.cursor``) per request.
 
@@ -165,6 +177,8 @@ def create_app(
     ``router``: answer for every channel of the group, not only this store's partitions.
     ``metrics``: the registry served at ``GET /metrics`` (None: no such route).
     ``writes``: the write API to add (None: the API is read-only, every write is a 405).
+    ``checkpoints``: how far this process folded the checkpoints topic, which a
+    checkpoint read naming its own writes' positions waits on (None: it never waits).
     """
 
     @asynccontextmanager
@@ -195,6 +209,7 @@ def create_app(
     app.state.cursor_factory = cursor_factory
     app.state.max_rows = max_rows
     app.state.redact_results = redact_results
+    app.state.checkpoint_progress = checkpoints
     if metrics is not None:
         install_metrics(app, metrics)
     install_routes(app)

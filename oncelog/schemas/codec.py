@@ -20,7 +20,14 @@ from fastavro.schema import fingerprint, load_schema, to_parsing_canonical_form
 from oncelog.errors import CodecError
 from oncelog.schemas import convert, layout, record_writer, upgrade
 from oncelog.schemas.inline_reader import fast_reader
-from oncelog.schemas.models import Decision, ExecutionSnapshot, ExecutionState, Request
+from oncelog.schemas.models import (
+    CheckpointKind,
+    CheckpointRecord,
+    Decision,
+    ExecutionSnapshot,
+    ExecutionState,
+    Request,
+)
 
 MAGIC: Final = b"\xc3\x01"
 HEADER_LEN: Final = 10
@@ -30,6 +37,7 @@ HISTORY_DIR: Final = SCHEMA_DIR / "history"
 REQUEST: Final = layout.REQUEST
 SNAPSHOT: Final = layout.SNAPSHOT
 DECISION: Final = layout.DECISION
+CHECKPOINT: Final = layout.CHECKPOINT
 
 
 def form_fingerprint(canonical_form: str) -> bytes:
@@ -259,3 +267,19 @@ def decode_decision(data: bytes, registry: SchemaRegistry = REGISTRY) -> Decisio
         if decision is not None:
             return decision
     return _decode(registry, DECISION, data, convert.decision_from_avro)
+
+
+def encode_checkpoint(record: CheckpointRecord, registry: SchemaRegistry = REGISTRY) -> bytes:
+    """One record of the checkpoints topic, single-object encoded (fastavro)."""
+    fields = {f: getattr(record, f) for f in record.__dataclass_fields__}
+    fields["kind"] = record.kind.value
+    return _encode(registry, CHECKPOINT, fields)
+
+
+def _checkpoint_from_avro(record: dict[str, Any]) -> CheckpointRecord:
+    return CheckpointRecord(**{**record, "kind": CheckpointKind(record["kind"])})
+
+
+def decode_checkpoint(data: bytes, registry: SchemaRegistry = REGISTRY) -> CheckpointRecord:
+    """A record of the checkpoints topic; :class:`CodecError` when it is not one."""
+    return _decode(registry, CHECKPOINT, data, _checkpoint_from_avro)

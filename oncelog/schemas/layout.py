@@ -29,9 +29,15 @@ REQUEST: Final = "dev.oncelog.Request"
 SNAPSHOT: Final = "dev.oncelog.ExecutionSnapshot"
 DECISION: Final = "dev.oncelog.Decision"
 STATE: Final = "dev.oncelog.ExecutionState"
+CHECKPOINT: Final = "dev.oncelog.CheckpointRecord"
 
 # The record files of the current schemas; dev.oncelog.*.avsc are named types they include.
-FILES: Final = {REQUEST: "request", SNAPSHOT: "execution_snapshot", DECISION: "decision"}
+FILES: Final = {
+    REQUEST: "request",
+    SNAPSHOT: "execution_snapshot",
+    DECISION: "decision",
+    CHECKPOINT: "checkpoint",
+}
 
 
 class LayoutError(LedgerError):
@@ -130,7 +136,8 @@ def current() -> Iterator[tuple[str, Any]]:
 
 
 CURRENT: Final[dict[str, Any]] = dict(current())
-"""The current schemas (``request``, ``execution_snapshot``, ``decision``), by record name."""
+"""The current schemas (``request``, ``execution_snapshot``, ``decision``, ``checkpoint``), by
+record name."""
 
 STATE_SCHEMA: Final[Any] = load(STATE)
 """``dev.oncelog.ExecutionState.avsc``: the state blob's schema (also inside the records)."""

@@ -344,6 +344,44 @@ class Decision(NamedTuple):
         return self.state is not None and self.state.cancel_requested
 
 
+class CheckpointKind(StrEnum):
+    """What one record of the checkpoints topic carries (LangGraph's three tables)."""
+
+    CHECKPOINT = "checkpoint"
+    WRITE = "write"
+    BLOB = "blob"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRecord:
+    """One record of ``<prefix>.checkpoints``: a part of a checkpoint, write or channel value.
+
+    Written by :mod:`oncelog.integrations.langgraph`, folded by ``oncelog serve``
+    (:mod:`oncelog.projector.checkpoints`). ``data`` is part ``part`` of ``parts`` of the
+    value the saver's serde made; the other fields repeat on every part.
+    """
+
+    kind: CheckpointKind
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    value_type: str
+    part: int
+    parts: int
+    data: bytes
+    parent_checkpoint_id: str | None = None
+    run_id: str | None = None
+    channel: str | None = None
+    version: str | None = None
+    task_id: str | None = None
+    task_path: str | None = None
+    idx: int | None = None
+    metadata_type: str | None = None
+    metadata: bytes | None = None
+    metadata_json: str | None = None
+    channel_versions_json: str | None = None
+
+
 # Field name -> tuple index of each NamedTuple model, built on first use.
 _TUPLE_INDEX: dict[type, dict[str, int]] = {}
 

@@ -113,7 +113,11 @@ def test_rebuild_piped_prints_only_its_result_and_draws_a_bar_on_a_terminal(
         ["rebuild", "--from", "requests", "--db", str(json_db), "--json"], env
     )
     assert code == 0, drawn
-    assert json.loads(drawn) == {"refolded": REQUESTS, "db_path": str(json_db)}
+    assert json.loads(drawn) == {
+        "refolded": REQUESTS,
+        "checkpoint_records": 0,  # no LangGraph saver wrote to this ledger
+        "db_path": str(json_db),
+    }
 
 
 def test_verify_piped_prints_only_its_report_and_draws_a_bar_on_a_terminal(

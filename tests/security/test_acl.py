@@ -229,11 +229,16 @@ def test_each_role_gets_only_its_grants() -> None:
         if g.resource.name == "TOPIC"
     }
     worker = {(op, name) for who, op, name in topics if who == "worker"}
-    assert worker == {("WRITE", "led.requests"), ("READ", "led.decisions")}
+    assert worker == {
+        ("WRITE", "led.requests"),
+        ("READ", "led.decisions"),
+        ("WRITE", "led.checkpoints"),
+    }
     auditor = {(op, name) for who, op, name in topics if who == "auditor"}
     assert auditor == {("READ", "led.executions")}
     projector = {(op, name) for who, op, name in topics if who == "projector"}
     assert ("READ", "led.requests") in projector
+    assert ("READ", "led.checkpoints") in projector  # their fold
     outputs = ("led.decisions", "led.executions", "led.deadletter")
     assert {("WRITE", t) for t in outputs} <= projector
     assert not any(op in {"ALL", "CREATE", "ALTER", "DELETE"} for _, op, _ in topics)

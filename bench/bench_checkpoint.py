@@ -1,0 +1,126 @@
+"""LangGraph checkpoint ``put`` and ``get_tuple`` latency: OncelogSaver beside LangGraph's own.
+
+Usage: ``python -m bench.bench_checkpoint [N]`` (N puts and N reads per saver, default 300).
+
+One run, one machine: the oncelog saver (the local broker, a fresh topic set, ``oncelog
+serve`` with its query API in a process of its own), LangGraph's ``SqliteSaver`` on a
+file, and its ``PostgresSaver`` on a throwaway PostgreSQL (Debian's server binaries;
+left out, and said so, when they or the ``bench`` extra are missing). Each saver gets the
+same workload on one thread, sequentially: N checkpoints of a ~1 KB state, each with its
+parent, then N ``get_tuple`` of the latest. The figures are wall-clock per call, p50 and
+p99 in ms; the last line is one JSON document.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
+
+from bench.common import bench_broker, bench_settings, pct
+from oncelog.integrations.langgraph import OncelogSaver
+from oncelog.net import free_port
+from oncelog.projector import process
+
+STATE = {"messages": ["x" * 100] * 10, "step": 0}
+
+
+def _measure(saver: BaseCheckpointSaver[Any], n: int) -> dict[str, float]:
+    """p50/p99 (ms) of n puts, then of n reads of the latest checkpoint."""
+    thread = f"bench-{uuid.uuid4().hex}"
+    parent: str | None = None
+    put_ms: list[float] = []
+    for step in range(n):
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {**STATE, "step": step}
+        versions = {k: saver.get_next_version(None, None) for k in checkpoint["channel_values"]}
+        checkpoint["channel_versions"] = versions
+        conf: dict[str, Any] = {"thread_id": thread, "checkpoint_ns": ""}
+        if parent is not None:
+            conf["checkpoint_id"] = parent
+        began = time.perf_counter()
+        stored = saver.put({"configurable": conf}, checkpoint, {"step": step}, versions)
+        put_ms.append((time.perf_counter() - began) * 1000)
+        parent = stored["configurable"]["checkpoint_id"]
+    get_ms: list[float] = []
+    latest = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    for _ in range(n):
+        began = time.perf_counter()
+        found = saver.get_tuple(latest)  # type: ignore[arg-type]
+        get_ms.append((time.perf_counter() - began) * 1000)
+        assert found is not None
+        assert found.checkpoint["channel_values"]["step"] == n - 1
+    return {
+        "put_p50_ms": round(pct(put_ms, 0.5), 2),
+        "put_p99_ms": round(pct(put_ms, 0.99), 2),
+        "get_tuple_p50_ms": round(pct(get_ms, 0.5), 2),
+        "get_tuple_p99_ms": round(pct(get_ms, 0.99), 2),
+    }
+
+
+@contextlib.contextmanager
+def _oncelog(tmp: Path) -> Iterator[BaseCheckpointSaver[Any]]:
+    with bench_broker() as broker:
+        settings = bench_settings(broker.bootstrap, tmp, "checkpoint")
+        settings = settings.model_copy(update={"http_port": free_port()})
+        log = tmp / "serve.log"
+        serve = process.start_serve(settings, log)
+        try:
+            url = f"http://127.0.0.1:{settings.http_port}"
+            process.wait_http(serve, f"{url}/healthz", log)
+            with OncelogSaver(settings, query_url=url) as saver:
+                yield saver
+        finally:
+            process.stop(serve)
+
+
+@contextlib.contextmanager
+def _sqlite(tmp: Path) -> Iterator[BaseCheckpointSaver[Any]]:
+    from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: PLC0415 - the bench extra
+
+    with SqliteSaver.from_conn_string(str(tmp / "checkpoints.sqlite")) as saver:
+        yield saver
+
+
+@contextlib.contextmanager
+def _postgres(tmp: Path) -> Iterator[BaseCheckpointSaver[Any]]:
+    from langgraph.checkpoint.postgres import PostgresSaver  # noqa: PLC0415 - the bench extra
+
+    from bench.peers.postgres import throwaway  # noqa: PLC0415 - only when measured
+
+    with throwaway() as pg, PostgresSaver.from_conn_string(pg.dsn()) as saver:
+        saver.setup()
+        yield saver
+
+
+SAVERS: dict[str, Callable[[Path], contextlib.AbstractContextManager[BaseCheckpointSaver[Any]]]]
+SAVERS = {"oncelog": _oncelog, "sqlite": _sqlite, "postgres": _postgres}
+
+
+def main(n: int) -> dict[str, Any]:
+    """Every saver's figures (or why it was left out), printed as a table and JSON."""
+    results: dict[str, Any] = {"n": n, "cores": os.cpu_count()}
+    for name, make in SAVERS.items():
+        with tempfile.TemporaryDirectory(prefix=f"oncelog-bench-{name}-") as tmp:
+            try:
+                with make(Path(tmp)) as saver:
+                    _measure(saver, min(n, 20))  # warm up: connections, caches, JIT-less paths
+                    results[name] = _measure(saver, n)
+            except (ImportError, RuntimeError) as exc:
+                results[name] = {"left_out": f"{type(exc).__name__}: {exc}"}
+        print(f"{name:9s} {results[name]}", flush=True)
+    print(json.dumps(results, sort_keys=True))
+    return results
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 300)

@@ -1,0 +1,107 @@
+"""Fold records of ``<prefix>.checkpoints`` into rows: the last record of each key wins. Pure.
+
+The checkpoints topic is compacted, and this fold is what compaction keeps: for each
+Kafka key (a part of a logical record, :mod:`oncelog.schemas.checkpoint_parts`) the
+last value, none after a tombstone. A refold of the compacted log therefore gives the
+same rows as the live fold of the whole log (offsets never change under compaction),
+and the rows depend on the log alone: refold, restart and rebuild agree.
+A record that cannot be decoded, or has no key, is a dead letter; its partition goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from oncelog.errors import CodecError, InvalidArgumentError
+from oncelog.projector.store import DeadLetter
+from oncelog.schemas.checkpoint_parts import record_key, split_kafka_key
+from oncelog.schemas.codec import decode_checkpoint
+from oncelog.schemas.models import CheckpointRecord
+
+
+class RawRecord(NamedTuple):
+    """One consumed record of the checkpoints topic, as the fold needs it."""
+
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    log_time_ms: int
+
+
+PartKey = tuple[str, int]
+"""(record_key, part): one row of the ``checkpoints`` table."""
+
+
+@dataclass
+class CheckpointChanges:
+    """What one batch changes: each touched part's row now (None: deleted), the dead
+    letters, and each partition's next offset."""
+
+    rows: dict[PartKey, tuple[Any, ...] | None] = field(default_factory=dict)
+    dead: list[DeadLetter] = field(default_factory=list)
+    positions: dict[int, int] = field(default_factory=dict)
+
+
+def checkpoint_row(partition: int, offset: int, key: str, rec: CheckpointRecord) -> tuple[Any, ...]:
+    """The ``checkpoints`` row of one record, in the column order of its table layout."""
+    return (
+        key,
+        rec.part,
+        partition,
+        offset,
+        rec.kind.value,
+        rec.thread_id,
+        rec.checkpoint_ns,
+        rec.checkpoint_id,
+        rec.parent_checkpoint_id,
+        rec.run_id,
+        rec.channel,
+        rec.version,
+        rec.task_id,
+        rec.task_path,
+        rec.idx,
+        rec.metadata_type,
+        rec.metadata,
+        rec.metadata_json,
+        rec.channel_versions_json,
+        rec.value_type,
+        rec.parts,
+        rec.data,
+    )
+
+
+def fold_records(topic: str, records: Iterable[RawRecord]) -> CheckpointChanges:
+    """The changes of ``records`` (log order within each partition)."""
+    out = CheckpointChanges()
+    for r in records:
+        out.positions[r.partition] = max(out.positions.get(r.partition, 0), r.offset + 1)
+        try:
+            part_key = _part_key(r)
+            row = None if r.value is None else _row(r, part_key)
+        except (CodecError, InvalidArgumentError) as exc:
+            length = len(r.value or b"")
+            message = f"{topic}[{r.partition}] offset {r.offset}: {exc}"
+            out.dead.append(
+                DeadLetter(topic, r.partition, r.offset, r.log_time_ms, exc.code, message, length)
+            )
+            continue
+        out.rows[part_key] = row
+    return out
+
+
+def _part_key(r: RawRecord) -> PartKey:
+    if r.key is None:
+        raise InvalidArgumentError("a checkpoint record without a key")
+    return split_kafka_key(r.key)
+
+
+def _row(r: RawRecord, part_key: PartKey) -> tuple[Any, ...]:
+    assert r.value is not None
+    rec = decode_checkpoint(r.value)
+    key = record_key(rec)
+    if (key, rec.part) != part_key:
+        raise InvalidArgumentError(f"the key {part_key} does not name its value's {key!r}")
+    return checkpoint_row(r.partition, r.offset, key, rec)

@@ -1,0 +1,268 @@
+"""Read LangGraph checkpoints out of the projection (what the saver's reads ask for).
+
+A checkpoint is listed only once all its parts are folded, and it comes with the
+channel values its ``channel_versions`` name and the pending writes stored on it, each
+joined from its parts (:mod:`oncelog.schemas.checkpoint_parts`). Order: newest first
+(checkpoint ids are time-ordered UUIDs), then thread and namespace, the order in which
+a ``cursor`` pages on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import duckdb
+
+from oncelog.errors import InvalidArgumentError
+from oncelog.schemas.checkpoint_answers import (
+    CheckpointBlob,
+    CheckpointItem,
+    CheckpointPart,
+    CheckpointWrite,
+)
+from oncelog.schemas.checkpoint_parts import join_parts
+
+Cursor = tuple[str, str, str]
+"""(checkpoint_id, thread_id, checkpoint_ns) of the last checkpoint of a page."""
+
+
+@dataclass(frozen=True)
+class CheckpointQuery:
+    """Which checkpoints a list asks for (None: any)."""
+
+    thread_id: str | None = None
+    checkpoint_ns: str | None = None
+    checkpoint_id: str | None = None
+    before: str | None = None
+    """Only checkpoints with an id below this one."""
+    filter: Mapping[str, Any] | None = None
+    """Metadata keys and the values they must equal."""
+    cursor: Cursor | None = None
+    """Only checkpoints after this one in the listing's order."""
+
+
+_ORDER: Final = "checkpoint_id DESC, thread_id, checkpoint_ns"
+
+
+def parse_filter(text: str | None) -> dict[str, Any] | None:
+    """The ``filter`` query parameter: a JSON object (``invalid_argument`` otherwise)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"filter is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise InvalidArgumentError("filter must be a JSON object of metadata keys and values")
+    return value
+
+
+def parse_cursor(text: str | None) -> Cursor | None:
+    """The ``cursor`` query parameter: ``[checkpoint_id, thread_id, checkpoint_ns]``."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"cursor is not JSON: {exc}") from exc
+    if not (isinstance(value, list) and len(value) == 3 and all(isinstance(v, str) for v in value)):
+        raise InvalidArgumentError("cursor must be [checkpoint_id, thread_id, checkpoint_ns]")
+    return value[0], value[1], value[2]
+
+
+def _heads(con: duckdb.DuckDBPyConnection, q: CheckpointQuery, limit: int) -> list[tuple[Any, ...]]:
+    """(partition, thread, ns, id, metadata_json) of the checkpoints asked for, in order."""
+    where = ["kind = 'checkpoint'", "part = 0"]
+    params: list[Any] = []
+    for column, value in (
+        ("thread_id", q.thread_id),
+        ("checkpoint_ns", q.checkpoint_ns),
+        ("checkpoint_id", q.checkpoint_id),
+    ):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if q.before is not None:
+        where.append("checkpoint_id < ?")
+        params.append(q.before)
+    if q.cursor is not None:
+        where.append(
+            "(checkpoint_id < ? OR (checkpoint_id = ? AND (thread_id > ? OR "
+            "(thread_id = ? AND checkpoint_ns > ?))))"
+        )
+        cid, thread, ns = q.cursor
+        params += [cid, cid, thread, thread, ns]
+    sql = (
+        "SELECT partition, thread_id, checkpoint_ns, checkpoint_id, metadata_json "
+        f"FROM checkpoints WHERE {' AND '.join(where)} ORDER BY {_ORDER}"
+    )
+    if not q.filter:  # a metadata filter is matched here, in Python: it must see every row
+        sql += " LIMIT ?"
+        params.append(limit)
+    rows = con.execute(sql, params).fetchall()
+    matching = (r for r in rows if _matches(r[4], q.filter))
+    return [r for _, r in zip(range(limit), matching, strict=False)]
+
+
+def _matches(metadata_json: str | None, wanted: Mapping[str, Any] | None) -> bool:
+    if not wanted:
+        return True
+    metadata = json.loads(metadata_json or "{}")
+    return all(k in metadata and metadata[k] == v for k, v in wanted.items())
+
+
+def list_checkpoints(
+    con: duckdb.DuckDBPyConnection, q: CheckpointQuery, limit: int
+) -> tuple[list[CheckpointItem], bool]:
+    """The complete checkpoints ``q`` asks for, newest first, at most ``limit``; and
+    whether more are there (only their heads are read: a page loads what it returns)."""
+    heads = _heads(con, q, limit + 1)
+    items = []
+    for partition, thread, ns, cid, _ in heads[:limit]:
+        item = _checkpoint(con, partition, thread, ns, cid)
+        if item is not None:
+            items.append(item)
+    return items, len(heads) > limit
+
+
+_OWN_PARTS: Final = """
+SELECT kind, part, parts, value_type, data, parent_checkpoint_id, metadata_type, metadata,
+       channel_versions_json, task_id, task_path, idx, channel
+FROM checkpoints
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND kind IN ('checkpoint', 'write')
+ORDER BY kind, task_path, task_id, idx, part
+"""
+
+
+def _checkpoint(
+    con: duckdb.DuckDBPyConnection, partition: int, thread: str, ns: str, cid: str
+) -> CheckpointItem | None:
+    """One checkpoint with its values and writes; None while a part of it is missing."""
+    head: dict[int, bytes] = {}
+    first: tuple[Any, ...] | None = None
+    writes: dict[tuple[str, int], tuple[tuple[Any, ...], dict[int, bytes]]] = {}
+    for row in con.execute(_OWN_PARTS, [thread, ns, cid]).fetchall():
+        if row[0] == "checkpoint":
+            first = first or row
+            head[row[1]] = row[4]
+        else:
+            writes.setdefault((row[9], row[11]), (row, {}))[1][row[1]] = row[4]
+    data = None if first is None else join_parts(head, first[2])
+    if first is None or data is None:
+        return None
+    versions = json.loads(first[8] or "{}")
+    return CheckpointItem(
+        partition=partition,
+        thread_id=thread,
+        checkpoint_ns=ns,
+        checkpoint_id=cid,
+        parent_checkpoint_id=first[5],
+        type=first[3],
+        data=data,
+        metadata_type=first[6] or "json",
+        metadata=first[7] or b"{}",
+        blobs=_blobs(con, thread, ns, versions),
+        writes=_writes(writes.values()),
+    )
+
+
+def _writes(
+    found: Any,
+) -> list[CheckpointWrite]:
+    """The complete writes in LangGraph's order: (task_path, task_id, idx)."""
+    out = []
+    for row, parts in found:
+        data = join_parts(parts, row[2])
+        if data is not None:
+            out.append(
+                CheckpointWrite(
+                    task_id=row[9],
+                    channel=row[12],
+                    type=row[3],
+                    data=data,
+                    task_path=row[10] or "",
+                    idx=row[11],
+                )
+            )
+    return sorted(out, key=lambda w: (w.task_path, w.task_id, w.idx))
+
+
+def _blobs(
+    con: duckdb.DuckDBPyConnection, thread: str, ns: str, versions: Mapping[str, str]
+) -> list[CheckpointBlob]:
+    """The stored values of the channels at the versions named (empty ones left out)."""
+    if not versions:
+        return []
+    pairs = sorted(versions.items())
+    marks = ", ".join("(?, ?)" for _ in pairs)
+    sql = (
+        "SELECT c.channel, c.version, c.value_type, c.part, c.parts, c.data FROM checkpoints c "
+        f"JOIN (VALUES {marks}) v(channel, version) "
+        "ON c.channel = v.channel AND c.version = v.version "
+        "WHERE c.kind = 'blob' AND c.thread_id = ? AND c.checkpoint_ns = ? "
+        "ORDER BY c.channel, c.part"
+    )
+    params: list[Any] = [x for pair in pairs for x in pair] + [thread, ns]
+    found: dict[str, tuple[tuple[Any, ...], dict[int, bytes]]] = {}
+    for row in con.execute(sql, params).fetchall():
+        found.setdefault(row[0], (row, {}))[1][row[3]] = row[5]
+    out = []
+    for channel, (row, parts) in sorted(found.items()):
+        data = join_parts(parts, row[4])
+        if data is not None and row[2] != "empty":
+            out.append(CheckpointBlob(channel=channel, version=row[1], type=row[2], data=data))
+    return out
+
+
+# --- raw parts: what deletions, prunes and copies work from ----------------------------
+
+_PART_COLUMNS: Final = (
+    'record_key, part, parts, partition, "offset", kind, thread_id, checkpoint_ns, '
+    "checkpoint_id, parent_checkpoint_id, run_id, channel, version, task_id, task_path, idx, "
+    "value_type, metadata_type, {meta} AS metadata, metadata_json, channel_versions_json, "
+    "{data} AS data"
+)
+
+
+def list_parts(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    thread_id: str | None = None,
+    run_ids: Sequence[str] = (),
+    start_after: tuple[str, int] | None = None,
+    with_data: bool = False,
+    limit: int,
+) -> list[CheckpointPart]:
+    """Rows of one thread, or of the checkpoints of ``run_ids`` and the writes pending on
+    them, in (record_key, part) order after ``start_after``; ``data`` only ``with_data``."""
+    where: list[str] = []
+    params: list[Any] = []
+    if thread_id is not None:
+        where.append("thread_id = ?")
+        params.append(thread_id)
+    if run_ids:
+        marks = ", ".join("?" * len(run_ids))
+        where.append(
+            f"(run_id IN ({marks}) OR (kind = 'write' AND (thread_id, checkpoint_ns, "
+            "checkpoint_id) IN (SELECT thread_id, checkpoint_ns, checkpoint_id FROM "
+            f"checkpoints WHERE kind = 'checkpoint' AND run_id IN ({marks}))))"
+        )
+        params += [*run_ids, *run_ids]
+    if thread_id is None and not run_ids:
+        raise InvalidArgumentError("name a thread or at least one run id")
+    if start_after is not None:
+        where.append("(record_key > ? OR (record_key = ? AND part > ?))")
+        params += [start_after[0], start_after[0], start_after[1]]
+    columns = _PART_COLUMNS.format(
+        meta="metadata" if with_data else "NULL", data="data" if with_data else "NULL"
+    )
+    sql = (
+        f"SELECT {columns} FROM checkpoints WHERE {' AND '.join(where)} "
+        "ORDER BY record_key, part LIMIT ?"
+    )
+    names = [c.strip().split(" AS ")[-1].strip('"') for c in columns.split(",")]
+    rows = con.execute(sql, [*params, limit]).fetchall()
+    return [CheckpointPart(**dict(zip(names, row, strict=True))) for row in rows]

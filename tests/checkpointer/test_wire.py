@@ -1,0 +1,76 @@
+"""A LangGraph put as records, and what prune deletes: the saver's pure parts."""
+
+from __future__ import annotations
+
+import json
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointMetadata, empty_checkpoint
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.serde.types import ERROR
+
+from oncelog.integrations.langgraph import wire
+from oncelog.integrations.langgraph.saver import _older_than_latest
+from oncelog.schemas.checkpoint_answers import CheckpointPart
+from oncelog.schemas.models import CheckpointKind
+
+SERDE = JsonPlusSerializer()
+
+
+def test_a_put_writes_its_new_values_first_and_the_checkpoint_last() -> None:
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"a": "x" * 10, "b": 2}
+    checkpoint["channel_versions"] = {"a": 2, "b": 1, "gone": 3}
+    config = RunnableConfig(configurable={"thread_id": "t", "checkpoint_id": "parent"})
+    meta = CheckpointMetadata(step=3, run_id="r1")
+    records = wire.put_records(SERDE, config, checkpoint, meta, {"a": 2, "gone": 3})
+    kinds = [(r.kind, r.channel, r.version) for r in records]
+    assert kinds == [
+        (CheckpointKind.BLOB, "a", "2"),
+        (CheckpointKind.BLOB, "gone", "3"),  # no value: an emptied channel
+        (CheckpointKind.CHECKPOINT, None, None),
+    ]
+    assert records[1].value_type == "empty"
+    head = records[-1]
+    assert (head.parent_checkpoint_id, head.run_id, head.checkpoint_ns) == ("parent", "r1", "")
+    assert json.loads(head.channel_versions_json or "") == {"a": "2", "b": "1", "gone": "3"}
+    assert "channel_values" not in SERDE.loads_typed((head.value_type, head.data))
+
+
+def test_special_writes_take_langgraph_s_negative_indexes() -> None:
+    config = RunnableConfig(configurable={"thread_id": "t", "checkpoint_id": "c"})
+    records = wire.write_records(SERDE, config, [("x", 1), (ERROR, "boom")], "task", "p")
+    assert [(r.channel, r.idx, r.task_path) for r in records] == [("x", 0, "p"), (ERROR, -1, "p")]
+
+
+def _part(kind: str, ns: str, cid: str, **fields: object) -> CheckpointPart:
+    base: dict[str, object] = {
+        "record_key": f"{kind}-{ns}-{cid}-{fields.get('channel')}", "part": 0, "parts": 1,
+        "partition": 0, "offset": 0, "kind": kind, "thread_id": "t", "checkpoint_ns": ns,
+        "checkpoint_id": cid, "parent_checkpoint_id": None, "run_id": None, "channel": None,
+        "version": None, "task_id": None, "task_path": None, "idx": None, "value_type": "json",
+        "metadata_type": None, "metadata": None, "metadata_json": None,
+        "channel_versions_json": None, "data": None,
+    }  # fmt: skip
+    return CheckpointPart.model_validate({**base, **fields})
+
+
+def test_keep_latest_deletes_all_but_each_namespace_s_latest_and_what_it_names() -> None:
+    latest = _part("checkpoint", "", "c2", channel_versions_json='{"a": "2"}')
+    parts = [
+        _part("checkpoint", "", "c1", channel_versions_json='{"a": "1"}'),
+        latest,
+        _part("checkpoint", "child", "c0"),
+        _part("write", "", "c1", task_id="t1"),
+        _part("write", "", "c2", task_id="t2"),
+        _part("blob", "", "", channel="a", version="1"),
+        _part("blob", "", "", channel="a", version="2"),
+    ]
+    deleted = {
+        (p.kind, p.checkpoint_ns, p.checkpoint_id, p.version) for p in _older_than_latest(parts)
+    }
+    assert deleted == {
+        ("checkpoint", "", "c1", None),
+        ("write", "", "c1", None),
+        ("blob", "", "", "1"),
+    }

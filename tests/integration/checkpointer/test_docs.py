@@ -1,0 +1,22 @@
+"""docs/langgraph.md's Python blocks run, in order, against a live ``oncelog serve``."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.docs.blocks import ROOT, run_page
+from tests.served import Served
+
+pytestmark = pytest.mark.kafka
+
+PAGE = ROOT / "docs" / "langgraph.md"
+
+
+def test_the_page_runs_on_a_served_ledger(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = served.settings
+    assert settings.bootstrap_servers is not None
+    monkeypatch.setenv("ONCELOG_BOOTSTRAP_SERVERS", settings.bootstrap_servers)
+    monkeypatch.setenv("ONCELOG_TOPIC_PREFIX", settings.topic_prefix)
+    monkeypatch.setenv("ONCELOG_PARTITIONS", str(settings.partitions))
+    monkeypatch.setenv("ONCELOG_HTTP_PORT", str(settings.http_port))
+    run_page(PAGE)  # the blocks' own asserts are the test
