@@ -7,8 +7,9 @@ serve`` with its query API in a process of its own), LangGraph's ``SqliteSaver``
 file, and its ``PostgresSaver`` on a throwaway PostgreSQL (Debian's server binaries;
 left out, and said so, when they or the ``bench`` extra are missing). Each saver gets the
 same workload on one thread, sequentially: N checkpoints of a ~1 KB state, each with its
-parent, then N ``get_tuple`` of the latest. The figures are wall-clock per call, p50 and
-p99 in ms; the last line is one JSON document.
+parent, then N ``get_tuple`` of the latest, then N/5 puts each read back at once (for
+oncelog that read waits until ``serve`` folded the put). The figures are wall-clock per
+call, p50 and p99 in ms; the last line is one JSON document.
 """
 
 from __future__ import annotations
@@ -51,20 +52,36 @@ def _measure(saver: BaseCheckpointSaver[Any], n: int) -> dict[str, float]:
         stored = saver.put({"configurable": conf}, checkpoint, {"step": step}, versions)
         put_ms.append((time.perf_counter() - began) * 1000)
         parent = stored["configurable"]["checkpoint_id"]
-    get_ms: list[float] = []
-    latest = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-    for _ in range(n):
-        began = time.perf_counter()
-        found = saver.get_tuple(latest)  # type: ignore[arg-type]
-        get_ms.append((time.perf_counter() - began) * 1000)
-        assert found is not None
-        assert found.checkpoint["channel_values"]["step"] == n - 1
+    get_ms = [_read_ms(saver, thread, n - 1) for _ in range(n)]
+    # A read right after each put: for oncelog it waits until serve has folded the put.
+    own_ms: list[float] = []
+    for step in range(n, n + max(1, n // 5)):
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {**STATE, "step": step}
+        versions = {k: saver.get_next_version(None, None) for k in checkpoint["channel_values"]}
+        checkpoint["channel_versions"] = versions
+        conf = {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": parent}
+        stored = saver.put({"configurable": conf}, checkpoint, {"step": step}, versions)
+        parent = stored["configurable"]["checkpoint_id"]
+        own_ms.append(_read_ms(saver, thread, step))
     return {
         "put_p50_ms": round(pct(put_ms, 0.5), 2),
         "put_p99_ms": round(pct(put_ms, 0.99), 2),
         "get_tuple_p50_ms": round(pct(get_ms, 0.5), 2),
         "get_tuple_p99_ms": round(pct(get_ms, 0.99), 2),
+        "get_after_put_p50_ms": round(pct(own_ms, 0.5), 2),
+        "get_after_put_p99_ms": round(pct(own_ms, 0.99), 2),
     }
+
+
+def _read_ms(saver: BaseCheckpointSaver[Any], thread: str, step: int) -> float:
+    """One get_tuple of the thread's latest checkpoint (which must be ``step``), in ms."""
+    began = time.perf_counter()
+    found = saver.get_tuple({"configurable": {"thread_id": thread, "checkpoint_ns": ""}})
+    took = (time.perf_counter() - began) * 1000
+    assert found is not None
+    assert found.checkpoint["channel_values"]["step"] == step
+    return took
 
 
 @contextlib.contextmanager

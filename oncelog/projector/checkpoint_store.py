@@ -14,7 +14,6 @@ from contextlib import contextmanager, suppress
 from typing import Any, Final
 
 import duckdb
-import pyarrow as pa
 
 from oncelog.projector.checkpoint_fold import CheckpointChanges
 from oncelog.projector.store import DeadLetter, Store, registered, store_failure
@@ -26,9 +25,12 @@ from oncelog.projector.tables import (
     column_list,
 )
 
+# Keys inline, up to this many a statement: a short IN list is answered from the
+# record_key index, where a join with a registered table scans the whole table.
+_INLINE_KEYS: Final = 64
 _DELETE: Final = (
-    "DELETE FROM checkpoints USING _ck_keys k "
-    "WHERE checkpoints.record_key = k.record_key AND checkpoints.part = k.part"
+    "DELETE FROM checkpoints WHERE record_key IN ({keys}) "
+    "AND (record_key || chr(0) || part::VARCHAR) IN ({pairs})"
 )
 _INSERT: Final = f"INSERT INTO checkpoints ({column_list(CHECKPOINTS)}) SELECT * FROM _ck_rows"
 _DEAD: Final = (
@@ -64,22 +66,27 @@ class CheckpointStore:
         if not changes.positions:
             return
         keys = sorted(changes.rows)
+        rows = [row for k in keys if (row := changes.rows[k]) is not None]
         tables = {
-            "_ck_keys": pa.table(
-                {
-                    "record_key": pa.array([k for k, _ in keys], pa.string()),
-                    "part": pa.array([p for _, p in keys], pa.int32()),
-                }
-            ),
-            "_ck_rows": arrow_table(
-                CHECKPOINTS, [row for k in keys if (row := changes.rows[k]) is not None]
-            ),
+            "_ck_rows": arrow_table(CHECKPOINTS, rows),
             "_ck_dead": arrow_table(DEAD_LETTERS, [_dead_row(d) for d in changes.dead]),
             "_ck_positions": arrow_table(CHECKPOINT_POSITIONS, sorted(changes.positions.items())),
         }
         with registered(self._con, tables), self._transaction():
-            for statement in (_DELETE, _INSERT, _DEAD, _ADVANCE):
-                self._con.execute(statement)
+            for start in range(0, len(keys), _INLINE_KEYS):
+                self._delete(keys[start : start + _INLINE_KEYS])
+            if rows:
+                self._con.execute(_INSERT)
+            if changes.dead:
+                self._con.execute(_DEAD)
+            self._con.execute(_ADVANCE)
+
+    def _delete(self, keys: list[tuple[str, int]]) -> None:
+        """Delete these (record_key, part) rows: the batch writes them anew, or deletes them."""
+        names = sorted({k for k, _ in keys})
+        pairs = [f"{k}\x00{part}" for k, part in keys]
+        sql = _DELETE.format(keys=", ".join("?" * len(names)), pairs=", ".join("?" * len(pairs)))
+        self._con.execute(sql, [*names, *pairs])
 
     def close(self) -> None:
         """Close this store's cursor."""

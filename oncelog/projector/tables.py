@@ -237,6 +237,7 @@ SCHEMA_DDL: Final = (
     _ddl("positions", POSITIONS),
     _ddl("checkpoints", CHECKPOINTS),
     "CREATE INDEX IF NOT EXISTS checkpoints_thread ON checkpoints (thread_id)",
+    "CREATE INDEX IF NOT EXISTS checkpoints_key ON checkpoints (record_key)",
     _ddl("checkpoint_positions", CHECKPOINT_POSITIONS),
 )
 
