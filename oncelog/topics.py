@@ -44,13 +44,7 @@ EXECUTIONS_CONFIG: Mapping[str, str] = {
 #: which compaction then removes. Tombstones are kept a week (not Kafka's day), so a member
 #: that folds a partition again after an absence still sees them; a recent history (1 h)
 #: survives compaction, as on the executions topic.
-CHECKPOINTS_CONFIG: Mapping[str, str] = {
-    "cleanup.policy": "compact",
-    "max.message.bytes": MAX_MESSAGE_BYTES,
-    "min.compaction.lag.ms": "3600000",
-    "delete.retention.ms": "604800000",
-    "message.timestamp.type": "LogAppendTime",
-}
+CHECKPOINTS_CONFIG: Mapping[str, str] = {**EXECUTIONS_CONFIG, "delete.retention.ms": "604800000"}
 
 
 #: Answers to clients: one per request, read right after it is written, so a week is ample.

@@ -25,9 +25,9 @@ def rebuild_checkpoints(
     settings: Settings,
     kafka: Mapping[str, Any],
     store: Store,
-    partitions: Collection[int] | None = None,
+    partitions: Collection[int] | None,
 ) -> int:
-    """Fold the checkpoints topic (these partitions, or all) to its ends into ``store``;
+    """Fold the checkpoints topic (these partitions, or all: None) to its ends into ``store``;
     the records folded (0 without the topic: a ledger from before it had none)."""
     try:
         ends = topic_ends(kafka, settings.checkpoints_topic)

@@ -104,11 +104,10 @@ class CheckpointFolder:
         *,
         poll_timeout_s: float = 0.05,
     ) -> None:
-        self._topic = topic
-        self._store = store
-        self._held = held
+        self._topic, self._poll_timeout_s = topic, poll_timeout_s
+        # Where the folded rows go, and which partitions the projector holds right now.
+        self._store, self._held = store, held
         self.progress = progress
-        self._poll_timeout_s = poll_timeout_s
         self._consumer: Consumer = plain_consumer(kafka)
         self._assigned: frozenset[int] = frozenset()
 

@@ -188,24 +188,8 @@ CHECKPOINTS: Final[tuple[Column, ...]] = (
     mirror("ckpt.part"),
     Column("partition", "INTEGER NOT NULL", pa.int32(), "partition"),
     Column("offset", "BIGINT NOT NULL", INT, "offset"),
-    mirror("ckpt.kind"),
-    mirror("ckpt.thread_id"),
-    mirror("ckpt.checkpoint_ns"),
-    mirror("ckpt.checkpoint_id"),
-    mirror("ckpt.parent_checkpoint_id"),
-    mirror("ckpt.run_id"),
-    mirror("ckpt.channel"),
-    mirror("ckpt.version"),
-    mirror("ckpt.task_id"),
-    mirror("ckpt.task_path"),
-    mirror("ckpt.idx"),
-    mirror("ckpt.metadata_type"),
-    mirror("ckpt.metadata"),
-    mirror("ckpt.metadata_json"),
-    mirror("ckpt.channel_versions_json"),
-    mirror("ckpt.value_type"),
-    mirror("ckpt.parts"),
-    mirror("ckpt.data"),
+    # Every other field of the record, in the .avsc's order.
+    *(mirror(f"ckpt.{f['name']}") for f in _NAMED[_ROOTS["ckpt"]]["fields"] if f["name"] != "part"),
 )
 """The LangGraph checkpoints folded from ``<prefix>.checkpoints``: the last record of each
 (record_key, part) that no tombstone deleted (:mod:`oncelog.projector.checkpoints`). No key

@@ -173,18 +173,8 @@ def thread_parts(
     after: After = None,
 ) -> Page[CheckpointPart]:
     """A thread's stored parts (what deleting, pruning or copying it works from)."""
-    with _reading(request, after, owner=True) as con:
-        return _page(
-            lambda n: list_parts(
-                con,
-                thread_id=channel_id,
-                start_after=_start_after(start_after),
-                with_data=data,
-                limit=n,
-            ),
-            request,
-            limit,
-        )
+    where = {"thread_id": channel_id, "with_data": data}
+    return _parts_page(request, after, limit, owner=True, start_after=start_after, **where)
 
 
 def run_parts(
@@ -196,14 +186,22 @@ def run_parts(
     after: After = None,
 ) -> Page[CheckpointPart]:
     """The parts of the checkpoints the runs made, and of the writes pending on them."""
-    with _reading(request, after, owner=False) as con:
-        return _page(
-            lambda n: list_parts(
-                con, run_ids=run_id, start_after=_start_after(start_after), limit=n
-            ),
-            request,
-            limit,
-        )
+    return _parts_page(request, after, limit, owner=False, start_after=start_after, run_ids=run_id)
+
+
+def _parts_page(
+    request: Request,
+    after: str | None,
+    limit: int,
+    *,
+    owner: bool,
+    start_after: str | None,
+    **where: Any,
+) -> Page[CheckpointPart]:
+    """A page of the parts ``where`` selects, read when the fold has passed ``after``."""
+    with _reading(request, after, owner=owner) as con:
+        first = _start_after(start_after)
+        return _page(lambda n: list_parts(con, **where, start_after=first, limit=n), request, limit)
 
 
 # --- how a group merges the members' answers -------------------------------------------

@@ -31,10 +31,12 @@ Cursor = tuple[str, str, str]
 
 @dataclass(frozen=True)
 class CheckpointQuery:
-    """Which checkpoints a list asks for (None: any)."""
+    """Which checkpoints a list asks for (None: any, for each field after the thread)."""
 
-    thread_id: str | None = None
+    thread_id: str | None
+    """One thread's checkpoints (its id is a channel id); None: every thread's."""
     checkpoint_ns: str | None = None
+    """One namespace's (LangGraph's subgraphs; "" is the root graph)."""
     checkpoint_id: str | None = None
     before: str | None = None
     """Only checkpoints with an id below this one."""
@@ -47,14 +49,19 @@ class CheckpointQuery:
 _ORDER: Final = "checkpoint_id DESC, thread_id, checkpoint_ns"
 
 
+def _json(name: str, text: str) -> Any:
+    """The JSON value of query parameter ``name``."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"{name} is not JSON: {exc}") from exc
+
+
 def parse_filter(text: str | None) -> dict[str, Any] | None:
     """The ``filter`` query parameter: a JSON object (``invalid_argument`` otherwise)."""
     if text is None:
         return None
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise InvalidArgumentError(f"filter is not JSON: {exc}") from exc
+    value = _json("filter", text)
     if not isinstance(value, dict):
         raise InvalidArgumentError("filter must be a JSON object of metadata keys and values")
     return value
@@ -64,10 +71,7 @@ def parse_cursor(text: str | None) -> Cursor | None:
     """The ``cursor`` query parameter: ``[checkpoint_id, thread_id, checkpoint_ns]``."""
     if text is None:
         return None
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise InvalidArgumentError(f"cursor is not JSON: {exc}") from exc
+    value = _json("cursor", text)
     if not (isinstance(value, list) and len(value) == 3 and all(isinstance(v, str) for v in value)):
         raise InvalidArgumentError("cursor must be [checkpoint_id, thread_id, checkpoint_ns]")
     return value[0], value[1], value[2]

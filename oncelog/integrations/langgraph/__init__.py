@@ -10,9 +10,14 @@ Needs the ``langgraph`` extra (``pip install 'oncelog[langgraph]'``) and a runni
 from oncelog.integrations.extras import requires_extra
 
 with requires_extra("langgraph"):
-    from oncelog.integrations.langgraph.saver import PAGE, LedgerFork, OncelogSaver
+    from oncelog.integrations.langgraph.saver import (
+        PAGE,
+        LedgerFork,
+        OncelogSaver,
+        fork_ledger_runs,
+    )
 
 AsyncOncelogSaver = OncelogSaver
 """The same class: its async methods (``aput``, ``aget_tuple`` …) serve async graphs."""
 
-__all__ = ["PAGE", "AsyncOncelogSaver", "LedgerFork", "OncelogSaver"]
+__all__ = ["PAGE", "AsyncOncelogSaver", "LedgerFork", "OncelogSaver", "fork_ledger_runs"]

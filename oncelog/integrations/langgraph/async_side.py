@@ -10,9 +10,6 @@ from typing import Any, Self
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
     CheckpointTuple,
 )
 
@@ -24,40 +21,20 @@ class AsyncSide(BaseCheckpointSaver[str]):
         """:meth:`get_tuple` on a worker thread."""
         return await asyncio.to_thread(self.get_tuple, config)
 
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
+    # Each takes what its blocking twin takes (LangGraph's BaseCheckpointSaver signatures).
+    async def alist(self, *args: Any, **kwargs: Any) -> AsyncIterator[CheckpointTuple]:
         """:meth:`list` on a worker thread."""
-        found = await asyncio.to_thread(
-            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
-        )
+        found = await asyncio.to_thread(lambda: list(self.list(*args, **kwargs)))
         for item in found:
             yield item
 
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
+    async def aput(self, *args: Any, **kwargs: Any) -> RunnableConfig:
         """:meth:`put` on a worker thread."""
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+        return await asyncio.to_thread(self.put, *args, **kwargs)
 
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
+    async def aput_writes(self, *args: Any, **kwargs: Any) -> None:
         """:meth:`put_writes` on a worker thread."""
-        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+        await asyncio.to_thread(self.put_writes, *args, **kwargs)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """:meth:`delete_thread` on a worker thread."""

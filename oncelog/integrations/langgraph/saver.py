@@ -37,6 +37,7 @@ from oncelog.integrations.langgraph.transport import (
     Tombstone,
     segment,
 )
+from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.schemas.checkpoint_answers import CheckpointItem, CheckpointPart
 from oncelog.schemas.models import CheckpointKind, CheckpointRecord
 from oncelog.settings import Settings
@@ -54,6 +55,18 @@ class LedgerFork(Protocol):
     The SDK's ``LedgerClient.fork_channel`` is wired here (docs/langgraph.md)."""
 
     def __call__(self, source_thread_id: str, target_thread_id: str) -> None: ...
+
+
+def fork_ledger_runs(client: SyncLedgerClient) -> LedgerFork:
+    """The ``fork`` hook for runs whose channel is their thread id (``LedgerRun(client,
+    None)``, the LangGraph adapter's default): ``copy_thread`` then forks the source
+    thread's ledger run into the target's (:meth:`SyncLedgerClient.fork_channel`), so the
+    copy's tool calls replay the effects the source completed instead of running again."""
+
+    def fork(source_thread_id: str, target_thread_id: str) -> None:
+        client.fork_channel(source_thread_id, target_thread_id)
+
+    return fork
 
 
 class OncelogSaver(AsyncSide):
