@@ -20,8 +20,9 @@ CHECKED_LANGUAGES = frozenset({"python", "sh", "yaml", "json", "toml", "markdown
 # Pages whose Python blocks need a fixture of their own, run by their own tests: a live
 # `serve` with its write API (tests/integration/test_docs_pages.py), an OpenTelemetry SDK
 # set per process (tests/integration/tracing/test_docs.py), a live `serve` folding
-# checkpoints (tests/integration/checkpointer/test_docs.py).
-RUN_ELSEWHERE = frozenset({"docs/http-api.md", "docs/tracing.md", "docs/langgraph.md"})
+# checkpoints (tests/integration/checkpointer/test_docs.py: docs/langgraph.md, and the README,
+# whose LangGraph example reads its checkpoints back through `serve`).
+RUN_ELSEWHERE = frozenset({"README.md", "docs/http-api.md", "docs/tracing.md", "docs/langgraph.md"})
 ALIASES = {"bash": "sh", "shell": "sh", "py": "python", "yml": "yaml"}
 NOT_RUN = re.compile(r"^\s*<!--\s*not-run:\s*(?P<reason>.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")

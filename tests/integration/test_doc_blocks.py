@@ -23,7 +23,7 @@ def _ids(pages: list[Path]) -> list[str]:
 
 
 def test_the_readme_and_the_tutorial_run_on_kafka_and_the_guides_in_memory() -> None:
-    assert README in ON_KAFKA
+    assert README not in IN_MEMORY + ON_KAFKA  # on a live serve: checkpointer/test_docs.py
     assert ROOT / "docs" / "tutorial.md" in ON_KAFKA
     assert ROOT / "docs" / "guides" / "agent-frameworks.md" in IN_MEMORY
 
