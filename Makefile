@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars phoenix toxiproxy test lint format docs broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults clean
+.PHONY: venv jars phoenix toxiproxy test lint format docs broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults sdk-ts clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -108,6 +108,13 @@ bench-http: jars  ## claims over the HTTP write API from Node and Python, beside
 
 bench-fleet: jars  ## 1 busy + 15 idle clients (own processes), alone / 1 / 2 projectors (~3 min)
 	$(PY) -m bench.bench_fleet
+
+# The TypeScript SDK as an npm tarball that any project installs with
+# `npm install /path/to/dist/oncelog-sdk-<version>.tgz` (docs/typescript-sdk.md).
+sdk-ts:  ## the TypeScript SDK's package: dist/oncelog-sdk-<version>.tgz
+	mkdir -p dist
+	cd sdk/typescript && npm ci --no-audit --no-fund --prefer-offline && npm run build
+	cd sdk/typescript && npm pack --pack-destination ../../dist
 
 clean:
 	rm -rf $(VENV) $(PHOENIX_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis site

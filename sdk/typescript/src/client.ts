@@ -6,10 +6,12 @@ import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 
 import {
+  ConfigurationError,
   InvalidArgumentError,
   LedgerError,
   LedgerTimeoutError,
   NotFoundError,
+  ServeUnreachableError,
   errorOf,
 } from "./errors.js";
 import { type Json, canonicalJson, operationId, stepKeyName } from "./identity.js";
@@ -18,10 +20,10 @@ import { type Attributes, type Trace, answerAttributes, inSpan, otel } from "./t
 
 /** How to reach the write API. */
 export interface ClientOptions {
-  /** The `oncelog serve` base URL, e.g. `http://127.0.0.1:8765`. */
-  url: string;
-  /** ONCELOG_HTTP_WRITE_TOKEN of that server. */
-  token: string;
+  /** The `oncelog serve` base URL, e.g. `http://127.0.0.1:8765` (default `ONCELOG_URL`). */
+  url?: string | undefined;
+  /** ONCELOG_HTTP_WRITE_TOKEN of that server (default that environment variable). */
+  token?: string | undefined;
   /** The name this worker claims with (default `host:pid:random`). */
   workerId?: string;
   /** How long one HTTP attempt may take, in ms (default 35 000: the server waits 30 s). */
@@ -64,10 +66,15 @@ export class LedgerClient {
   private readonly attempts: number;
   private readonly fetcher: typeof fetch;
 
-  constructor(options: ClientOptions) {
-    if (!options.token) throw new InvalidArgumentError("token must be the write API's token");
-    this.url = options.url.replace(/\/+$/, "");
-    this.auth = `Bearer ${options.token}`;
+  constructor(options: ClientOptions = {}) {
+    this.url = serveUrl(options.url ?? process.env["ONCELOG_URL"]);
+    const token = options.token ?? process.env["ONCELOG_HTTP_WRITE_TOKEN"];
+    if (!token) {
+      throw new ConfigurationError(
+        "no write token: pass `token` or set ONCELOG_HTTP_WRITE_TOKEN (serve's write API token)",
+      );
+    }
+    this.auth = `Bearer ${token}`;
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 6)}`;
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 35_000;
     this.attempts = options.attempts ?? 4;
@@ -223,7 +230,7 @@ export class LedgerClient {
         });
       } catch (error) {
         // No answer: the request may or may not have reached the log; the same key is safe.
-        last = new LedgerTimeoutError(`${method} ${path}: ${String(error)}`, "timeout");
+        last = noAnswer(method, `${this.url}${path}`, error);
         continue;
       }
       const answer: unknown = await response.json().catch(() => null);
@@ -234,6 +241,36 @@ export class LedgerClient {
     }
     throw last;
   }
+}
+
+/** The base URL of `serve`, checked before anything is sent. */
+function serveUrl(given: string | undefined): string {
+  const hint = "pass `url` or set ONCELOG_URL to oncelog serve's address, e.g. http://127.0.0.1:8765";
+  if (!given) throw new ConfigurationError(`no server URL: ${hint}`);
+  let parsed: URL;
+  try {
+    parsed = new URL(given);
+  } catch {
+    throw new ConfigurationError(`${JSON.stringify(given)} is not a URL: ${hint}`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new ConfigurationError(`${JSON.stringify(given)} is not an http(s) URL: ${hint}`);
+  }
+  return given.replace(/\/+$/, "");
+}
+
+/** The error of an attempt that got no answer: our own time limit, or no connection. */
+function noAnswer(method: string, target: string, error: unknown): LedgerError {
+  const name = error instanceof Error ? error.name : "";
+  if (name === "TimeoutError" || name === "AbortError") {
+    return new LedgerTimeoutError(`${method} ${target}: no answer in time (${String(error)})`, "timeout");
+  }
+  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
+  const why = typeof cause?.code === "string" ? cause.code : String(error);
+  return new ServeUnreachableError(
+    `${method} ${target}: cannot connect (${why}); is oncelog serve running there?`,
+    "serve_unreachable",
+  );
 }
 
 /** The identity of an operation, as a span's attributes. */

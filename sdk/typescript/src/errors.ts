@@ -44,6 +44,14 @@ export class UnauthorizedError extends LedgerError {}
 export class NotFoundError extends LedgerError {}
 /** A bounded wait ran out (no decision, or no answer from the server). */
 export class LedgerTimeoutError extends LedgerError {}
+/** No connection to `oncelog serve` at the client's URL (refused, unresolved, reset). */
+export class ServeUnreachableError extends LedgerError {}
+/** The client's configuration is missing or malformed (no URL, no token): thrown at once. */
+export class ConfigurationError extends LedgerError {
+  constructor(message: string, code = "invalid_configuration", status = 0) {
+    super(message, code, status);
+  }
+}
 /** An Idempotency-Key came back with another payload. */
 export class IdempotencyKeyReusedError extends LedgerError {}
 /** A request with this Idempotency-Key still waits for its decision. */
@@ -67,6 +75,8 @@ const BY_CODE: Record<string, ErrorClass> = {
   timeout: LedgerTimeoutError,
   idempotency_key_reused: IdempotencyKeyReusedError,
   request_in_flight: RequestInFlightError,
+  serve_unreachable: ServeUnreachableError,
+  invalid_configuration: ConfigurationError,
 };
 
 /** The typed error of an error answer (a problem+json body, or whatever came). */
