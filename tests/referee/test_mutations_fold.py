@@ -16,7 +16,8 @@ def test_an_inherit_of_the_same_completion_from_a_second_source_names_the_state(
     assert after is first  # the first inheritance stays
     # Not "inherited": that answer means "this very inheritance", and it came from elsewhere.
     assert (decision.outcome, decision.changed) == (Outcome.STATE_COMPLETED, False)
-    assert first.inherited is not None and first.inherited.from_channel == "run-41"
+    assert first.inherited is not None
+    assert first.inherited.from_channel == "run-41"
 
 
 def _reclaimed_twice(op: Op) -> ExecutionState:
@@ -33,7 +34,8 @@ def _reclaimed_twice(op: Op) -> ExecutionState:
 def test_a_fenced_completion_counts_as_granted_by_an_entry_without_a_fingerprint() -> None:
     op = Op()
     state = _reclaimed_twice(op)
-    assert state.previous is not None and state.previous.token_fp == token_fingerprint("B")
+    assert state.previous is not None
+    assert state.previous.token_fp == token_fingerprint("B")
     # A snapshot written before fingerprints were kept decodes with empty ones: such an
     # entry might be any token's grant, so a fenced completion is a suspected double.
     upgraded = state._replace(recent=tuple(r._replace(token_fp="") for r in state.recent))
