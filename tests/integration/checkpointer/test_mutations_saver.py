@@ -33,7 +33,7 @@ def _put(
     thread: str,
     values: dict[str, Any],
     parent: str | None = None,
-    **metadata: Any,
+    run_id: str | None = None,
 ) -> RunnableConfig:
     checkpoint = empty_checkpoint()
     checkpoint["channel_values"] = values
@@ -42,9 +42,8 @@ def _put(
     if parent is not None:
         conf["checkpoint_id"] = parent
     versions = checkpoint["channel_versions"]
-    return saver.put(
-        RunnableConfig(configurable=conf), checkpoint, CheckpointMetadata(**metadata), versions
-    )
+    metadata = CheckpointMetadata() if run_id is None else CheckpointMetadata(run_id=run_id)
+    return saver.put(RunnableConfig(configurable=conf), checkpoint, metadata, versions)
 
 
 def _part_count(served: Served, thread: str) -> int:
@@ -121,13 +120,9 @@ def test_a_thread_lists_every_checkpoint_past_one_page(make_saver: Saver) -> Non
     listed = [t.config["configurable"]["checkpoint_id"] for t in saver.list(_thread(thread))]
     assert len(listed) == MORE_THAN_A_PAGE
     assert listed[0] == parent  # newest first
-    oldest = listed[-1]
-    assert (
-        saver.get_tuple(
-            {"configurable": {"thread_id": thread, "checkpoint_id": oldest}}
-        ).parent_config
-        is None
-    )  # type: ignore[union-attr]
+    first = saver.get_tuple({"configurable": {"thread_id": thread, "checkpoint_id": listed[-1]}})
+    assert first is not None
+    assert first.parent_config is None  # the oldest is the thread's first
 
 
 def test_a_value_of_exactly_the_limit_is_written(
