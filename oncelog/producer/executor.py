@@ -197,6 +197,7 @@ def ledger_tool(
 
     def wrap(fn: Callable[..., Awaitable[Any]]) -> LedgerTool:
         spec = ToolSpec(tool_name or fn.__name__, **options)
+        spec.warn_if_unguarded(reconcile, stacklevel=2)
         return LedgerTool(fn, client, spec, reconcile)
 
     return wrap
@@ -315,6 +316,8 @@ def sync_ledger_tool(
     """Decorate a blocking ``def tool(ctx, **params)``; see :func:`ledger_tool`."""
 
     def wrap(fn: Callable[..., Any]) -> SyncLedgerTool:
-        return SyncLedgerTool(fn, client, ToolSpec(tool_name or fn.__name__, **options), reconcile)
+        spec = ToolSpec(tool_name or fn.__name__, **options)
+        spec.warn_if_unguarded(reconcile, stacklevel=2)
+        return SyncLedgerTool(fn, client, spec, reconcile)
 
     return wrap
