@@ -44,6 +44,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, Unpack
 
 from oncelog.producer import tool_plan, tool_spans
+from oncelog.producer.recordable import UnrecordableAnswerError
 from oncelog.producer.results import Claim, Execution, Heartbeat
 from oncelog.producer.tool_model import (
     DEFAULT_RETRY_ON,
@@ -94,7 +95,11 @@ async def run_spec(client: AsyncLedgerCalls, job: ToolJob[AsyncToolFn, AsyncReco
     async def work(ctx: ToolContext) -> tuple[Any, Reconciled]:
         if reconcile is None or ctx.previous is None:
             return await fn(ctx), None
-        known = await reconcile(ctx.previous, ctx)
+        try:
+            known = await reconcile(ctx.previous, ctx)
+        except UnrecordableAnswerError as exc:
+            exc.reconciled_as = "found"  # the hook found the effect; its answer has no JSON
+            raise
         if known is not None:
             return known, "found"
         return await fn(ctx), "not_found"
@@ -221,7 +226,11 @@ def run_spec_sync(client: SyncLedgerCalls, job: ToolJob[SyncToolFn, SyncReconcil
     def work(ctx: ToolContext) -> tuple[Any, Reconciled]:
         if reconcile is None or ctx.previous is None:
             return fn(ctx), None
-        known = reconcile(ctx.previous, ctx)
+        try:
+            known = reconcile(ctx.previous, ctx)
+        except UnrecordableAnswerError as exc:
+            exc.reconciled_as = "found"  # the hook found the effect; its answer has no JSON
+            raise
         if known is not None:
             return known, "found"
         return fn(ctx), "not_found"

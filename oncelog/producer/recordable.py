@@ -18,8 +18,9 @@ dates, decimals, UUIDs, enums, sets, dataclasses and pydantic models into JSON d
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
@@ -29,7 +30,14 @@ from oncelog.identity.canonical_json import canonical_json, sha256_hex
 
 _MAX_REASON_CHARS: Final = 1000
 
-__all__ = ["Unrecordable", "jsonable", "unrecordable"]
+__all__ = [
+    "Unrecordable",
+    "UnrecordableAnswerError",
+    "jsonable",
+    "recording",
+    "refusal",
+    "unrecordable",
+]
 
 
 def jsonable(value: Any) -> Any:
@@ -82,18 +90,43 @@ class Unrecordable:
         )
 
 
-def unrecordable(value: Any, reason: str | None = None) -> Unrecordable | None:
-    """Why ``value`` cannot be recorded as a result, or None when it can.
+class UnrecordableAnswerError(Exception):
+    """Raised inside a tool run by :func:`recording` (an adapter's result shape) when the
+    answer has no JSON form: the plan records ``result_unrecordable``, for the effect ran.
 
-    ``reason`` is given when something else already refused it (a result encoder that
-    raised): the value is then judged unrecordable whatever it is.
+    ``reconciled_as`` is ``"found"`` when the answer was the reconcile hook's.
     """
-    if reason is None:
+
+    def __init__(self, refused: Unrecordable) -> None:
+        super().__init__(refused.reason)
+        self.refused = refused
+        self.reconciled_as: Literal["found"] | None = None
+
+
+def recording(record: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``record`` (an answer into the JSON to record), failing as
+    :class:`UnrecordableAnswerError`."""
+
+    def recorded(value: Any) -> Any:
         try:
-            validation.validate_result(value)
-            return None
-        except InvalidArgumentError as exc:
-            reason = exc.message
+            return record(value)
+        except Exception as exc:  # the framework's own conversion: any failure is a reason
+            raise UnrecordableAnswerError(refusal(value, f"{type(exc).__name__}: {exc}")) from exc
+
+    return recorded
+
+
+def unrecordable(value: Any) -> Unrecordable | None:
+    """Why ``value`` cannot be recorded as a result, or None when it can."""
+    try:
+        validation.validate_result(value)
+        return None
+    except InvalidArgumentError as exc:
+        return refusal(value, exc.message)
+
+
+def refusal(value: Any, reason: str) -> Unrecordable:
+    """``value`` refused for ``reason``, with the digest of what could be read of it."""
     digest, digest_of = _digest(value)
     return Unrecordable(reason[:_MAX_REASON_CHARS], type(value).__name__, digest, digest_of)
 

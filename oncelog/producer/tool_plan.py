@@ -37,7 +37,7 @@ from oncelog.errors import (
 from oncelog.producer.calls import ExecutionRef
 from oncelog.producer.clock import Clock
 from oncelog.producer.protocol import ClaimOptions
-from oncelog.producer.recordable import Unrecordable, unrecordable
+from oncelog.producer.recordable import Unrecordable, UnrecordableAnswerError, refusal, unrecordable
 from oncelog.producer.results import Claim, ClaimStatus, Execution, Heartbeat
 from oncelog.producer.tool_model import (
     Reconciled,
@@ -270,6 +270,8 @@ def _settle(spec: ToolSpec, claim: Claim, ctx: ToolContext, outcome: ToolOutcome
             claim.previous,
             settled,
         )
+    if isinstance(error, UnrecordableAnswerError):  # an adapter's answer without a JSON form
+        return (yield from _unrecordable(claim, error.refused, error.reconciled_as, error))
     stop = ctx.stop
     if stop.is_set:
         stopped = stop.error(ex.id)
@@ -293,8 +295,7 @@ def encoded(spec: ToolSpec, result: Any) -> tuple[Any, Unrecordable | None]:
     try:
         return spec.result_encoder(result), None
     except Exception as exc:  # the encoder is the caller's code: any failure is a reason
-        why = f"result_encoder raised {type(exc).__name__}: {exc}"
-        return None, unrecordable(result, why)
+        return None, refusal(result, f"result_encoder raised {type(exc).__name__}: {exc}")
 
 
 def _unrecordable(

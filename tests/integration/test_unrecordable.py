@@ -21,9 +21,11 @@ import pytest
 from oncelog.errors import ResultUnrecordableError
 from oncelog.identity.canonical_json import canonical_json
 from oncelog.identity.ids import operation_id
+from oncelog.integrations import LedgerRun, ToolPolicy, current_call
 from oncelog.producer.executor import ToolContext, ToolRun
 from oncelog.producer.recordable import jsonable
 from oncelog.schemas.models import PreviousAttempt
+from oncelog.testing import InMemoryLedger
 from tests.integration.contract import Backend
 
 CHANNEL = "refunds-1"
@@ -173,3 +175,21 @@ def test_a_result_encoder_that_raises_records_the_result_as_unrecordable(
     assert error is not None
     assert error.startswith("result_unrecordable: result_encoder raised TypeError")
     assert provider.refunds == 1
+
+
+def test_an_adapters_hook_answer_without_a_json_form_is_recorded_as_found() -> None:
+    ledger = InMemoryLedger()
+    crashed = ledger.sync_client(worker_id="worker-crashed")
+    crashed.claim_execution("run-1", "refund#1", tool_name="refund", params={}, lease_seconds=1)
+    ledger.advance(2)
+    provider = Provider(lambda: "refunded again")
+    policy = ToolPolicy(reconcile=lambda previous, ctx: object())
+    run = LedgerRun(ledger.sync_client(), "run-1", policies={"refund": policy})
+    with pytest.raises(ResultUnrecordableError, match="not JSON data"):
+        run.call("refund", {}, lambda: provider.refund(current_call()))
+    fails = [r.request for r in ledger.log if r.request.kind == "fail"]
+    assert [r.reconciled for r in fails] == ["found"]
+    failed = ledger.execution(fails[0].operation_id)
+    assert failed is not None
+    assert ResultUnrecordableError.is_recorded(failed.error)
+    assert provider.refunds == 0
