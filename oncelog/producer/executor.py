@@ -26,6 +26,14 @@ drives it twice: with asyncio, and blocking with a heartbeat thread):
   release (or a retryable failure) would let the next automatic retry silently undo the cancel.
 - A result that the tool did return is always offered to the ledger, even after a stop: the
   effect happened, and a fenced completion is what records ``duplicate_effect_suspected``.
+- A result that cannot be recorded (params and results are canonical JSON of at most 1 MiB
+  each; a ``datetime``, a ``Decimal`` or 2 MB are not) is recorded as a failure for good with
+  code ``result_unrecordable``, its reason and a digest, and raised as
+  :class:`~oncelog.errors.ResultUnrecordableError`: the tool ran, and a retry answers that
+  failure instead of running it again. ``result_encoder=oncelog.jsonable`` (pydantic's JSON
+  mode) records datetimes, decimals, UUIDs and models as JSON.
+- An ``external`` tool with neither ``reconcile`` nor ``downstream_dedupes=True`` is warned of
+  (:class:`~oncelog.producer.tool_model.UnguardedToolWarning`) by ``run_tool`` and the decorators.
 - An ``Exception`` from the tool is recorded with ``fail_execution`` and re-raised. It is
   retryable when it has a bool ``retryable`` attribute set to True, or else when it is an
   instance of ``retry_on`` (by default timeouts, connection errors, and the transport errors
