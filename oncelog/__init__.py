@@ -14,6 +14,7 @@ from oncelog.settings import Settings
 if TYPE_CHECKING:
     from oncelog.connection import connect, connect_sync
     from oncelog.producer.client import LedgerClient
+    from oncelog.producer.recordable import jsonable
     from oncelog.producer.sync_client import SyncLedgerClient
     from oncelog.receipts import verify_receipt
 
@@ -24,6 +25,7 @@ __all__ = [
     "SyncLedgerClient",
     "connect",
     "connect_sync",
+    "jsonable",
     "verify_receipt",
 ]
 __version__ = "0.1.0"
@@ -32,6 +34,7 @@ _LAZY = {
     "connect": "oncelog.connection",
     "connect_sync": "oncelog.connection",
     "LedgerClient": "oncelog.producer.client",
+    "jsonable": "oncelog.producer.recordable",
     "SyncLedgerClient": "oncelog.producer.sync_client",
     "verify_receipt": "oncelog.receipts",
 }

@@ -247,6 +247,22 @@ class ExecutionCancelledError(LeaseLostError, code="cancelled"):
         self.reason = reason
 
 
+class ResultUnrecordableError(ExecutionFailedError, code="result_unrecordable"):
+    """The tool ran (its effect happened) but its result cannot be recorded: not canonical
+    JSON, over 1 MiB, or a ``result_encoder`` that raised. The operation is recorded as failed
+    for good, with this code, the reason and a digest, so a retry answers this error and never
+    runs the tool again; pass ``result_encoder=oncelog.jsonable`` (datetimes, decimals, models)
+    or return less, and use another key to run it again (docs/spec.md §5)."""
+
+    PREFIX: ClassVar[str] = "result_unrecordable: "
+    """How a recorded failure's text begins (what a replay and the audit recognise)."""
+
+    @classmethod
+    def is_recorded(cls, error_text: str | None) -> bool:
+        """Whether a recorded failure's text is an unrecordable result's."""
+        return error_text is not None and error_text.startswith(cls.PREFIX)
+
+
 # --- Kafka authorization -----------------------------------------------------
 
 

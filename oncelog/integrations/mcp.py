@@ -43,6 +43,7 @@ from oncelog.integrations.mcp_meta import (
 from oncelog.integrations.policy import Effect, effect_of_annotations
 from oncelog.integrations.recorded import ResultShape, as_json
 from oncelog.integrations.run import LedgerRun
+from oncelog.producer.recordable import recording
 
 with requires_extra("mcp"):
     from mcp.types import CallToolResult, ListToolsResult, RequestParamsMeta, TextContent
@@ -102,7 +103,7 @@ def read_result(recorded: Any) -> CallToolResult:
     return _as_result(recorded, strict=True)
 
 
-MCP_RESULT = ResultShape(record=record_result, read=read_result)
+MCP_RESULT = ResultShape(record=recording(record_result), read=read_result)
 """How MCP results are recorded and replayed."""
 
 

@@ -37,6 +37,7 @@ from typing import Any, Literal
 from oncelog.errors import InvalidArgumentError
 from oncelog.producer.executor import DEFAULT_RETRY_ON, InProgressPolicy, ToolContext, ToolSpec
 from oncelog.producer.protocol import DEFAULT_RETENTION_S
+from oncelog.producer.tool_model import UnguardedToolWarning
 from oncelog.schemas.models import PreviousAttempt
 
 Effect = Literal["pure", "external"]
@@ -51,16 +52,6 @@ __all__ = [
     "UnguardedToolWarning",
     "effect_of_annotations",
 ]
-
-
-class UnguardedToolWarning(UserWarning):
-    """An ``external`` tool has no reconcile hook and no downstream that dedupes its key.
-
-    A crash after its effect and before its completion is then followed by a second effect.
-    A warning rather than a log line: it is a fix in the code that wires the tools, shown
-    without any logging set-up, and a test suite or CI can turn it into an error
-    (``-W error::oncelog.integrations.UnguardedToolWarning``).
-    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +100,7 @@ class ToolPolicy:
             effect=self.effect,
             on_in_progress=self.on_in_progress,
             retry_on=self.retry_on,
+            downstream_dedupes=self.downstream_dedupes,
         )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from oncelog.errors import InvalidArgumentError, LedgerError
+from oncelog.producer.recordable import recording
 
 __all__ = ["JSON_SHAPE", "RecordedResultError", "ResultShape", "as_json"]
 
@@ -42,11 +43,19 @@ def _as_recorded(value: Any) -> Any:
     return value
 
 
+_RECORD_JSON = recording(as_json)
+
+
 @dataclass(frozen=True, slots=True)
 class ResultShape:
-    """How one framework's results are recorded (``record``) and replayed (``read``)."""
+    """How one framework's results are recorded (``record``) and replayed (``read``).
 
-    record: Callable[[Any], Any] = as_json
+    ``record`` runs after the tool's effect (or on the reconcile hook's answer): wrap it in
+    :func:`~oncelog.producer.recordable.recording`, so that an answer it cannot convert is
+    recorded as ``result_unrecordable`` and never runs the tool again.
+    """
+
+    record: Callable[[Any], Any] = _RECORD_JSON
     read: Callable[[Any], Any] = _as_recorded
 
 

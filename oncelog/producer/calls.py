@@ -103,6 +103,9 @@ class RequestBuilder:
     ) -> PendingCall[Claim]:
         """A new attempt at ``channel_id``/``key_name`` (or ``step``) with a fresh token.
 
+        ``params`` is a JSON object of at most 1 MiB of canonical JSON; ids are at most 256
+        UTF-8 bytes (docs/spec.md §5).
+
         ``request_id`` and ``claim_token`` (default: fresh ones) make a claim re-sent after
         a restart the same request to the fold: the HTTP write API derives both from an
         ``Idempotency-Key``. A token must be as unguessable as the fresh one (128 bits).
@@ -140,7 +143,8 @@ class RequestBuilder:
         request_id: str | None = None,
         reconciled: str | None = None,
     ) -> PendingCall[Execution]:
-        """Record the result. Fenced (:class:`StaleClaimError`) unless you hold the claim.
+        """Record the result (any JSON value of at most 1 MiB of canonical JSON). Fenced
+        (:class:`StaleClaimError`) unless you hold the claim.
 
         A retry of the same completion is a no-op that answers the recorded execution.
         ``reconciled`` (``"found"`` or ``"not_found"``) says how a previous attempt's

@@ -158,6 +158,7 @@ class LedgerClient(ClientCalls):
         :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
         target = ToolTarget(channel_id, key_name, step)
         job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
+        job.spec.warn_if_unguarded(reconcile, stacklevel=2)
         return await run_spec(self, job)
 
     async def fork_channel(
@@ -244,6 +245,7 @@ class SyncLedgerClient(ClientCalls):
         see :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
         target = ToolTarget(channel_id, key_name, step)
         job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
+        job.spec.warn_if_unguarded(reconcile, stacklevel=2)
         return run_spec_sync(self, job)
 
     def fork_channel(self, parent_channel: str, child_channel: str, *, at: ForkAt = None) -> Fork:

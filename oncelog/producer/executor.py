@@ -26,6 +26,14 @@ drives it twice: with asyncio, and blocking with a heartbeat thread):
   release (or a retryable failure) would let the next automatic retry silently undo the cancel.
 - A result that the tool did return is always offered to the ledger, even after a stop: the
   effect happened, and a fenced completion is what records ``duplicate_effect_suspected``.
+- A result that cannot be recorded (params and results are canonical JSON of at most 1 MiB
+  each; a ``datetime``, a ``Decimal`` or 2 MB are not) is recorded as a failure for good with
+  code ``result_unrecordable``, its reason and a digest, and raised as
+  :class:`~oncelog.errors.ResultUnrecordableError`: the tool ran, and a retry answers that
+  failure instead of running it again. ``result_encoder=oncelog.jsonable`` (pydantic's JSON
+  mode) records datetimes, decimals, UUIDs and models as JSON.
+- An ``external`` tool with neither ``reconcile`` nor ``downstream_dedupes=True`` is warned of
+  (:class:`~oncelog.producer.tool_model.UnguardedToolWarning`) by ``run_tool`` and the decorators.
 - An ``Exception`` from the tool is recorded with ``fail_execution`` and re-raised. It is
   retryable when it has a bool ``retryable`` attribute set to True, or else when it is an
   instance of ``retry_on`` (by default timeouts, connection errors, and the transport errors
@@ -44,6 +52,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, Unpack
 
 from oncelog.producer import tool_plan, tool_spans
+from oncelog.producer.recordable import UnrecordableAnswerError
 from oncelog.producer.results import Claim, Execution, Heartbeat
 from oncelog.producer.tool_model import (
     DEFAULT_RETRY_ON,
@@ -94,7 +103,11 @@ async def run_spec(client: AsyncLedgerCalls, job: ToolJob[AsyncToolFn, AsyncReco
     async def work(ctx: ToolContext) -> tuple[Any, Reconciled]:
         if reconcile is None or ctx.previous is None:
             return await fn(ctx), None
-        known = await reconcile(ctx.previous, ctx)
+        try:
+            known = await reconcile(ctx.previous, ctx)
+        except UnrecordableAnswerError as exc:
+            exc.reconciled_as = "found"  # the hook found the effect; its answer has no JSON
+            raise
         if known is not None:
             return known, "found"
         return await fn(ctx), "not_found"
@@ -197,6 +210,7 @@ def ledger_tool(
 
     def wrap(fn: Callable[..., Awaitable[Any]]) -> LedgerTool:
         spec = ToolSpec(tool_name or fn.__name__, **options)
+        spec.warn_if_unguarded(reconcile, stacklevel=2)
         return LedgerTool(fn, client, spec, reconcile)
 
     return wrap
@@ -220,7 +234,11 @@ def run_spec_sync(client: SyncLedgerCalls, job: ToolJob[SyncToolFn, SyncReconcil
     def work(ctx: ToolContext) -> tuple[Any, Reconciled]:
         if reconcile is None or ctx.previous is None:
             return fn(ctx), None
-        known = reconcile(ctx.previous, ctx)
+        try:
+            known = reconcile(ctx.previous, ctx)
+        except UnrecordableAnswerError as exc:
+            exc.reconciled_as = "found"  # the hook found the effect; its answer has no JSON
+            raise
         if known is not None:
             return known, "found"
         return fn(ctx), "not_found"
@@ -315,6 +333,8 @@ def sync_ledger_tool(
     """Decorate a blocking ``def tool(ctx, **params)``; see :func:`ledger_tool`."""
 
     def wrap(fn: Callable[..., Any]) -> SyncLedgerTool:
-        return SyncLedgerTool(fn, client, ToolSpec(tool_name or fn.__name__, **options), reconcile)
+        spec = ToolSpec(tool_name or fn.__name__, **options)
+        spec.warn_if_unguarded(reconcile, stacklevel=2)
+        return SyncLedgerTool(fn, client, spec, reconcile)
 
     return wrap

@@ -19,6 +19,7 @@ from oncelog.errors import (
     InvalidStateError,
     LedgerError,
     ResultExpiredError,
+    ResultUnrecordableError,
     StaleClaimError,
 )
 from oncelog.identity import ids
@@ -103,6 +104,11 @@ def raise_for(decision: Decision) -> None:
     if outcome is Outcome.STALE_CLAIM:
         raise StaleClaimError(f"operation {op}: this claim token is fenced (not the holder)")
     if outcome is Outcome.FAILED and decision.kind is m.Kind.CLAIM:
+        if ResultUnrecordableError.is_recorded(decision.error):
+            raise ResultUnrecordableError(
+                f"operation {op} failed for good: its tool ran once and its result could not "
+                f"be recorded, so it is never run again under this key: {decision.error}"
+            )
         raise ExecutionFailedError(f"operation {op} failed for good: {decision.error}")
     if outcome is Outcome.INVALID_REQUEST:
         raise InvalidRequestError(f"operation {op}: {decision.error}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, Literal, TypedDict, TypeVar, cast
@@ -29,6 +30,16 @@ DEFAULT_RETRY_ON: Final[tuple[type[BaseException], ...]] = (
     TransientTransportError,
 )
 DEFAULT_WAIT_TIMEOUT_S: Final = 300.0
+
+
+class UnguardedToolWarning(UserWarning):
+    """An ``external`` tool has no reconcile hook and no downstream that dedupes its key.
+
+    A crash after its effect and before its completion is then followed by a second effect.
+    A warning rather than a log line: it is a fix in the code that wires the tools, shown
+    without any logging set-up, and a test suite or CI can turn it into an error
+    (``-W error::oncelog.integrations.UnguardedToolWarning``).
+    """
 
 
 class StopSignal:
@@ -140,11 +151,21 @@ class ToolOptions(TypedDict, total=False):
     on_in_progress: InProgressPolicy
     wait_timeout_s: float
     retry_on: tuple[type[BaseException], ...]
+    result_encoder: Callable[[Any], Any] | None
+    downstream_dedupes: bool
 
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
-    """How to claim and run one tool; shared by ``run_tool`` and the decorators."""
+    """How to claim and run one tool; shared by ``run_tool`` and the decorators.
+
+    ``result_encoder`` turns what the tool (or the reconcile hook) returned into the JSON to
+    record, e.g. :func:`oncelog.jsonable` for datetimes, decimals and pydantic models; a
+    result that still cannot be recorded is a ``result_unrecordable`` failure (docs/spec.md
+    §5). ``downstream_dedupes=True`` states that the service the tool calls applies
+    ``ctx.idempotency_key`` once: an ``external`` tool with neither that nor a reconcile hook
+    is warned of (:class:`UnguardedToolWarning`).
+    """
 
     tool_name: str
     dedup_fields: Sequence[str] | None = None
@@ -154,10 +175,37 @@ class ToolSpec:
     on_in_progress: InProgressPolicy = "raise"
     wait_timeout_s: float = DEFAULT_WAIT_TIMEOUT_S
     retry_on: tuple[type[BaseException], ...] = DEFAULT_RETRY_ON
+    result_encoder: Callable[[Any], Any] | None = None
+    downstream_dedupes: bool = False
 
     def __post_init__(self) -> None:
         if self.on_in_progress not in ("raise", "wait"):
             raise InvalidArgumentError("on_in_progress must be 'raise' or 'wait'")
+        if self.result_encoder is not None and not callable(self.result_encoder):
+            raise InvalidArgumentError("result_encoder must be a function of the result")
+
+    def guarded(self, reconcile: object | None) -> bool:
+        """True when a crash after the effect cannot lead to a second one unnoticed."""
+        return self.effect == "pure" or reconcile is not None or self.downstream_dedupes
+
+    def warn_if_unguarded(self, reconcile: object | None, *, stacklevel: int) -> None:
+        """Warn (:class:`UnguardedToolWarning`) when an ``external`` tool is unguarded.
+
+        ``stacklevel`` points at the caller's line (``run_tool``, the decorator): Python's
+        default filter shows the warning once per line.
+        """
+        if self.guarded(reconcile):
+            return
+        warnings.warn(
+            UnguardedToolWarning(
+                f"oncelog: tool {self.tool_name!r} is external and unguarded: if the process "
+                "dies after its effect and before the ledger records its completion, the retry "
+                "calls it again. Pass reconcile=... to ask the downstream what happened, or "
+                "downstream_dedupes=True if the service it calls applies ctx.idempotency_key "
+                'once (effect="pure" for a tool without side effects)'
+            ),
+            stacklevel=stacklevel + 1,
+        )
 
     def claim_options(self, params: Mapping[str, Any]) -> ClaimOptions:
         """What the claim of ``params`` asks for."""

@@ -6,6 +6,11 @@ and the blocking driver (:mod:`oncelog.producer.executor`) run the same plan,
 so every judgement below (when to wait, when a lease counts as lost, what gets
 recorded) is written once and tested without a ledger (``tests/producer/test_tool_plan.py``).
 
+A result that cannot be recorded (not canonical JSON, over 1 MiB, or a ``result_encoder``
+that raised) is recorded as a failure for good with code ``result_unrecordable``, and raised as
+:class:`~oncelog.errors.ResultUnrecordableError`: the tool ran, so a retry must not run it again
+(:mod:`oncelog.producer.recordable`).
+
 Which exceptions are recorded: an :class:`Exception` from the tool is recorded
 with ``fail_execution`` and re-raised. A :class:`BaseException` that is not an
 ``Exception`` (``KeyboardInterrupt``, ``SystemExit``, a ``CancelledError`` not
@@ -18,9 +23,10 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final, Generic, Protocol, TypeVar, Unpack
+from typing import Any, Final, Generic, NoReturn, Protocol, TypeVar, Unpack
 
 from oncelog.errors import (
+    InvalidArgumentError,
     InvalidStateError,
     LeaseLostError,
     LedgerError,
@@ -31,6 +37,7 @@ from oncelog.errors import (
 from oncelog.producer.calls import ExecutionRef
 from oncelog.producer.clock import Clock
 from oncelog.producer.protocol import ClaimOptions
+from oncelog.producer.recordable import Unrecordable, UnrecordableAnswerError, refusal, unrecordable
 from oncelog.producer.results import Claim, ClaimStatus, Execution, Heartbeat
 from oncelog.producer.tool_model import (
     Reconciled,
@@ -242,10 +249,19 @@ def _settle(spec: ToolSpec, claim: Claim, ctx: ToolContext, outcome: ToolOutcome
     ex, token, error = claim.execution, claim.claim_token, outcome.error
     settled = outcome.reconciled_as
     if error is None:
+        result, refused = encoded(spec, outcome.result)
+        if refused is not None:
+            return (yield from _unrecordable(claim, refused, settled, None))
         try:
-            recorded: Execution = yield CompleteStep(ex, token, outcome.result, settled)
+            recorded: Execution = yield CompleteStep(ex, token, result, settled)
         except StaleClaimError as exc:
             raise fenced_error(ex) from exc
+        except InvalidArgumentError as exc:
+            # Checked before anything was sent: only the result can be refused here.
+            refused = unrecordable(result)
+            if refused is None:
+                raise
+            return (yield from _unrecordable(claim, refused, settled, exc))
         return ToolRun(
             recorded.result,
             claim.status,
@@ -254,6 +270,8 @@ def _settle(spec: ToolSpec, claim: Claim, ctx: ToolContext, outcome: ToolOutcome
             claim.previous,
             settled,
         )
+    if isinstance(error, UnrecordableAnswerError):  # an adapter's answer without a JSON form
+        return (yield from _unrecordable(claim, error.refused, error.reconciled_as, error))
     stop = ctx.stop
     if stop.is_set:
         stopped = stop.error(ex.id)
@@ -268,6 +286,31 @@ def _settle(spec: ToolSpec, claim: Claim, ctx: ToolContext, outcome: ToolOutcome
         failing = FailStep(ex, token, text, retryable, settled)
         yield from _record(failing, error, "recording the failure")
     raise error
+
+
+def encoded(spec: ToolSpec, result: Any) -> tuple[Any, Unrecordable | None]:
+    """The result as ``spec.result_encoder`` makes it, or why it cannot be recorded."""
+    if spec.result_encoder is None:
+        return result, None
+    try:
+        return spec.result_encoder(result), None
+    except Exception as exc:  # the encoder is the caller's code: any failure is a reason
+        return None, refusal(result, f"result_encoder raised {type(exc).__name__}: {exc}")
+
+
+def _unrecordable(
+    claim: Claim, refused: Unrecordable, settled: Reconciled, cause: BaseException | None
+) -> Plan[NoReturn]:
+    """The tool ran and its result cannot be recorded: record a failure for good instead of
+    leaving the step claimed, whose retry would run the tool again (docs/spec.md §5)."""
+    ex = claim.execution
+    step = FailStep(ex, claim.claim_token, refused.recorded_text(), False, settled)
+    why_not: str | None = None
+    try:
+        yield step
+    except LedgerError as exc:
+        why_not = str(exc)
+    raise refused.error(ex.id, why_not) from cause
 
 
 def _record(step: FailStep, caller_error: BaseException, what: str) -> Plan[None]:

@@ -40,6 +40,7 @@ CODES = {
     "ReceiptError": ("invalid_receipt", 401),
     "RequestInFlightError": ("request_in_flight", 409),
     "ResultExpiredError": ("result_expired", 409),
+    "ResultUnrecordableError": ("result_unrecordable", 409),
     "ServeUnreachableError": ("serve_unreachable", 503),
     "StaleClaimError": ("stale_claim", 409),
     "StoreError": ("store_error", 503),

@@ -10,9 +10,11 @@ from hypothesis import strategies as st
 
 from oncelog.errors import (
     ExecutionCancelledError,
+    InvalidArgumentError,
     LeaseLostError,
     LedgerError,
     LedgerTimeoutError,
+    ResultUnrecordableError,
     StaleClaimError,
     ToolInProgressError,
 )
@@ -280,3 +282,46 @@ def test_the_lease_counts_as_lost_exactly_when_it_is(events: list[Event]) -> Non
         assert step.beside_tool
         assert not stop.is_set
         assert kind == "ok" or (kind == "timeout" and clock.now_ms() < deadline)
+
+
+# --- a result the ledger cannot record ------------------------------------------------
+
+
+def test_a_refused_result_is_recorded_as_a_failure_for_good_and_raised() -> None:
+    plan = start()
+    run_tool_step(plan, claim(ClaimStatus.RECLAIMED))
+    plan.send(ToolOutcome({"n": float("nan")}, reconciled_as="found"))
+    fail = plan.throw(InvalidArgumentError("refused"))
+    assert isinstance(fail, FailStep)
+    assert (fail.retryable, fail.reconciled) == (False, "found")
+    assert fail.error.startswith("result_unrecordable: nan has no canonical JSON form")
+    assert "sha256 of its repr: " in fail.error
+    with pytest.raises(ResultUnrecordableError, match="the tool ran") as raised:
+        plan.send(execution("failed", error=fail.error))
+    assert "failed for good with code result_unrecordable" in str(raised.value)
+
+
+def test_a_refusal_of_a_recordable_result_is_not_called_unrecordable() -> None:
+    plan = start()
+    run_tool_step(plan)
+    plan.send(ToolOutcome({"n": 1}))
+    with pytest.raises(InvalidArgumentError, match="something else") as raised:
+        plan.throw(InvalidArgumentError("something else"))
+    assert not isinstance(raised.value, ResultUnrecordableError)
+
+
+def test_an_unrecordable_result_whose_failure_is_fenced_says_so() -> None:
+    plan = start()
+    run_tool_step(plan)
+    plan.send(ToolOutcome("x" * (1024 * 1024)))  # two quotes over the limit
+    plan.throw(InvalidArgumentError("too large"))
+    with pytest.raises(ResultUnrecordableError, match="recording that failed too"):
+        plan.throw(StaleClaimError("fenced"))
+
+
+def test_the_result_encoder_runs_before_the_completion() -> None:
+    plan = start(ToolSpec("charge", result_encoder=lambda r: {"wrapped": r}))
+    run_tool_step(plan)
+    complete = plan.send(ToolOutcome(7))
+    assert isinstance(complete, CompleteStep)
+    assert complete.result == {"wrapped": 7}

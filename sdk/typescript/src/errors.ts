@@ -30,6 +30,10 @@ export class StaleClaimError extends LedgerError {}
 export class ResultExpiredError extends LedgerError {}
 /** The operation failed for good (not retryable). */
 export class ExecutionFailedError extends LedgerError {}
+/** The tool ran (its effect happened) but its result cannot be recorded (not JSON, over
+ * 1 MiB, or a `resultEncoder` that threw): recorded as failed for good with this code, so a
+ * retry throws this error and never runs the tool again. */
+export class ResultUnrecordableError extends ExecutionFailedError {}
 /** The request does not apply to the operation's state. */
 export class InvalidStateError extends LedgerError {}
 /** Another holder has a live lease on the operation. */
@@ -66,6 +70,7 @@ const BY_CODE: Record<string, ErrorClass> = {
   stale_claim: StaleClaimError,
   result_expired: ResultExpiredError,
   execution_failed: ExecutionFailedError,
+  result_unrecordable: ResultUnrecordableError,
   invalid_state: InvalidStateError,
   in_progress: InProgressError,
   lease_lost: LeaseLostError,

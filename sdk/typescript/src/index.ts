@@ -2,6 +2,7 @@
 export * from "./client.js";
 export * from "./errors.js";
 export * from "./identity.js";
+export * from "./recordable.js";
 export * from "./results.js";
 export * from "./runTool.js";
 export * from "./tools.js";

@@ -6,6 +6,7 @@ import type { ClaimArgs, LedgerClient } from "./client.js";
 import {
   ExecutionCancelledError,
   InProgressError,
+  InvalidArgumentError,
   InvalidStateError,
   LeaseLostError,
   LedgerError,
@@ -13,6 +14,7 @@ import {
   StaleClaimError,
 } from "./errors.js";
 import type { Json } from "./identity.js";
+import { type Unrecordable, recordedText, refusal, unrecordable, unrecordableError } from "./recordable.js";
 import type { Claim, ClaimStatus, Execution, PreviousAttempt } from "./results.js";
 
 /** What a tool and a reconcile hook get: the identity to pass downstream, and a signal
@@ -38,6 +40,10 @@ export interface RunToolArgs<R extends Json> extends ClaimArgs {
   /** `raise` (default): an `InProgressError`; `wait`: claim again once the lease lapses. */
   onInProgress?: "raise" | "wait";
   waitTimeoutSeconds?: number;
+  /** Turns what the tool (or the reconcile hook) returned into the JSON to record, e.g.
+   * `jsonable` for Dates. A result that still cannot be recorded (not JSON, over 1 MiB) is
+   * recorded as a `result_unrecordable` failure and thrown as `ResultUnrecordableError`. */
+  resultEncoder?: (result: unknown) => Json;
   /** Whether a failure may be retried at once (default: its boolean `retryable`, else a
    * TimeoutError or a connection error). */
   retryable?: (error: unknown) => boolean;
@@ -92,10 +98,12 @@ export async function runTool<R extends Json>(
   }
   const execution = claim.execution;
   if ("error" in outcome) return settleError(client, execution, token, stop, outcome.error, args);
+  const how = outcome.reconciled === null ? {} : { reconciled: outcome.reconciled };
+  const [result, refused] = encoded(args, outcome.result);
+  if (refused !== null) return settleUnrecordable(client, execution, token, refused, how);
   let recorded: Execution;
   try {
-    const how = outcome.reconciled === null ? {} : { reconciled: outcome.reconciled };
-    recorded = await client.completeExecution(execution, token, outcome.result, how);
+    recorded = await client.completeExecution(execution, token, result, how);
   } catch (error) {
     if (error instanceof StaleClaimError) {
       throw new LeaseLostError(
@@ -103,6 +111,11 @@ export async function runTool<R extends Json>(
           "this result was recorded as duplicate_effect_suspected",
         "lease_lost",
       );
+    }
+    // Ids and token came from the claim: only the result can be refused here.
+    if (error instanceof InvalidArgumentError) {
+      const why = unrecordable(result) ?? refusal(result, error.message);
+      return settleUnrecordable(client, execution, token, why, how);
     }
     throw error;
   }
@@ -113,6 +126,37 @@ export async function runTool<R extends Json>(
     reconciled: outcome.reconciled,
     previous: claim.previous,
   };
+}
+
+/** The result as `args.resultEncoder` makes it, checked: or why it cannot be recorded. */
+function encoded<R extends Json>(args: RunToolArgs<R>, result: R): [Json, Unrecordable | null] {
+  let value: unknown = result;
+  if (args.resultEncoder !== undefined) {
+    try {
+      value = args.resultEncoder(result);
+    } catch (error) {
+      return [null, refusal(result, `resultEncoder threw ${errorName(error)}: ${errorMessage(error)}`)];
+    }
+  }
+  return [value as Json, unrecordable(value)];
+}
+
+/** The tool ran and its result cannot be recorded: record a failure for good rather than
+ * leave the step claimed, whose retry would run the tool again (docs/spec.md section 5). */
+async function settleUnrecordable(
+  client: LedgerClient,
+  execution: Execution,
+  token: string,
+  refused: Unrecordable,
+  how: { reconciled?: "found" | "not_found" },
+): Promise<never> {
+  let notRecorded: string | null = null;
+  try {
+    await client.failExecution(execution, token, recordedText(refused), { retryable: false, ...how });
+  } catch (error) {
+    notRecorded = String(error);
+  }
+  throw unrecordableError(execution.id, refused, notRecorded);
 }
 
 async function work<R extends Json>(

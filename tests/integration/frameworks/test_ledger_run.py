@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from drills.sample.downstream import start
-from oncelog.errors import ConflictError, InvalidArgumentError, LedgerError
+from oncelog.errors import ConflictError, InvalidArgumentError, LedgerError, ResultUnrecordableError
 from oncelog.identity.ids import operation_id
 from oncelog.integrations import (
     LedgerRun,
@@ -149,8 +149,20 @@ def test_params_and_results_are_recorded_as_json() -> None:
     ledger = InMemoryLedger()
     run = LedgerRun(ledger.sync_client(), "run-1")
     assert run.call("t", {"pair": (1, 2)}, lambda: ("a", 1.0)) == ["a", 1]
-    with pytest.raises(InvalidArgumentError, match="not JSON data"):
-        run.call("t", {}, object)
+    calls: list[object] = []
+
+    def effect() -> object:
+        calls.append(object())
+        return calls[-1]
+
+    # The effect ran, so an answer without a JSON form is recorded as unrecordable.
+    with pytest.raises(ResultUnrecordableError, match=r"the tool ran.*not JSON data"):
+        run.call("t", {}, effect)
+    rerun = LedgerRun(ledger.sync_client(), "run-1")
+    rerun.call("t", {"pair": (1, 2)}, lambda: ("a", 1.0))
+    with pytest.raises(ResultUnrecordableError, match="never run again"):
+        rerun.call("t", {}, effect)
+    assert len(calls) == 1
 
 
 async def test_misuse_is_a_typed_error_before_anything_is_produced() -> None:
