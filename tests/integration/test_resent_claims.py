@@ -22,8 +22,8 @@ from oncelog.errors import NoProjectorError
 from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.reader import topic_ends
 from oncelog.producer.client import LedgerClient
-from oncelog.producer.dispatch import Timeouts
-from oncelog.producer.results import ClaimStatus
+from oncelog.producer.dispatch import Dispatcher, Timeouts
+from oncelog.producer.results import Claim, ClaimStatus
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector.store import Store
 from oncelog.settings import Settings
@@ -78,7 +78,7 @@ def _wait_for_end(settings: Settings, at_least: int, timeout_s: float = 30) -> N
         assert time.monotonic() < give_up, f"the requests partition never reached {at_least}"
 
 
-def _claim(client: SyncLedgerClient):  # type: ignore[no-untyped-def]
+def _claim(client: SyncLedgerClient) -> Claim:
     return client.claim_execution(CHANNEL, KEY, tool_name="charge", params=PARAMS)
 
 
@@ -126,11 +126,14 @@ def test_a_claim_abandoned_with_no_projector_does_not_block_the_retry(
             _claim(b)
         assert "re-sends it first and releases any grant it won" in info.value.message
         serve.start()  # folds the abandoned claim: a grant to the token nobody heard of
-        b.transport.timeouts = PATIENT  # type: ignore[misc]  # a patient retry
+        dispatcher = b.transport
+        assert isinstance(dispatcher, Dispatcher)
+        dispatcher.timeouts = PATIENT  # a patient retry, on the same client
         retry = _claim(b)
     assert retry.status is ClaimStatus.RECLAIMED, retry.status  # not in_progress by itself
     assert retry.execution.epoch == 2
-    assert retry.previous is not None and retry.previous.outcome_unknown is False
+    assert retry.previous is not None
+    assert retry.previous.outcome_unknown is False
 
 
 async def test_a_claim_cancelled_while_waiting_does_not_block_the_retry(
@@ -148,4 +151,5 @@ async def test_a_claim_cancelled_while_waiting_does_not_block_the_retry(
         await asyncio.to_thread(serve.start)
         retry = await b.claim_execution(CHANNEL, KEY, tool_name="charge", params=PARAMS)
     assert retry.status is ClaimStatus.RECLAIMED, retry.status
-    assert retry.previous is not None and retry.previous.outcome_unknown is False
+    assert retry.previous is not None
+    assert retry.previous.outcome_unknown is False

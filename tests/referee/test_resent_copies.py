@@ -39,11 +39,13 @@ def test_the_copy_of_a_claim_answered_in_progress_is_not_granted(letting_go: str
     first, copy = decisions[1], decisions[-1]
     assert (first.outcome, copy.outcome) == (Outcome.IN_PROGRESS, Outcome.IN_PROGRESS)
     assert (copy.retried, copy.changed) == (True, False)
-    assert state.epoch == 1 and state.token_fp == fp("A")  # nobody was granted anything
+    assert state.epoch == 1
+    assert state.token_fp == fp("A")
     # A new claim of B's (a new request id) is judged as new: it takes the operation.
     after, fresh = fold(state, op.claim("B", worker="wB"), 3_000 + LEASE_MS)
     assert fresh.outcome is Outcome.RECLAIMED
-    assert after is not None and after.epoch == 2
+    assert after is not None
+    assert after.epoch == 2
 
 
 # --- the property ------------------------------------------------------------------------
@@ -69,14 +71,13 @@ class _History:
             self.tokens[worker] = f"tok-{worker}-{self.claims}"
             return op.claim(self.tokens[worker], worker=f"w{worker}")
         token = self.tokens[worker]
-        return {
-            "heartbeat": lambda: op.heartbeat(token),
-            "complete": lambda: op.complete(token),
-            "fail": lambda: op.fail(token, retryable=False),
-            "fail_retryable": lambda: op.fail(token, retryable=True),
-            "release": lambda: op.release(token),
-            "get": op.get,
-        }[kind]()
+        if kind == "heartbeat":
+            return op.heartbeat(token)
+        if kind == "complete":
+            return op.complete(token)
+        if kind in ("fail", "fail_retryable"):
+            return op.fail(token, retryable=kind == "fail_retryable")
+        return op.release(token) if kind == "release" else op.get()
 
 
 _step = st.tuples(
@@ -120,10 +121,12 @@ def _check_copy(
     first: Outcome,
     changed: bool,
 ) -> None:
-    assert not changed and after is before, f"a copy took effect: {first} then {outcome}"
+    assert not changed, f"a copy took effect: {first} then {outcome}"
+    assert after is before
     if first not in _GRANTS:
         assert outcome not in _GRANTS, f"phantom grant: first {first}, copy {outcome}"
     if first is Outcome.IN_PROGRESS:
         assert outcome is Outcome.IN_PROGRESS
     if outcome in _GRANTS:  # a grant given back only while it still holds
-        assert before is not None and before.status is Status.CLAIMED
+        assert before is not None
+        assert before.status is Status.CLAIMED
