@@ -364,6 +364,7 @@ def test_a_claim_answered_in_progress_is_answered_so_again_after_the_lease(op: O
     after, again = fold(waited, op.claim("B", rid="b1"), 1_000 + LEASE_MS)
     assert (first.outcome, again.outcome) == ("in_progress", "in_progress")
     assert (again.retried, again.changed, after) == (True, False, waited)
+    assert after is not None
     assert (after.epoch, after.token_fp) == (1, state.token_fp)
 
 
