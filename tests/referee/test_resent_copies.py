@@ -16,7 +16,7 @@ from hypothesis import given, settings
 
 from oncelog.identity.tokens import token_fingerprint as fp
 from oncelog.referee.fold import fold
-from oncelog.schemas.models import ExecutionState, Outcome, Request, Status
+from oncelog.schemas.models import Decision, ExecutionState, Outcome, Request, Status
 from tests.budget import examples
 from tests.projector.fold_factories import LEASE_MS, Op, run
 
@@ -130,3 +130,59 @@ def _check_copy(
     if outcome in _GRANTS:  # a grant given back only while it still holds
         assert before is not None
         assert before.status is Status.CLAIMED
+
+
+def _records(
+    steps: list[tuple[bool, int, str, int, int]], ops: list[int]
+) -> list[tuple[Request, int]]:
+    """The log of ``steps`` over two operations of one partition (step i on ``ops[i]``):
+    new requests and copies of earlier ones, with log times."""
+    histories = [_History(Op(key_name=f"k{i}"), {}, {}) for i in range(2)]
+    sent: list[list[Request]] = [[], []]
+    log: list[tuple[Request, int]] = []
+    t = 0
+    for (resend, worker, kind, which, dt), i in zip(steps, ops, strict=False):
+        t += dt
+        mine = sent[i]
+        request = mine[which % len(mine)] if resend and mine else histories[i].new(worker, kind)
+        mine.append(request)
+        log.append((request, t))
+    return log
+
+
+def _fold_all(log: list[tuple[Request, int]], states: dict[str, ExecutionState]) -> list[Decision]:
+    decisions = []
+    for request, t in log:
+        after, decision = fold(states.get(request.operation_id), request, t)
+        if after is not None:
+            states[request.operation_id] = after
+        decisions.append(decision)
+    return decisions
+
+
+@settings(max_examples=examples(1_000), deadline=None)
+@given(
+    st.lists(_step, min_size=1, max_size=60),
+    st.lists(st.integers(0, 1), min_size=60, max_size=60),
+    st.integers(0, 60),
+)
+def test_a_state_restored_from_its_versions_remembers_what_the_live_one_does(
+    steps: list[tuple[bool, int, str, int, int]], ops: list[int], crash_at: int
+) -> None:
+    """A projector that crashed after ``crash_at`` records restores each operation's last
+    published version (the executions topic) and refolds from the record after the newest
+    one (``oncelog.projector.restore.position_after``): the same decisions and states as
+    folding once, so the ``in_progress`` memory must be in the published versions."""
+    log = _records(steps, ops)
+    live: dict[str, ExecutionState] = {}
+    decisions = _fold_all(log, live)
+    cut = min(crash_at, len(log))
+    restored: dict[str, ExecutionState] = {}
+    resume = 0
+    for i in range(cut):
+        state = decisions[i].state
+        if decisions[i].changed and state is not None:
+            restored[state.operation_id] = state
+            resume = i + 1
+    assert _fold_all(log[resume:], restored) == decisions[resume:]
+    assert restored == live
