@@ -520,7 +520,8 @@ def _retried(
 
     A retried grant gets its grant back only while it still holds (same epoch,
     CLAIMED); otherwise the state's answer without a new grant. A retried
-    completion is a duplicate complete. Any other retry gets its first answer.
+    completion is a duplicate complete. Any other retry gets its first answer: a
+    claim first answered ``in_progress`` is answered so again, and granted nothing.
     """
     outcome = seen.outcome
     if outcome in _GRANTS:
