@@ -73,6 +73,7 @@ class ClientBase:
                 _bootstrap(self.settings),
                 self._timeouts,
                 reply_partition=self._reply_partition,
+                settle_abandoned=True,
             )
             dispatcher.start()
             self._transport = dispatcher

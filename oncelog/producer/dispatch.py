@@ -26,11 +26,12 @@ from oncelog.errors import (
 from oncelog.identity.partitioner import cached_partition_for
 from oncelog.kafka.lanes import Lanes
 from oncelog.kafka.reader import read_to_end
+from oncelog.producer.abandoned import AbandonedClaims, release_for, what_happens_next
 from oncelog.producer.clock import WALL_CLOCK, Clock
 from oncelog.producer.listener import DecisionListener
 from oncelog.producer.resend_queue import ResendQueue
 from oncelog.schemas.codec import decode_request, decode_snapshot, encode_request
-from oncelog.schemas.models import Decision, ExecutionSnapshot, Request
+from oncelog.schemas.models import Decision, ExecutionSnapshot, Kind, Request
 from oncelog.settings import Settings
 from oncelog.tracing import propagation
 from oncelog.tracing.propagation import Headers
@@ -89,7 +90,13 @@ class Timeouts:
 
 
 class Dispatcher:
-    """The client's Kafka transport: a producer for requests, a listener for decisions."""
+    """The client's Kafka transport: a producer for requests, a listener for decisions.
+
+    With ``settle_abandoned`` (the SDK's clients), a claim whose call gave up is kept,
+    and the next claim of its operation settles it first (:mod:`oncelog.producer.abandoned`).
+    Off for a transport that sends many callers' claims (the HTTP write API): one
+    caller's abandoned grant is not another's to release.
+    """
 
     def __init__(
         self,
@@ -98,6 +105,7 @@ class Dispatcher:
         timeouts: Timeouts,
         *,
         reply_partition: int | None = None,
+        settle_abandoned: bool = False,
     ) -> None:
         kafka = settings.kafka_config(bootstrap)
         self._topic = settings.requests_topic
@@ -118,6 +126,7 @@ class Dispatcher:
         self._partitions = 0  # of the requests topic, read at start
         self.timeouts = timeouts
         self._resends: ResendQueue | None = None  # of the loop that called last
+        self._abandoned = AbandonedClaims() if settle_abandoned else None
 
     @property
     def clock(self) -> Clock:
@@ -175,7 +184,7 @@ class Dispatcher:
 
     def timeout_error(self, request: Request, seen: int) -> LedgerTimeoutError:
         """The error of ``request``'s call, out of time; ``seen``: decisions read at its start."""
-        return timeout_error(
+        error = timeout_error(
             request,
             self.timeouts.total_s,
             acknowledged=self._sender.acknowledged(),
@@ -183,6 +192,29 @@ class Dispatcher:
             requests_topic=self._topic,
             reply_at=f"{self._listener_topic}[{self.reply_partition}]",
         )
+        if self._abandoned is not None and request.kind is Kind.CLAIM:
+            error.message = f"{error.message}. Meanwhile, {what_happens_next(request)}"
+            error.args = (error.message,)
+        return error
+
+    def _gave_up(self, request: Request, error: BaseException) -> None:
+        """``request``'s call ends without its decision: keep a claim to settle later."""
+        if self._abandoned is None or request.kind is not Kind.CLAIM:
+            return
+        if isinstance(error, NotAuthorizedError):  # denied: it never reached the log
+            return
+        self._abandoned.add(request)
+        if not isinstance(error, LedgerTimeoutError):  # whose message says it already
+            error.add_note(f"oncelog: {what_happens_next(request)}")
+
+    def _to_settle(self, request: Request) -> list[Request]:
+        return [] if self._abandoned is None else self._abandoned.take(request)
+
+    def _keep(self, requests: list[Request]) -> None:
+        """Keep again the abandoned claims a failed settlement did not reach."""
+        if self._abandoned is not None:
+            for r in requests:
+                self._abandoned.add(r)
 
     def _on_failed(self, msg: Message, error: KafkaOperationError) -> None:
         # A transient failure is re-sent by the call until its deadline; a denial is final.
@@ -191,9 +223,33 @@ class Dispatcher:
                 self._listener.settle(decode_request(msg.value() or b"").request_id, error)
 
     def call(self, request: Request) -> Decision:
-        """Blocking: send, wait for the decision, re-send on silence."""
-        answer = self._listener.expect(request.request_id)
+        """Blocking: send, wait for the decision, re-send on silence.
+
+        A claim first settles this client's abandoned claims of its operation.
+        """
         deadline = time.monotonic() + self.timeouts.total_s
+        pending = self._to_settle(request)
+        while pending:
+            try:
+                self._settle(pending[0], deadline)
+            except BaseException:
+                self._keep(pending[1:])
+                raise
+            pending = pending[1:]
+        return self._call(request, deadline)
+
+    def _settle(self, abandoned: Request, deadline: float) -> None:
+        """Re-send ``abandoned``; release the grant it won, if it still holds."""
+        release = release_for(abandoned, self._call(abandoned, deadline))
+        if release is not None:
+            try:
+                self._call(release, deadline)
+            except BaseException:
+                self._keep([abandoned])  # its grant still holds: release it next time
+                raise
+
+    def _call(self, request: Request, deadline: float) -> Decision:
+        answer = self._listener.expect(request.request_id)
         seen = self.decisions_received
         # The caller's trace context (None when tracing is off), the same on every re-send.
         headers = propagation.current_headers()
@@ -204,6 +260,9 @@ class Dispatcher:
                     return self._traced(request, answer.result(timeout=wait), headers)
                 except FutureTimeout:
                     continue
+        except BaseException as exc:
+            self._gave_up(request, exc)
+            raise
         finally:
             self._listener.forget(request.request_id)
 
@@ -225,15 +284,41 @@ class Dispatcher:
         later ones re-arm a timer of the call's own; the answer cancels either.
         """
         loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeouts.total_s
+        pending = self._to_settle(request)
+        while pending:
+            try:
+                await self._asettle(pending[0], deadline)
+            except BaseException:
+                self._keep(pending[1:])
+                raise
+            pending = pending[1:]
+        return await self._acall(request, headers, deadline)
+
+    async def _asettle(self, abandoned: Request, deadline: float) -> None:
+        """Async :meth:`_settle`."""
+        release = release_for(abandoned, await self._acall(abandoned, None, deadline))
+        if release is not None:
+            try:
+                await self._acall(release, None, deadline)
+            except BaseException:
+                self._keep([abandoned])
+                raise
+
+    async def _acall(self, request: Request, headers: Headers | None, deadline: float) -> Decision:
+        loop = asyncio.get_running_loop()
         answer = self._listener.expect_async(request.request_id, loop)
         resends = self._resends
         if resends is None or resends.loop is not loop:
             resends = self._resends = ResendQueue(loop)
         carried = propagation.current_headers() or headers
-        resend = _Resender(self, request, answer, loop, carried)
+        resend = _Resender(self, request, answer, carried, deadline)
         try:
             resend.start(resends)
             return self._traced(request, await answer, carried)
+        except BaseException as exc:
+            self._gave_up(request, exc)
+            raise
         finally:
             resend.cancel()
             self._listener.forget(request.request_id)
@@ -259,13 +344,13 @@ class _Resender:
         dispatcher: Dispatcher,
         request: Request,
         answer: asyncio.Future[Decision],
-        loop: asyncio.AbstractEventLoop,
         headers: Headers | None,
+        deadline: float,
     ) -> None:
-        self._dispatcher, self._loop = dispatcher, loop
+        self._dispatcher, self._loop = dispatcher, answer.get_loop()
         # What is sent again until its decision is read, and where that decision goes.
         self._request, self._headers, self._answer = request, headers, answer
-        self._deadline = loop.time() + dispatcher.timeouts.total_s
+        self._deadline = deadline  # on the loop's clock
         self._seen = dispatcher.decisions_received
         self._handle: asyncio.TimerHandle | None = None
         self._queue: ResendQueue | None = None

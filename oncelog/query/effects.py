@@ -9,7 +9,8 @@ say). Both ends are included.
 A key is listed when, inside the range, an attempt at it was granted, heartbeated,
 completed, failed or released (a request that changed its state), or a fenced attempt
 completed (a stale completion: that attempt's effect ran). Replays, ``in_progress``
-answers, reads, cancels and sweeps do no work and list nothing. A key is ``external``
+answers (which change the state's retry memory only), reads, cancels and sweeps do no
+work and list nothing. A key is ``external``
 when any of those requests met a state whose claim did not declare ``effect="pure"``.
 
 The answer reads the ``requests`` table's columns (one row per folded request, indexed
@@ -43,12 +44,14 @@ _BOUND_HINT: Final = (
 
 _ACTIVE: Final = """
 WITH r AS MATERIALIZED (
-  SELECT "offset", log_time_ms, key_name, kind, changed, duplicate_effect_suspected, effect
+  SELECT "offset", log_time_ms, key_name, kind, outcome, changed, duplicate_effect_suspected,
+    effect
   FROM requests WHERE channel_id = ?
 ),
 a AS (
   SELECT "offset", log_time_ms, key_name, effect FROM r
-  WHERE (changed AND kind IN ('claim', 'heartbeat', 'complete', 'fail', 'release'))
+  WHERE (changed AND kind IN ('claim', 'heartbeat', 'complete', 'fail', 'release')
+         AND outcome <> 'in_progress')
      OR duplicate_effect_suspected
 )
 """

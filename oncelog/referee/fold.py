@@ -39,7 +39,8 @@ from oncelog.schemas.models import (
 )
 
 RETRY_MEMORY_MS: Final = 15 * 60 * 1000
-"""How long (in log time) a state remembers a request id that changed it, grants aside.
+"""How long (in log time) a state remembers a request id, grants aside: one that changed
+it, or a claim it answered ``in_progress``.
 
 A client re-sends one request for at most its total call timeout (the SDK
 caps it at 300 s), and a re-send may sit in the producer for at most
@@ -274,6 +275,18 @@ def _reclaim(state: ExecutionState, request: Request, body: Claim, fp: str, t: i
     )
 
 
+def _wait(state: ExecutionState, request: Request, fp: str, t: int) -> Result:
+    """``in_progress``, remembered: a re-sent copy of this claim is answered the same.
+
+    The holder may release, fail or lapse before a copy of this request is appended
+    (its client re-sends while the projector is down or behind). Judged again, that
+    copy would be granted while its client reads this answer and never learns it
+    holds the lease (docs/spec.md §4). So the id joins the retry memory, which is
+    part of the state: a new version, with the status, holder and lease unchanged.
+    """
+    return _commit(state, request, fp, Outcome.IN_PROGRESS, t)
+
+
 def _on_claim(state: ExecutionState, request: Request, body: Claim, fp: str, t: int) -> Result:
     status = state.status
     if request.claim_token is None:
@@ -282,7 +295,7 @@ def _on_claim(state: ExecutionState, request: Request, body: Claim, fp: str, t: 
         if fp == state.token_fp:
             return _unchanged(state, request, Outcome.CLAIMED, t)
         if t < state.lease_deadline_ms:
-            return _unchanged(state, request, Outcome.IN_PROGRESS, t)
+            return _wait(state, request, fp, t)
         return _reclaim(state, request, body, fp, t)
     if status is Status.FAILED and state.retryable:
         return _reclaim(state, request, body, fp, t)
@@ -507,7 +520,8 @@ def _retried(
 
     A retried grant gets its grant back only while it still holds (same epoch,
     CLAIMED); otherwise the state's answer without a new grant. A retried
-    completion is a duplicate complete. Any other retry gets its first answer.
+    completion is a duplicate complete. Any other retry gets its first answer: a
+    claim first answered ``in_progress`` is answered so again, and granted nothing.
     """
     outcome = seen.outcome
     if outcome in _GRANTS:

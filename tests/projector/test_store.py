@@ -88,14 +88,30 @@ def test_a_file_with_the_old_valid_to_column_still_takes_commits(tmp_path: Path)
 
 def test_unchanged_decisions_are_audited_but_add_no_version(store: Store) -> None:
     op = Op()
-    feed(store, 0, [(op.claim("t1"), 1_000), (op.claim("t2", worker="w2"), 1_500)])
-    assert count(store, "history") == 1
+    steps = [(op.claim("t1"), 1_000), (op.complete("t1"), 1_200)]
+    feed(store, 0, [*steps, (op.claim("t2", worker="w2"), 1_500)])
+    assert count(store, "history") == 2
     rows = (
         store.cursor()
         .execute('SELECT "offset", outcome, changed, worker_id FROM requests ORDER BY "offset"')
         .fetchall()
     )
-    assert rows == [(0, "claimed", True, "w1"), (1, "in_progress", False, "w2")]
+    assert rows[0] == (0, "claimed", True, "w1")
+    assert rows[2] == (2, "replayed", False, "w2")
+
+
+def test_an_in_progress_answer_is_a_version_that_only_grows_the_retry_memory(
+    store: Store,
+) -> None:
+    op = Op()
+    feed(store, 0, [(op.claim("t1"), 1_000), (op.claim("t2", worker="w2", rid="b"), 1_500)])
+    assert history(store, op.operation_id) == [(1, 0, 1, "CLAIMED"), (2, 1, None, "CLAIMED")]
+    rows = (
+        store.cursor()
+        .execute('SELECT "offset", outcome, changed, worker_id FROM requests ORDER BY "offset"')
+        .fetchall()
+    )
+    assert rows == [(0, "claimed", True, "w1"), (1, "in_progress", True, "w2")]
 
 
 def test_stale_completion_is_flagged_in_the_audit(store: Store) -> None:

@@ -200,10 +200,14 @@ def rich(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Con]:
 
 
 def _model(con: Con, first: int, last: int, t0: int, t1: int) -> tuple[list[str], list[str]]:
-    """What lists a key, from the timeline: work that changed the state, or a straggler."""
+    """What lists a key, from the timeline: work that changed the state, or a straggler.
+
+    An ``in_progress`` answer changes only the retry memory: no work.
+    """
     seen: dict[str, bool] = {}
     for row in channel_timeline(con, RICH):
-        work = (row.changed and row.kind in _WORK) or row.duplicate_effect_suspected
+        did = row.changed and row.kind in _WORK and row.outcome != "in_progress"
+        work = did or row.duplicate_effect_suspected
         if work and first <= row.offset <= last and t0 <= row.log_time_ms <= t1:
             seen[row.key_name] = seen.get(row.key_name, False) or row.effect != "pure"
     return [k for k, e in seen.items() if not e], [k for k, e in seen.items() if e]
