@@ -251,7 +251,12 @@ def upsert_sets(columns: tuple[Column, ...], key: str) -> str:
     return ", ".join(f'"{c.name}" = excluded."{c.name}"' for c in columns if c.name != key)
 
 
-TABLES: Final = {"executions": EXECUTIONS, "history": HISTORY, "requests": REQUESTS}
+TABLES: Final = {
+    "executions": EXECUTIONS,
+    "history": HISTORY,
+    "requests": REQUESTS,
+    "checkpoints": CHECKPOINTS,
+}
 """The tables whose layout follows the models (and may gain nullable columns)."""
 
 

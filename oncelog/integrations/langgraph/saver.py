@@ -12,6 +12,7 @@ worker thread.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import json
 import random
 from collections.abc import Iterator, Sequence
@@ -298,30 +299,15 @@ def _older_than_latest(parts: list[CheckpointPart]) -> _Parts:
     return [p for p in parts if not kept(p)]
 
 
+_RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(CheckpointRecord))
+
+
 def _copied(p: CheckpointPart, thread_id: str) -> CheckpointRecord:
-    """The record of a stored part, on another thread."""
+    """The record of a stored part, on another thread: every field of the record as stored
+    (the part has them all: :func:`oncelog.schemas.layout.check_part`)."""
     assert p.data is not None, "copied parts are read with their data"
-    return CheckpointRecord(
-        kind=CheckpointKind(p.kind),
-        thread_id=thread_id,
-        checkpoint_ns=p.checkpoint_ns,
-        checkpoint_id=p.checkpoint_id,
-        value_type=p.value_type,
-        part=p.part,
-        parts=p.parts,
-        data=p.data,
-        parent_checkpoint_id=p.parent_checkpoint_id,
-        run_id=p.run_id,
-        channel=p.channel,
-        version=p.version,
-        task_id=p.task_id,
-        task_path=p.task_path,
-        idx=p.idx,
-        metadata_type=p.metadata_type,
-        metadata=p.metadata,
-        metadata_json=p.metadata_json,
-        channel_versions_json=p.channel_versions_json,
-    )
+    fields = {name: getattr(p, name) for name in _RECORD_FIELDS}
+    return CheckpointRecord(**{**fields, "kind": CheckpointKind(p.kind), "thread_id": thread_id})
 
 
 __all__ = ["PAGE", "LedgerFork", "OncelogSaver"]
