@@ -67,12 +67,23 @@ def test_a_copied_part_keeps_every_field_of_its_record_but_the_thread() -> None:
     filled: dict[str, Any] = {
         name: value
         for name, value in _FILLED.items()
-        if name in record_fields and name not in ("kind", "thread_id")
+        if name in record_fields and name not in ("kind", "thread_id", "copied_from")
     }
-    assert set(filled) | {"kind", "thread_id"} == set(record_fields), "fill every new field"
+    assert set(filled) | {"kind", "thread_id", "copied_from"} == set(record_fields), "fill it"
     part = _part("write", "ns", "c1", **filled)
     copy = _copied(part, "target")
-    assert copy == CheckpointRecord(kind=CheckpointKind.WRITE, thread_id="target", **filled)
+    expected = CheckpointRecord(CheckpointKind.WRITE, "target", copied_from="t", **filled)
+    assert copy == expected
+
+
+def test_a_copy_names_the_thread_it_was_copied_from_and_a_put_none() -> None:
+    config = RunnableConfig(configurable={"thread_id": "a", "checkpoint_id": "c"})
+    (put,) = wire.write_records(SERDE, config, [("x", 1)], "task", "")
+    assert put.copied_from is None
+    stored = _part("write", "", "c", thread_id="a", data=put.data)
+    once = _copied(stored, "b")
+    twice = _copied(_part("write", "", "c", thread_id="b", data=once.data), "c")
+    assert (once.copied_from, twice.copied_from) == ("a", "b")  # the thread it came from
 
 
 # A value for each field of a record (None would hide a field the copy drops).
@@ -94,6 +105,7 @@ _FILLED: dict[str, Any] = {
     "metadata": b"{}",
     "metadata_json": "{}",
     "channel_versions_json": '{"messages": "7"}',
+    "copied_from": "origin",  # replaced by the copy
 }
 
 

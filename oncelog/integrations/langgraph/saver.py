@@ -235,8 +235,9 @@ class OncelogSaver(AsyncSide):
             self._delete({thread_id: parts})
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint and write of the source thread to the target, then fork
-        its ledger run (:meth:`fork_ledger_run`)."""
+        """Copy every checkpoint and write of the source thread to the target (each copied
+        part names the source in ``copied_from``), then fork its ledger run
+        (:meth:`fork_ledger_run`)."""
         parts = self._thread_parts(source_thread_id, data=True)
         records = [_copied(p, target_thread_id) for p in parts]
         if records:
@@ -303,11 +304,13 @@ _RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(CheckpointRecord))
 
 
 def _copied(p: CheckpointPart, thread_id: str) -> CheckpointRecord:
-    """The record of a stored part, on another thread: every field of the record as stored
-    (the part has them all: :func:`oncelog.schemas.layout.check_part`)."""
+    """The record of a stored part, on another thread, naming the thread it was copied from:
+    every other field of the record as stored (the part has them all:
+    :func:`oncelog.schemas.layout.check_part`)."""
     assert p.data is not None, "copied parts are read with their data"
     fields = {name: getattr(p, name) for name in _RECORD_FIELDS}
-    return CheckpointRecord(**{**fields, "kind": CheckpointKind(p.kind), "thread_id": thread_id})
+    changed = {"kind": CheckpointKind(p.kind), "thread_id": thread_id, "copied_from": p.thread_id}
+    return CheckpointRecord(**{**fields, **changed})
 
 
 __all__ = ["PAGE", "LedgerFork", "OncelogSaver"]
