@@ -32,13 +32,9 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from oncelog.errors import ConfigError, InvalidArgumentError
 from oncelog.integrations.langgraph import wire
 from oncelog.integrations.langgraph.async_side import AsyncSide
-from oncelog.integrations.langgraph.transport import (
-    CheckpointReader,
-    CheckpointWriter,
-    Tombstone,
-    segment,
-)
+from oncelog.integrations.langgraph.transport import CheckpointReader, CheckpointWriter, Tombstone
 from oncelog.producer.sync_client import SyncLedgerClient
+from oncelog.schemas import read_api
 from oncelog.schemas.checkpoint_answers import CheckpointItem, CheckpointPart
 from oncelog.schemas.models import CheckpointKind, CheckpointRecord
 from oncelog.settings import Settings
@@ -137,7 +133,11 @@ class OncelogSaver(AsyncSide):
         self, thread: str | None, params: dict[str, Any], *, limit: int | None
     ) -> _Items:
         """Every page of a checkpoint listing, up to ``limit`` items."""
-        path = "/v1/checkpoints" if thread is None else f"/v1/checkpoints/{segment(thread)}"
+        path = (
+            read_api.CHECKPOINTS
+            if thread is None
+            else read_api.path(read_api.THREAD_CHECKPOINTS, channel_id=thread)
+        )
         if thread is None:
             params.pop("checkpoint_id", None)  # the every-thread route has no such filter
         items: _Items = []
@@ -171,7 +171,9 @@ class OncelogSaver(AsyncSide):
 
     def _thread_parts(self, thread_id: str, *, data: bool = False) -> _Parts:
         return self._parts(
-            f"/v1/checkpoint-parts/{segment(thread_id)}", {"data": str(data).lower()}, thread_id
+            read_api.path(read_api.THREAD_PARTS, channel_id=thread_id),
+            {"data": str(data).lower()},
+            thread_id,
         )
 
     # --- writes ----------------------------------------------------------------------
@@ -216,7 +218,7 @@ class OncelogSaver(AsyncSide):
         """Delete the checkpoints the runs made, and the writes pending on them."""
         if not run_ids:
             return
-        found = self._parts("/v1/checkpoint-parts", {"run_id": list(run_ids)}, None)
+        found = self._parts(read_api.RUN_PARTS, {"run_id": list(run_ids)}, None)
         by_thread: dict[str, _Parts] = {}
         for part in found:
             by_thread.setdefault(part.thread_id, []).append(part)
