@@ -113,18 +113,6 @@ def _text(text: str) -> bytes:
     return data
 
 
-def _opt_long(n: int | None) -> bytes:
-    return _NULL if n is None else _SOME + write_long(n)
-
-
-def _opt_text(text: str | None) -> bytes:
-    return _NULL if text is None else _SOME + _text(text)
-
-
-def _opt_blob(data: bytes | None) -> bytes:
-    return _NULL if data is None else _SOME + _blob(data)
-
-
 # --- the generator -----------------------------------------------------------------
 
 
