@@ -10,7 +10,7 @@ The table it implements is section 4 of the ledger spec.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from typing import Any, Final, NamedTuple
 
 from oncelog.identity.tokens import fingerprint_of_token, token_fingerprint
@@ -579,30 +579,6 @@ class PartitionClock(NamedTuple):
         if clamped == last:
             return self, clamped
         return PartitionClock(clamped), clamped
-
-
-def fold_batch(
-    states: Mapping[str, ExecutionState],
-    clock: PartitionClock,
-    requests_with_ts: Iterable[tuple[Request, int]],
-) -> tuple[dict[str, ExecutionState], PartitionClock, list[Decision]]:
-    """Fold requests of one partition in log order.
-
-    Returns the states touched (by operation id, latest version), the advanced
-    clock and one decision per request, in order. Every decision with
-    ``changed=True`` carries a state version to publish (see :func:`snapshot_of`).
-    """
-    touched: dict[str, ExecutionState] = {}
-    decisions: list[Decision] = []
-    for request, broker_ts_ms in requests_with_ts:
-        clock, t = clock.advance(broker_ts_ms)
-        op = request.operation_id
-        before = touched.get(op) or states.get(op)
-        after, decision = fold(before, request, t)
-        if after is not None and after is not before:
-            touched[op] = after
-        decisions.append(decision)
-    return touched, clock, decisions
 
 
 def snapshot_of(decision: Decision, partition: int, offset: int) -> ExecutionSnapshot:
