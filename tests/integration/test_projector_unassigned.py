@@ -47,12 +47,12 @@ def test_a_projector_that_lost_its_partitions_for_good_rejoins(topics: Settings)
         thread = threading.Thread(target=projector.run, args=(stop,), daemon=True)
         try:
             _run_until_assigned(projector, lines)
-            consumer = projector._consumer
+            consumer = projector.group.consumer
             assert consumer is not None
             # The projector's own thread (this one, until the run starts) hears the loss;
             # the coordinator still gives the partitions to this member, so no rebalance
             # ever brings them back.
-            projector._on_lost(consumer, consumer.assignment())
+            projector.assignment.on_lost(consumer, consumer.assignment())
             assert lines[-1].endswith("lost (session expired): [0, 1, 2]")
             thread.start()
             with SyncLedgerClient(settings, worker_id="w", timeouts=FAST) as client:
