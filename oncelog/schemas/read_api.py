@@ -43,6 +43,7 @@ RUN_PARTS: Final = "/v1/checkpoint-parts"
 EXPORT: Final = "/v1/export"
 """The projection's tables as zipped Parquet (not a JSON route: not in the route table)."""
 
+
 def segment(part: str) -> str:
     """``part`` quoted as one segment of a path (a ``/`` in it included)."""
     return urllib.parse.quote(part, safe="")
