@@ -39,7 +39,7 @@ from oncelog.projector.unassigned_watch import DEFAULT_MARGIN_S
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, check_topics, ledger_topics
 from oncelog.tracing import active as tracing_active
-from oncelog.tracing.fold import DecisionHeaders, fold_spans
+from oncelog.tracing.batch_spans import DecisionHeaders, batch_spans
 
 # Also the names the bench and the tests import from here.
 __all__ = [
@@ -211,7 +211,7 @@ class Projector:
         began, began_ns = time.perf_counter(), time.time_ns() if traced else 0
         out = self._folder.fold(messages, self._memory.load)
         folded_s = time.perf_counter() - began
-        traces = self._fold_spans(messages, out, began_ns) if traced else None
+        traces = self._batch_spans(messages, out, began_ns) if traced else None
         self._memory.remember(out.snapshots)
         if self._before_publish is not None:
             # Fault injection: folded, not published; told which requests it decided.
@@ -230,12 +230,12 @@ class Projector:
             self._committer.drain()
             self._memory.states.evict()
 
-    def _fold_spans(
+    def _batch_spans(
         self, messages: list[Message], out: Folded, began_ns: int
     ) -> DecisionHeaders | None:
         """The batch's fold spans (tracing on); the headers its decisions carry back."""
         window = (began_ns, time.time_ns())
-        return fold_spans(messages, out.audit, self._settings.requests_topic, window)
+        return batch_spans(messages, out.audit, self._settings.requests_topic, window)
 
     def _report_lag(self, *, at_rest: bool = False) -> None:
         """Each assigned partition's lag, against the high watermark of its last fetch.
