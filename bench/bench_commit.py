@@ -16,7 +16,8 @@ from pathlib import Path
 
 from bench.synthetic import claim_complete
 from oncelog.projector.store import AuditEntry, Batch, Position, Store
-from oncelog.referee.fold import PartitionClock, fold_batch, snapshot_of
+from oncelog.referee.fold import PartitionClock, snapshot_of
+from oncelog.referee.judge import judge
 from oncelog.schemas.models import ExecutionState
 
 
@@ -28,13 +29,17 @@ def fold_batches(records: int, size: int) -> list[Batch]:
     requests = [r for i in range(records // 2) for r in claim_complete("ch", f"k-{i}")]
     for start in range(0, len(requests), size):
         chunk = [(r, 1_700_000_000_000 + start + i) for i, r in enumerate(requests[start:][:size])]
-        touched, clock, decisions = fold_batch(states, clock, chunk)
-        states.update(touched)
         audit, snaps = [], []
-        for i, ((request, _), decision) in enumerate(zip(chunk, decisions, strict=True)):
-            audit.append(AuditEntry(0, start + i, decision.log_time_ms, request, decision))
+        for offset, (request, ts_ms) in enumerate(chunk, start):
+            op = request.operation_id
+            clock, state, decision = judge(
+                states.get(op), request, clock, ts_ms=ts_ms, partition=0, offset=offset
+            )
+            if state is not None:
+                states[op] = state
+            audit.append(AuditEntry(0, offset, decision.log_time_ms, request, decision))
             if decision.changed:
-                snaps.append(snapshot_of(decision, 0, start + i))
+                snaps.append(snapshot_of(decision, 0, offset))
         out.append(Batch(audit, snaps, [], {0: Position(start + len(chunk), clock.last_ms)}))
     return out
 

@@ -17,7 +17,9 @@ import tracemalloc
 from bench.synthetic import claim_complete
 from oncelog.projector.state_blob import decode_state, encode_state
 from oncelog.projector.states import StateCache
-from oncelog.referee.fold import PartitionClock, fold_batch
+from oncelog.referee.fold import PartitionClock
+from oncelog.referee.judge import judge
+from oncelog.schemas.models import ExecutionState
 
 
 def _blobs(operations: int) -> list[bytes]:
@@ -27,7 +29,18 @@ def _blobs(operations: int) -> list[bytes]:
         end = min(start + 5000, operations)
         pairs = [claim_complete("ch", f"k-{i}") for i in range(start, end)]
         records = [(r, 1_700_000_000_000 + i) for i, r in enumerate(x for p in pairs for x in p)]
-        touched, clock, _ = fold_batch({}, clock, records)
+        touched: dict[str, ExecutionState] = {}
+        for offset, (request, ts_ms) in enumerate(records, start):
+            clock, state, _ = judge(
+                touched.get(request.operation_id),
+                request,
+                clock,
+                ts_ms=ts_ms,
+                partition=0,
+                offset=offset,
+            )
+            if state is not None:
+                touched[request.operation_id] = state
         blobs += [encode_state(s) for s in touched.values()]
     return blobs
 

@@ -34,6 +34,7 @@ from confluent_kafka.admin import (
 from oncelog.errors import KafkaOperationError
 from oncelog.kafka.reader import READER_GROUP_PREFIX
 from oncelog.settings import Settings
+from oncelog.waiting import poll_until
 
 _ADMIN_TIMEOUT_S = 30.0
 
@@ -153,10 +154,11 @@ def apply_acls(admin: AdminClient, grants: list[Grant]) -> None:
             future.result(timeout=_ADMIN_TIMEOUT_S)
         except KafkaException as exc:
             raise KafkaOperationError(f"creating ACL {binding} failed: {exc}") from exc
-    deadline = time.monotonic() + _ADMIN_TIMEOUT_S
-    while not set(bindings) <= set(describe_acls(admin)):
-        if time.monotonic() > deadline:
-            raise KafkaOperationError(f"ACLs were created but not listed after {_ADMIN_TIMEOUT_S}s")
+    listed = poll_until(
+        time.monotonic() + _ADMIN_TIMEOUT_S, lambda: set(bindings) <= set(describe_acls(admin))
+    )
+    if not listed:
+        raise KafkaOperationError(f"ACLs were created but not listed after {_ADMIN_TIMEOUT_S}s")
 
 
 def describe_acls(admin: AdminClient) -> list[AclBinding]:

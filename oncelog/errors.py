@@ -22,6 +22,7 @@ class LedgerError(Exception):
     code: ClassVar[str] = "ledger_error"
     http_status: ClassVar[int] = 500
     _declared: ClassVar[dict[str, str]] = {"ledger_error": f"{__name__}.LedgerError"}
+    _classes: ClassVar[dict[str, type[LedgerError]]] = {}
 
     def __init_subclass__(
         cls, *, code: str | None = None, http_status: int | None = None, **kwargs: Any
@@ -37,6 +38,7 @@ class LedgerError(Exception):
             owner = LedgerError._declared.setdefault(declared, name)
             if owner != name:
                 raise TypeError(f"error code {declared!r} is {owner}'s already")
+            LedgerError._classes[declared] = cls
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -44,6 +46,26 @@ class LedgerError(Exception):
 
     def __str__(self) -> str:
         return f"[{self.code}] {self.message}"
+
+    @staticmethod
+    def class_of(code: str) -> type[LedgerError] | None:
+        """The class that declared ``code`` (among the modules imported), or None."""
+        if code == LedgerError.code:
+            return LedgerError
+        return LedgerError._classes.get(code)
+
+    @classmethod
+    def answered(cls, message: str) -> LedgerError:
+        """An error of this class as an API answered it, from its message alone.
+
+        A class whose constructor takes more than the message (the stored hash of a
+        :class:`ConflictError`, say: the answer does not carry it) gives the nearest
+        class above it whose constructor takes the message alone.
+        """
+        for kind in cls.__mro__:
+            if issubclass(kind, LedgerError) and kind.__init__ is LedgerError.__init__:
+                return kind(message)
+        return LedgerError(message)  # unreachable: LedgerError itself qualifies
 
 
 # --- configuration and environment -----------------------------------------

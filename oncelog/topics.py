@@ -14,6 +14,7 @@ from oncelog.errors import KafkaOperationError, TopicConfigError
 from oncelog.kafka.failures import is_unreachable, kafka_failure, unreachable
 from oncelog.kafka.logs import logged
 from oncelog.settings import Settings
+from oncelog.waiting import poll_until
 
 _ADMIN_TIMEOUT_S = 30.0
 
@@ -174,11 +175,13 @@ def create_topics(
 
 def _wait_until_visible(admin: AdminClient, names: list[str]) -> None:
     """Creation is acknowledged before every broker's metadata shows the topic."""
-    deadline = time.monotonic() + _ADMIN_TIMEOUT_S
-    while time.monotonic() < deadline:
+
+    def visible() -> bool:
         topics = admin.list_topics(timeout=_ADMIN_TIMEOUT_S).topics
-        if all(_has_leaders(topics.get(name)) for name in names):
-            return
+        return all(_has_leaders(topics.get(name)) for name in names)
+
+    if poll_until(time.monotonic() + _ADMIN_TIMEOUT_S, visible):
+        return
     raise KafkaOperationError(f"topics {names} were created but never became visible")
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from drills.chaos import worker
 from drills.chaos.env import Environment
 from drills.chaos.model import CELLS, CRASH_POINTS, EXTERNAL_STEPS, RunSpec
+from oncelog.waiting import poll_until
 
 _ATTEMPT_TIMEOUT_S = 120.0
 _UNKNOWN_EXIT = 255  # what the forkserver reports when it lost a child's status
@@ -109,9 +110,8 @@ def _attempt(spec: RunSpec) -> int | None:
         proc.join(10)
         return None
     # The retry must never overlap the attempt it retries: make sure it is gone.
-    deadline = time.monotonic() + 10
-    while not _gone(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.01)  # the forkserver reaps its children asynchronously
+    # The forkserver reaps its children asynchronously.
+    poll_until(time.monotonic() + 10, lambda: _gone(proc.pid), pause_s=0.01)
     return proc.exitcode
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from drills.sample.downstream import DownstreamClient
 from drills.sample.workflow import STEPS
 from oncelog.query import queries
 from oncelog.query.source import HttpSource
+from oncelog.waiting import poll_until
 
 _CATCH_UP_TIMEOUT_S = 120.0
 
@@ -56,11 +57,14 @@ def wait_caught_up(api_url: str, channels: Iterable[str], token: SecretStr | Non
     """
     source = HttpSource(api_url, token=token)
     deadline = time.monotonic() + _CATCH_UP_TIMEOUT_S
-    for channel in channels:
-        while not source.status(channel, str(len(STEPS)), None).finished:
-            if time.monotonic() > deadline:
-                return  # what never finished is counted as lost, not hidden
-            time.sleep(0.05)  # the committer thread runs right behind the decisions
+    for channel in channels:  # the committer thread runs right behind the decisions
+        if not poll_until(deadline, _finished(source, channel)):
+            return  # what never finished is counted as lost, not hidden
+
+
+def _finished(source: HttpSource, channel: str) -> Callable[[], bool]:
+    """Whether the channel's last step finished, asked of the API."""
+    return lambda: source.status(channel, str(len(STEPS)), None).finished
 
 
 def read_ledger(db_path: Path, channels: Iterable[str]) -> LedgerFacts:

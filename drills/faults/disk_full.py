@@ -30,6 +30,7 @@ from oncelog.producer.dispatch import Timeouts
 from oncelog.projector.process import stop as stop_serve
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
+from oncelog.waiting import poll_until
 
 _PAD_BYTES = 16 * 1024  # random hex per claim: what DuckDB cannot compress away
 _CALLS = Timeouts(total_s=5.0, resend_after_s=1.0)
@@ -225,12 +226,7 @@ def _failures(load: Load) -> int:
 
 
 def _until(done: Callable[[], bool], bound_s: float, load: Load) -> bool:
-    deadline = time.monotonic() + bound_s
-    while not done():
-        if time.monotonic() > deadline:
-            return False
-        load.stop.wait(0.05)
-    return True
+    return bool(poll_until(time.monotonic() + bound_s, done, sleep=load.stop.wait))
 
 
 def _settle_serve(

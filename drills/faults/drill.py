@@ -23,6 +23,7 @@ from oncelog.projector.rebuild import verify
 from oncelog.projector.store import Store
 from oncelog.schemas.codec import decode_decision, decode_snapshot
 from oncelog.settings import Settings
+from oncelog.waiting import poll_until
 
 
 def start_serve(settings: Settings, db: Path, log: Path) -> subprocess.Popen[bytes]:
@@ -54,12 +55,12 @@ class Load:
 
     def wait_for_calls(self, count: int, timeout_s: float = 120) -> bool:
         """Wait (bounded) until at least ``count`` calls completed; False on the bound."""
-        deadline = time.monotonic() + timeout_s
-        while len(self.completed) < count:
-            if time.monotonic() > deadline:
-                return False
-            self.stop.wait(0.05)
-        return True
+        done = poll_until(
+            time.monotonic() + timeout_s,
+            lambda: len(self.completed) >= count,
+            sleep=self.stop.wait,
+        )
+        return bool(done)
 
     def finish(self, timeout_s: float = 300) -> None:
         """Stop after the calls in flight; wait for the threads."""

@@ -18,6 +18,7 @@ from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.results import ClaimStatus
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.settings import Settings
+from oncelog.waiting import poll_until
 
 #: Short calls: a claim that cannot be decided fails in 2 s and the next one is sent.
 PROBE_TIMEOUTS = Timeouts(total_s=2.0, resend_after_s=0.5)
@@ -62,13 +63,15 @@ class Probe:
     def recovered_after(self, t0: float, timeout_s: float = 180.0) -> float | None:
         """Seconds from ``t0`` until every partition granted a claim sent after ``t0``;
         None when that did not happen within ``timeout_s``."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
+
+        def last_first_grant() -> float | None:
             firsts = [self._first_grant_after(p, t0) for p in range(self.settings.partitions)]
             if all(f is not None for f in firsts):
-                return max(f for f in firsts if f is not None) - t0
-            self.stop.wait(0.05)
-        return None
+                return max(f for f in firsts if f is not None)
+            return None
+
+        last = poll_until(time.monotonic() + timeout_s, last_first_grant, sleep=self.stop.wait)
+        return None if last is None else last - t0
 
     def granted_between(self, start: float, end: float) -> int:
         """Claims sent in [start, end] that were granted."""

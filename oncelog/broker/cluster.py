@@ -15,6 +15,7 @@ node's configuration) is in ``cluster.json``; each node's pid in ``node.json``.
 
 from __future__ import annotations
 
+import functools
 import json
 import signal
 import time
@@ -42,6 +43,7 @@ from oncelog.broker.kraft import (
 from oncelog.errors import BrokerError
 from oncelog.net import free_port
 from oncelog.settings import Settings
+from oncelog.waiting import poll_until
 
 if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
@@ -316,11 +318,10 @@ def wait_topics_known(info: ClusterInfo, topics: Iterable[str], timeout_s: float
     metadata a moment after its creation, and a client asking a late one finds none."""
     names = list(topics)
     deadline = time.monotonic() + timeout_s
-    for node in info.running:
-        while not answers_for_itself(node, names):
-            if time.monotonic() > deadline:
-                raise BrokerError(f"node {node.node_id} did not learn of {names} in {timeout_s}s")
-            time.sleep(0.1)  # the controller's metadata reaches it by itself
+    for node in info.running:  # the controller's metadata reaches each by itself
+        knows = functools.partial(answers_for_itself, node, names)
+        if not poll_until(deadline, knows, pause_s=0.1):
+            raise BrokerError(f"node {node.node_id} did not learn of {names} in {timeout_s}s")
 
 
 def leaders(admin: AdminClient, topic: str) -> dict[int, int]:

@@ -25,6 +25,7 @@ from oncelog.broker.java import find_java
 from oncelog.broker.secure import PROTOCOL
 from oncelog.errors import BrokerError
 from oncelog.settings import Settings
+from oncelog.waiting import poll_until
 
 STOP_WAIT_S = 20.0
 
@@ -126,20 +127,15 @@ def signal_pid(pid: int, signum: int) -> None:
 def stop_pid(pid: int, wait_s: float = STOP_WAIT_S) -> None:
     """SIGTERM, a bounded wait, then SIGKILL."""
     signal_pid(pid, signal.SIGTERM)
-    deadline = time.monotonic() + wait_s
-    while pid_alive(pid):
-        if time.monotonic() > deadline:
-            kill_pid(pid)
-            return
-        time.sleep(0.1)  # polling a foreign pid: there is no position to wait on
+    # Polling a foreign pid: there is no position to wait on.
+    if not poll_until(time.monotonic() + wait_s, lambda: not pid_alive(pid), pause_s=0.1):
+        kill_pid(pid)
 
 
 def kill_pid(pid: int, wait_s: float = 10.0) -> None:
     """SIGKILL and wait (bounded) until the process is gone."""
     signal_pid(pid, signal.SIGKILL)
-    deadline = time.monotonic() + wait_s
-    while pid_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)  # the kernel reaps it within milliseconds; nothing to wait on
+    poll_until(time.monotonic() + wait_s, lambda: not pid_alive(pid))  # reaped in ms
 
 
 def log_tail(path: Path, lines: int = 40) -> str:

@@ -89,8 +89,9 @@ def request_hash_of_params(tool_name: str, canonical_params: bytes) -> str:
 def _uuid5_of(first: str, second: str) -> str:
     # Hash first: uuid5 then sees a fixed-size digest, whatever the input length.
     # Memoized: a claim and the completion after it derive the same ids (the
-    # completion's operation id, the idempotency key of both answers), and
-    # each derivation is ~15 us. The arguments are validated ids, so the
+    # completion's operation id, the idempotency key of both answers), and a
+    # derivation costs more than the lookup (docs/performance.md, "Figures behind
+    # the code's comments"). The arguments are validated ids, so the
     # canonical JSON of the pair is the two quoted strings in brackets.
     pair = f"[{json_string(first)},{json_string(second)}]".encode()
     return uuid5_text(sha256_hex(pair))
@@ -100,7 +101,7 @@ _NAMESPACE_BYTES: Final = ONCELOG_NAMESPACE.bytes
 
 
 def uuid5_text(name: str) -> str:
-    """``str(uuid.uuid5(ONCELOG_NAMESPACE, name))`` without building a UUID (~5x cheaper)."""
+    """``str(uuid.uuid5(ONCELOG_NAMESPACE, name))`` without building a UUID (cheaper)."""
     digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + name.encode()).digest()[:16])
     digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
     digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant

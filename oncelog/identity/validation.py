@@ -26,9 +26,9 @@ _DOT_SEGMENTS: Final = frozenset({".", ".."})
 
 # Ids that passed, so that an id seen again is not checked again: a claim and its
 # completion name the same channel and key, a client reuses its tool names, and the
-# referee sees the same tool and worker ids in claim after claim (each check ~1.5 us;
-# the SDK checks each argument once, three ids a claim). Only ids that passed go in;
-# bounded by starting over when full.
+# referee sees the same tool and worker ids in claim after claim (a check costs more
+# than the lookup; the SDK checks each argument once, three ids a claim). Only ids
+# that passed go in; bounded by starting over when full.
 _PASSED: dict[str, None] = {}
 PASSED_KEPT: Final = 65_536
 

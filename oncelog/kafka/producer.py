@@ -28,13 +28,12 @@ Headers = Sequence[tuple[str, bytes]]
 DURABILITY: Mapping[str, Any] = {"acks": "all", "enable.idempotence": True}
 _ACKS_ALL = frozenset({"all", "-1", -1})
 
-#: Idempotent and fully acknowledged. linger.ms=0 measured best for claim latency (3 ms
-#: p50 against 6 ms at 1 ms). One produce request in flight per broker: what queues
-#: while it is out goes in the next one, so concurrent callers share requests (a
-#: lone caller waits for nobody). The broker pays about 0.7 ms of CPU per request; with
-#: idempotence's default of 5 in flight, 64 workers sent about one record per request.
-#: Measured: 1.6-2.7x the cycles/s and a third less CPU per cycle in every process
-#: (docs/performance.md, "Choices and what they bought").
+#: Idempotent and fully acknowledged. linger.ms=0 measured best for claim latency. One
+#: produce request in flight per broker: what queues while it is out goes in the next
+#: one, so concurrent callers share requests (a lone caller waits for nobody). The
+#: broker pays CPU per request; with idempotence's default of 5 in flight, each worker's
+#: record went in a request of its own (docs/performance.md, "Choices and what they
+#: bought").
 DEFAULT_PRODUCER_CONFIG: Mapping[str, Any] = {
     **DURABILITY,
     "linger.ms": 0,

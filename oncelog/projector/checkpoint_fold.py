@@ -10,12 +10,14 @@ A record that cannot be decoded, or has no key, is a dead letter; its partition 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Final, NamedTuple
 
 from oncelog.errors import CodecError, InvalidArgumentError
+from oncelog.projector.rows import Row, row_builder
 from oncelog.projector.store import DeadLetter
+from oncelog.projector.tables import CHECKPOINTS
 from oncelog.schemas.checkpoint_parts import record_key, split_kafka_key
 from oncelog.schemas.codec import decode_checkpoint
 from oncelog.schemas.models import CheckpointRecord
@@ -40,37 +42,17 @@ class CheckpointChanges:
     """What one batch changes: each touched part's row now (None: deleted), the dead
     letters, and each partition's next offset."""
 
-    rows: dict[PartKey, tuple[Any, ...] | None] = field(default_factory=dict)
+    rows: dict[PartKey, Row | None] = field(default_factory=dict)
     dead: list[DeadLetter] = field(default_factory=list)
     positions: dict[int, int] = field(default_factory=dict)
 
 
-def checkpoint_row(partition: int, offset: int, key: str, rec: CheckpointRecord) -> tuple[Any, ...]:
-    """The ``checkpoints`` row of one record, in the column order of its table layout."""
-    return (
-        key,
-        rec.part,
-        partition,
-        offset,
-        rec.kind.value,
-        rec.thread_id,
-        rec.checkpoint_ns,
-        rec.checkpoint_id,
-        rec.parent_checkpoint_id,
-        rec.run_id,
-        rec.channel,
-        rec.version,
-        rec.task_id,
-        rec.task_path,
-        rec.idx,
-        rec.metadata_type,
-        rec.metadata,
-        rec.metadata_json,
-        rec.channel_versions_json,
-        rec.value_type,
-        rec.parts,
-        rec.data,
-    )
+checkpoint_row: Final[Callable[[int, int, str, CheckpointRecord], Row]] = row_builder(
+    "checkpoint_row", "partition, offset, key, ckpt", CHECKPOINTS
+)
+"""``checkpoint_row(partition, offset, key, record)``: the ``checkpoints`` row of one record,
+generated from the table layout (:data:`~oncelog.projector.tables.CHECKPOINTS`), which
+mirrors every field of ``checkpoint.avsc``."""
 
 
 def fold_records(topic: str, records: Iterable[RawRecord]) -> CheckpointChanges:
@@ -98,7 +80,7 @@ def _part_key(r: RawRecord) -> PartKey:
     return split_kafka_key(r.key)
 
 
-def _row(r: RawRecord, part_key: PartKey) -> tuple[Any, ...]:
+def _row(r: RawRecord, part_key: PartKey) -> Row:
     assert r.value is not None
     rec = decode_checkpoint(r.value)
     key = record_key(rec)

@@ -18,6 +18,7 @@ from oncelog.kafka.reader import topic_ends
 from oncelog.projector.checkpoint_store import CheckpointStore
 from oncelog.projector.checkpoints import refold
 from oncelog.projector.store import Store
+from oncelog.projector.tables import CHECKPOINTS, column_list
 from oncelog.settings import Settings
 
 
@@ -42,14 +43,16 @@ def rebuild_checkpoints(
 
 
 def rows(store: Store, partitions: Collection[int]) -> dict[tuple[str, int], tuple[Any, ...]]:
-    """Every checkpoint row of ``partitions``, by (record_key, part)."""
+    """Every checkpoint row of ``partitions``, by (record_key, part), in the layout's column
+    order (an older file's migrated columns come last in the table)."""
     if not partitions:
         return {}
     marks = ", ".join("?" * len(partitions))
     cursor = store.cursor()
     try:
         found = cursor.execute(
-            f"SELECT * FROM checkpoints WHERE partition IN ({marks})", list(partitions)
+            f"SELECT {column_list(CHECKPOINTS)} FROM checkpoints WHERE partition IN ({marks})",
+            list(partitions),
         ).fetchall()
     finally:
         cursor.close()

@@ -5,9 +5,8 @@ A projector keeps the decided states of its partitions in memory (up to
 without cycles. CPython's collector rescans every object that survived two
 collections in each full (generation 2) collection, and starts one whenever
 the survivors grew by a quarter, so a growing cache is rescanned again and
-again while nothing is folded. Measured in ``oncelog serve`` under the
-64-worker load of ``bench_projector``: 6 full collections in about 20 s took
-1.13 s of the main thread (the longest about 0.45 s) and found 10 objects.
+again while nothing is folded: under load, those collections stall the main
+thread for long pauses and find almost nothing (docs/performance.md).
 
 So a serving process keeps the automatic young collections (they only see new
 objects, and catch the cycles a batch makes) and runs the full ones itself:

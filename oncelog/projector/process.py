@@ -15,6 +15,7 @@ from pathlib import Path
 
 from oncelog.errors import LedgerError
 from oncelog.settings import Settings
+from oncelog.waiting import poll_until
 
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 60.0
@@ -61,15 +62,18 @@ def start_serve(settings: Settings, log: Path, *extra: str) -> subprocess.Popen[
 
 def wait_http(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
     """Wait (bounded) until ``url`` answers; fail with the log tail if the process died."""
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
+
+    def answers() -> bool:
         if proc.poll() is not None:
             raise LedgerError(f"{proc.args!r} exited early:\n{log.read_text()[-2000:]}")
         try:
             urllib.request.urlopen(url, timeout=1).close()
-            return
         except OSError:
-            time.sleep(0.05)  # not listening yet; bounded by the deadline
+            return False  # not listening yet
+        return True
+
+    if poll_until(time.monotonic() + START_TIMEOUT_S, answers):
+        return
     proc.kill()
     raise LedgerError(f"{url} did not answer within {START_TIMEOUT_S} s")
 

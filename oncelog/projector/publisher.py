@@ -18,7 +18,7 @@ from oncelog.projector.batch import Folded
 from oncelog.projector.store import DeadLetter
 from oncelog.schemas.codec import encode_decision, encode_snapshot
 from oncelog.settings import Settings
-from oncelog.tracing.fold import DecisionHeaders
+from oncelog.tracing.batch_spans import DecisionHeaders
 
 #: How long the projector's records wait for others to share their produce request (ms)
 #: when they are not alone (oncelog.kafka.lanes): a poll batch of more than
@@ -65,7 +65,7 @@ class Publisher:
         All in one lane (oncelog.kafka.lanes): the lane that still holds unacknowledged
         records, else express for a small batch. So a decision's snapshot is appended with
         it, and a key's versions in order. ``traces`` (tracing on): the headers of the
-        decisions whose requests were traced (:mod:`oncelog.tracing.fold`).
+        decisions whose requests were traced (:mod:`oncelog.tracing.batch_spans`).
         """
         s = self._settings
         send = self._lanes.lane(alone=len(out.audit) <= EXPRESS_BATCH).send_nowait

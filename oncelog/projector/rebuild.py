@@ -137,7 +137,7 @@ def _without_cyclic_gc() -> Iterator[None]:
     """Pause the cycle collector while a refold holds millions of rows and states.
 
     Those are tuples without cycles, but each full collection rescans all of
-    them: about a third of the rebuild's CPU at 200k records. The only cycles a
+    them, a large share of the rebuild's CPU (docs/performance.md). The only cycles a
     refold makes are the exceptions of rejected records, collected afterwards.
     """
     enabled = gc.isenabled()

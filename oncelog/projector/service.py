@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
+from confluent_kafka import Message, TopicPartition
 from prometheus_client import CollectorRegistry
 
 from oncelog.kafka.reader import consume_available, partition_count
@@ -29,7 +29,6 @@ from oncelog.projector.assignment import Assignment
 from oncelog.projector.batch import BatchFolder, Folded
 from oncelog.projector.committer import Committer
 from oncelog.projector.group_consumer import GroupConsumer, group_config
-from oncelog.projector.group_consumer import fatal_error as _fatal_error
 from oncelog.projector.memory import StateMemory
 from oncelog.projector.metrics import ProjectorMetrics
 from oncelog.projector.publisher import EXPRESS_BATCH, PUBLISH_LINGER_MS, Publisher
@@ -40,15 +39,14 @@ from oncelog.projector.unassigned_watch import DEFAULT_MARGIN_S
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, check_topics, ledger_topics
 from oncelog.tracing import active as tracing_active
-from oncelog.tracing.fold import DecisionHeaders, fold_spans
+from oncelog.tracing.batch_spans import DecisionHeaders, batch_spans
 
-# Also the names the bench and the tests import from here (test_projector_fatal: _fatal_error).
+# Also the names the bench and the tests import from here.
 __all__ = [
     "EXPRESS_BATCH",
     "LAG_REPORT_S",
     "PUBLISH_LINGER_MS",
     "Projector",
-    "_fatal_error",
     "group_config",
 ]
 
@@ -117,7 +115,9 @@ class Projector:
         self._memory = StateMemory(store, self._reader, max_states)
         self.metrics.count_cached_states(self._memory.states.__len__)
         self._sweeps = SweepScheduler(settings.requests_topic, sweep_interval_s)
-        self._assignment = Assignment(
+        # The parts that answer the consumer group's calls, public so that a test can make
+        # the calls librdkafka makes (a fatal error, lost partitions).
+        self.assignment = Assignment(
             settings,
             kafka,
             store,
@@ -128,7 +128,7 @@ class Projector:
             report=on_rebalance,
             unassigned_grace_s=settings.group_session_timeout_ms / 1000 + unassigned_margin_s,
         )
-        self._group = GroupConsumer(settings, kafka, self._assignment, on_rebalance)
+        self.group = GroupConsumer(settings, kafka, self.assignment, on_rebalance)
 
     # --- lifecycle -----------------------------------------------------------------
 
@@ -138,18 +138,18 @@ class Projector:
         specs = ledger_topics(self._settings)
         counts = check_topics(admin, specs, self._settings.replication_factor)
         self._publisher.reply_partitions = counts[self._settings.decisions_topic]
-        consumer = self._group.join()
+        consumer = self.group.join()
         self._partitions = partition_count(consumer, self._settings.requests_topic)
         self._memory.partitions = self._partitions
-        clocks = self._assignment.clocks
+        clocks = self.assignment.clocks
         self._folder = BatchFolder(self._settings.requests_topic, self._partitions, clocks)
-        self._group.consumer = consumer
+        self.group.consumer = consumer
 
     def run(
         self, stop: threading.Event, after_batch: Callable[[int], object] | None = None
     ) -> None:
         """Process batches until ``stop`` is set; ``after_batch`` hears each one's size."""
-        if self._group.consumer is None:
+        if self.group.consumer is None:
             self.start()
         while not stop.is_set():
             handled = self.run_once()
@@ -163,13 +163,13 @@ class Projector:
         timeout for it (a restart within it takes them back without a rebalance).
         """
         self._committer.close()
-        self._group.close()
+        self.group.close()
         self._publisher.close()
 
     def held_partitions(self) -> list[int]:
         """The partitions of the requests topic this projector folds now (any thread may
         ask: the checkpoints' folder follows them, :mod:`.checkpoints`)."""
-        return self._assignment.held()
+        return self.assignment.held()
 
     def wait_committed(self, partition: int, offset: int, timeout_s: float) -> bool:
         """Block until the request at ``offset`` of ``partition`` is committed to DuckDB
@@ -180,17 +180,17 @@ class Projector:
 
     def run_once(self) -> int:
         """Consume, fold, publish and commit one batch; return the records handled."""
-        consumer = self._group.consumer
+        consumer = self.group.consumer
         assert consumer is not None, "start() first"
         messages = consume_available(consumer, self._batch_size, self._poll_timeout_s)
-        fatal = self._group.take_fatal(messages)
+        fatal = self.group.take_fatal(messages)
         if fatal is not None:
-            self._group.rejoin(fatal)
+            self.group.rejoin(fatal)
             return 0
-        if self._assignment.take_released():
+        if self.assignment.take_released():
             # Records fetched before a revoke (or loss) that ran inside this very poll:
             # the partition's next owner folds them, from the position committed then.
-            held = self._assignment.clocks
+            held = self.assignment.clocks
             messages = [m for m in messages if m.partition() in held]
         if messages:
             self._process(messages)  # reports the lag itself, before any fault hook
@@ -198,10 +198,10 @@ class Projector:
             self._report_lag(at_rest=True)
         # Sweeps are requests, in no order with what the projector publishes: the express
         # lane, connected by any small batch, so an idle projector needs no second one.
-        self._sweeps.maybe_send(self._reader, self._publisher.express, self._assignment.held())
-        why = self._assignment.rejoin_reason(self._partitions)
+        self._sweeps.maybe_send(self._reader, self._publisher.express, self.assignment.held())
+        why = self.assignment.rejoin_reason(self._partitions)
         if why is not None:
-            self._group.replace(why)
+            self.group.replace(why)
         return len(messages)
 
     def _process(self, messages: list[Message]) -> None:
@@ -211,7 +211,7 @@ class Projector:
         began, began_ns = time.perf_counter(), time.time_ns() if traced else 0
         out = self._folder.fold(messages, self._memory.load)
         folded_s = time.perf_counter() - began
-        traces = self._fold_spans(messages, out, began_ns) if traced else None
+        traces = self._batch_spans(messages, out, began_ns) if traced else None
         self._memory.remember(out.snapshots)
         if self._before_publish is not None:
             # Fault injection: folded, not published; told which requests it decided.
@@ -230,12 +230,12 @@ class Projector:
             self._committer.drain()
             self._memory.states.evict()
 
-    def _fold_spans(
+    def _batch_spans(
         self, messages: list[Message], out: Folded, began_ns: int
     ) -> DecisionHeaders | None:
         """The batch's fold spans (tracing on); the headers its decisions carry back."""
         window = (began_ns, time.time_ns())
-        return fold_spans(messages, out.audit, self._settings.requests_topic, window)
+        return batch_spans(messages, out.audit, self._settings.requests_topic, window)
 
     def _report_lag(self, *, at_rest: bool = False) -> None:
         """Each assigned partition's lag, against the high watermark of its last fetch.
@@ -247,7 +247,7 @@ class Projector:
         thread at 10 records a batch); at rest (an empty poll) always, so a projector
         that caught up shows its lag of 0 within a poll.
         """
-        consumer = self._group.consumer
+        consumer = self.group.consumer
         assert consumer is not None
         if not at_rest:
             now = time.monotonic()
@@ -258,15 +258,3 @@ class Projector:
         for p in self.metrics.assigned_partitions():
             _, high = consumer.get_watermark_offsets(TopicPartition(topic, p), cached=True)
             self.metrics.watermark(p, high)
-
-    # --- what tests/integration drives directly (test_projector_fatal, _unassigned) ---
-
-    @property
-    def _consumer(self) -> Consumer | None:
-        return self._group.consumer
-
-    def _on_consumer_error(self, error: KafkaError) -> None:
-        self._group.on_consumer_error(error)
-
-    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self._assignment.on_lost(consumer, partitions)

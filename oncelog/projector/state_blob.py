@@ -53,7 +53,7 @@ _RESOLVED: Final[dict[bytes, Any]] = {
 def encode_state(state: ExecutionState, *, once: bool = False) -> bytes:
     """Single-object encode ``state``. Its body is shared with its published records
     (memoized by identity); ``once``: a state encoded here only (the bulk rebuild), whose
-    body the memo would hold for nothing (keeping it costs 1.3-3 µs of the 8-10 µs)."""
+    body the memo would hold for nothing (keeping it costs a good part of the encoding)."""
     return _HEADER + (state_body(state) if once else encode_state_body(state))
 
 

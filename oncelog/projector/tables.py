@@ -97,7 +97,7 @@ EXECUTIONS: Final[tuple[Column, ...]] = (
 """The current version of each operation, narrow: what a status query answers and what the
 sweeps and the index read; ``lease_deadline_ms`` finds a lapsed ``CLAIMED`` step by SQL.
 Its other columns and its state blob are the ``history`` row of that version (updating
-wide rows with the state blob in place cost the commit about a third of its CPU;
+wide rows with the state blob in place cost the commit much of its CPU;
 docs/performance.md)."""
 
 HISTORY: Final[tuple[Column, ...]] = (
@@ -230,7 +230,7 @@ def arrow_table(columns: tuple[Column, ...], rows: Sequence[tuple[Any, ...]]) ->
     """A pyarrow table of ``rows`` (tuples in column order), typed by the layout.
 
     The tuples go to Arrow as one struct array, converted in C++: transposing them
-    into Python lists per column first cost about four times as much CPU.
+    into Python lists per column first cost several times as much CPU.
     """
     struct = _STRUCTS.get(columns)
     if struct is None:
@@ -251,7 +251,12 @@ def upsert_sets(columns: tuple[Column, ...], key: str) -> str:
     return ", ".join(f'"{c.name}" = excluded."{c.name}"' for c in columns if c.name != key)
 
 
-TABLES: Final = {"executions": EXECUTIONS, "history": HISTORY, "requests": REQUESTS}
+TABLES: Final = {
+    "executions": EXECUTIONS,
+    "history": HISTORY,
+    "requests": REQUESTS,
+    "checkpoints": CHECKPOINTS,
+}
 """The tables whose layout follows the models (and may gain nullable columns)."""
 
 

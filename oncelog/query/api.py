@@ -41,6 +41,7 @@ from oncelog.query.models import (
 )
 from oncelog.query.owners import OwnerView
 from oncelog.query.problem import problem_responses
+from oncelog.schemas import read_api as paths
 from oncelog.schemas.checkpoint_answers import CheckpointItem, CheckpointPart
 
 T = TypeVar("T")
@@ -225,12 +226,10 @@ def _merged(how: Callable[[list[Any]], BaseModel]) -> Merge:
     return lambda answers, _view: how(_pages(answers))
 
 
-HEALTHZ: Final = ApiRoute("/healthz", "here", healthz, dict[str, str])
-STATUS: Final = ApiRoute(
-    "/v1/status/{channel_id}/{step_or_key}", "owner", status, StepStatus, redact=True
-)
+HEALTHZ: Final = ApiRoute(paths.HEALTHZ, "here", healthz, dict[str, str])
+STATUS: Final = ApiRoute(paths.STATUS, "owner", status, StepStatus, redact=True)
 HISTORY: Final = ApiRoute(
-    "/v1/history/{operation_id}",
+    paths.HISTORY,
     "every",
     history,
     Page[Version],
@@ -238,33 +237,31 @@ HISTORY: Final = ApiRoute(
     redact=True,
 )
 TIMELINE: Final = ApiRoute(
-    "/v1/timeline/{channel_id}",
+    paths.TIMELINE,
     "every",
     timeline,
     Page[TimelineEntry],
     _merged(merge.merge_timeline),
 )
-SIDE_EFFECTS: Final = ApiRoute("/v1/side-effects/{channel_id}", "owner", effects, SideEffects)
+SIDE_EFFECTS: Final = ApiRoute(paths.SIDE_EFFECTS, "owner", effects, SideEffects)
 DUPLICATES: Final = ApiRoute(
-    "/v1/duplicates",
+    paths.DUPLICATES,
     "every",
     duplicates,
     Page[SuspectedDuplicate],
     _merged(merge.merge_duplicates),
 )
-POSITIONS: Final = ApiRoute("/v1/positions", "every", positions, Positions, _merged_positions)
+POSITIONS: Final = ApiRoute(paths.POSITIONS, "every", positions, Positions, _merged_positions)
 # LangGraph's checkpoints (oncelog.integrations.langgraph): a thread id is a channel id.
 THREAD_CHECKPOINTS: Final = ApiRoute(
-    "/v1/checkpoints/{channel_id}", "owner", ckpt.thread_checkpoints, Page[CheckpointItem]
+    paths.THREAD_CHECKPOINTS, "owner", ckpt.thread_checkpoints, Page[CheckpointItem]
 )
 CHECKPOINTS: Final = ApiRoute(
-    "/v1/checkpoints", "every", ckpt.all_checkpoints, Page[CheckpointItem], ckpt.merge_checkpoints
+    paths.CHECKPOINTS, "every", ckpt.all_checkpoints, Page[CheckpointItem], ckpt.merge_checkpoints
 )
-THREAD_PARTS: Final = ApiRoute(
-    "/v1/checkpoint-parts/{channel_id}", "owner", ckpt.thread_parts, Page[CheckpointPart]
-)
+THREAD_PARTS: Final = ApiRoute(paths.THREAD_PARTS, "owner", ckpt.thread_parts, Page[CheckpointPart])
 RUN_PARTS: Final = ApiRoute(
-    "/v1/checkpoint-parts", "every", ckpt.run_parts, Page[CheckpointPart], ckpt.merge_parts
+    paths.RUN_PARTS, "every", ckpt.run_parts, Page[CheckpointPart], ckpt.merge_parts
 )
 
 ROUTES: Final = (
@@ -281,7 +278,8 @@ ROUTES: Final = (
     RUN_PARTS,
 )
 """Every route of the API, in the order of its OpenAPI schema; the UI's HTML pages and
-``/metrics`` are added apart."""
+``/metrics`` are added apart. The paths are :mod:`oncelog.schemas.read_api`'s, which the
+Python clients fill."""
 
 
 # What a read route may answer besides its model: a bad argument, a missing or wrong

@@ -9,10 +9,11 @@ a ``cursor`` pages on.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import duckdb
 
@@ -77,8 +78,18 @@ def parse_cursor(text: str | None) -> Cursor | None:
     return value[0], value[1], value[2]
 
 
-def _heads(con: duckdb.DuckDBPyConnection, q: CheckpointQuery, limit: int) -> list[tuple[Any, ...]]:
-    """(partition, thread, ns, id, metadata_json) of the checkpoints asked for, in order."""
+class _Head(NamedTuple):
+    """A listed checkpoint's first part: what a page needs to load it."""
+
+    partition: int
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    metadata_json: str | None
+
+
+def _heads(con: duckdb.DuckDBPyConnection, q: CheckpointQuery, limit: int) -> list[_Head]:
+    """The checkpoints asked for, in order."""
     where = ["kind = 'checkpoint'", "part = 0"]
     params: list[Any] = []
     for column, value in (
@@ -100,15 +111,20 @@ def _heads(con: duckdb.DuckDBPyConnection, q: CheckpointQuery, limit: int) -> li
         cid, thread, ns = q.cursor
         params += [cid, cid, thread, thread, ns]
     sql = (
-        "SELECT partition, thread_id, checkpoint_ns, checkpoint_id, metadata_json "
-        f"FROM checkpoints WHERE {' AND '.join(where)} ORDER BY {_ORDER}"
+        f"SELECT {_columns(_Head._fields)} FROM checkpoints "
+        f"WHERE {' AND '.join(where)} ORDER BY {_ORDER}"
     )
     if not q.filter:  # a metadata filter is matched here, in Python: it must see every row
         sql += " LIMIT ?"
         params.append(limit)
-    rows = con.execute(sql, params).fetchall()
-    matching = (r for r in rows if _matches(r[4], q.filter))
-    return [r for _, r in zip(range(limit), matching, strict=False)]
+    rows = (_Head(*row) for row in con.execute(sql, params).fetchall())
+    matching = (r for r in rows if _matches(r.metadata_json, q.filter))
+    return list(itertools.islice(matching, limit))
+
+
+def _columns(fields: tuple[str, ...]) -> str:
+    """The ``checkpoints`` columns a row type names (its ``_fields``), in its order."""
+    return ", ".join(f'"{f}"' for f in fields)
 
 
 def _matches(metadata_json: str | None, wanted: Mapping[str, Any] | None) -> bool:
@@ -125,73 +141,98 @@ def list_checkpoints(
     whether more are there (only their heads are read: a page loads what it returns)."""
     heads = _heads(con, q, limit + 1)
     items = []
-    for partition, thread, ns, cid, _ in heads[:limit]:
-        item = _checkpoint(con, partition, thread, ns, cid)
+    for head in heads[:limit]:
+        item = _checkpoint(con, head)
         if item is not None:
             items.append(item)
     return items, len(heads) > limit
 
 
-_OWN_PARTS: Final = """
-SELECT kind, part, parts, value_type, data, parent_checkpoint_id, metadata_type, metadata,
-       channel_versions_json, task_id, task_path, idx, channel
+class _Own(NamedTuple):
+    """A part of a checkpoint or of a write pending on it."""
+
+    kind: str
+    part: int
+    parts: int
+    value_type: str
+    data: bytes
+    parent_checkpoint_id: str | None
+    metadata_type: str | None
+    metadata: bytes | None
+    channel_versions_json: str | None
+    task_id: str | None
+    task_path: str | None
+    idx: int | None
+    channel: str | None
+
+
+_OWN_PARTS: Final = f"""
+SELECT {_columns(_Own._fields)}
 FROM checkpoints
 WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND kind IN ('checkpoint', 'write')
 ORDER BY kind, task_path, task_id, idx, part
 """
 
 
-def _checkpoint(
-    con: duckdb.DuckDBPyConnection, partition: int, thread: str, ns: str, cid: str
-) -> CheckpointItem | None:
+def _checkpoint(con: duckdb.DuckDBPyConnection, h: _Head) -> CheckpointItem | None:
     """One checkpoint with its values and writes; None while a part of it is missing."""
     head: dict[int, bytes] = {}
-    first: tuple[Any, ...] | None = None
-    writes: dict[tuple[str, int], tuple[tuple[Any, ...], dict[int, bytes]]] = {}
-    for row in con.execute(_OWN_PARTS, [thread, ns, cid]).fetchall():
-        if row[0] == "checkpoint":
+    first: _Own | None = None
+    writes: dict[tuple[str | None, int | None], tuple[_Own, dict[int, bytes]]] = {}
+    key = [h.thread_id, h.checkpoint_ns, h.checkpoint_id]
+    for row in (_Own(*r) for r in con.execute(_OWN_PARTS, key).fetchall()):
+        if row.kind == "checkpoint":
             first = first or row
-            head[row[1]] = row[4]
+            head[row.part] = row.data
         else:
-            writes.setdefault((row[9], row[11]), (row, {}))[1][row[1]] = row[4]
-    data = None if first is None else join_parts(head, first[2])
+            writes.setdefault((row.task_id, row.idx), (row, {}))[1][row.part] = row.data
+    data = None if first is None else join_parts(head, first.parts)
     if first is None or data is None:
         return None
-    versions = json.loads(first[8] or "{}")
+    versions = json.loads(first.channel_versions_json or "{}")
     return CheckpointItem(
-        partition=partition,
-        thread_id=thread,
-        checkpoint_ns=ns,
-        checkpoint_id=cid,
-        parent_checkpoint_id=first[5],
-        type=first[3],
+        partition=h.partition,
+        thread_id=h.thread_id,
+        checkpoint_ns=h.checkpoint_ns,
+        checkpoint_id=h.checkpoint_id,
+        parent_checkpoint_id=first.parent_checkpoint_id,
+        type=first.value_type,
         data=data,
-        metadata_type=first[6] or "json",
-        metadata=first[7] or b"{}",
-        blobs=_blobs(con, thread, ns, versions),
+        metadata_type=first.metadata_type or "json",
+        metadata=first.metadata or b"{}",
+        blobs=_blobs(con, h.thread_id, h.checkpoint_ns, versions),
         writes=_writes(writes.values()),
     )
 
 
-def _writes(
-    found: Any,
-) -> list[CheckpointWrite]:
+def _writes(found: Iterable[tuple[_Own, dict[int, bytes]]]) -> list[CheckpointWrite]:
     """The complete writes in LangGraph's order: (task_path, task_id, idx)."""
     out = []
     for row, parts in found:
-        data = join_parts(parts, row[2])
+        data = join_parts(parts, row.parts)
         if data is not None:
             out.append(
                 CheckpointWrite(
-                    task_id=row[9],
-                    channel=row[12],
-                    type=row[3],
+                    task_id=row.task_id or "",
+                    channel=row.channel or "",
+                    type=row.value_type,
                     data=data,
-                    task_path=row[10] or "",
-                    idx=row[11],
+                    task_path=row.task_path or "",
+                    idx=row.idx or 0,
                 )
             )
     return sorted(out, key=lambda w: (w.task_path, w.task_id, w.idx))
+
+
+class _Blob(NamedTuple):
+    """A part of a channel value."""
+
+    channel: str
+    version: str
+    value_type: str
+    part: int
+    parts: int
+    data: bytes
 
 
 def _blobs(
@@ -202,33 +243,31 @@ def _blobs(
         return []
     pairs = sorted(versions.items())
     marks = ", ".join("(?, ?)" for _ in pairs)
+    columns = ", ".join(f"c.{name}" for name in _Blob._fields)
     sql = (
-        "SELECT c.channel, c.version, c.value_type, c.part, c.parts, c.data FROM checkpoints c "
-        f"JOIN (VALUES {marks}) v(channel, version) "
+        f"SELECT {columns} FROM checkpoints c JOIN (VALUES {marks}) v(channel, version) "
         "ON c.channel = v.channel AND c.version = v.version "
         "WHERE c.kind = 'blob' AND c.thread_id = ? AND c.checkpoint_ns = ? "
         "ORDER BY c.channel, c.part"
     )
     params: list[Any] = [x for pair in pairs for x in pair] + [thread, ns]
-    found: dict[str, tuple[tuple[Any, ...], dict[int, bytes]]] = {}
-    for row in con.execute(sql, params).fetchall():
-        found.setdefault(row[0], (row, {}))[1][row[3]] = row[5]
+    found: dict[str, tuple[_Blob, dict[int, bytes]]] = {}
+    for row in (_Blob(*r) for r in con.execute(sql, params).fetchall()):
+        found.setdefault(row.channel, (row, {}))[1][row.part] = row.data
     out = []
     for channel, (row, parts) in sorted(found.items()):
-        data = join_parts(parts, row[4])
-        if data is not None and row[2] != "empty":
-            out.append(CheckpointBlob(channel=channel, version=row[1], type=row[2], data=data))
+        data = join_parts(parts, row.parts)
+        if data is not None and row.value_type != "empty":
+            out.append(
+                CheckpointBlob(channel=channel, version=row.version, type=row.value_type, data=data)
+            )
     return out
 
 
 # --- raw parts: what deletions, prunes and copies work from ----------------------------
 
-_PART_COLUMNS: Final = (
-    'record_key, part, parts, partition, "offset", kind, thread_id, checkpoint_ns, '
-    "checkpoint_id, parent_checkpoint_id, run_id, channel, version, task_id, task_path, idx, "
-    "value_type, metadata_type, {meta} AS metadata, metadata_json, channel_versions_json, "
-    "{data} AS data"
-)
+_LEFT_OUT: Final = ("metadata", "data")
+"""The columns of a part read only when asked for (``with_data``)."""
 
 
 def list_parts(
@@ -260,13 +299,13 @@ def list_parts(
     if start_after is not None:
         where.append("(record_key > ? OR (record_key = ? AND part > ?))")
         params += [start_after[0], start_after[0], start_after[1]]
-    columns = _PART_COLUMNS.format(
-        meta="metadata" if with_data else "NULL", data="data" if with_data else "NULL"
+    names = list(CheckpointPart.model_fields)  # checked against checkpoint.avsc at import
+    columns = ", ".join(
+        f'NULL AS "{n}"' if n in _LEFT_OUT and not with_data else f'"{n}"' for n in names
     )
     sql = (
         f"SELECT {columns} FROM checkpoints WHERE {' AND '.join(where)} "
         "ORDER BY record_key, part LIMIT ?"
     )
-    names = [c.strip().split(" AS ")[-1].strip('"') for c in columns.split(",")]
     rows = con.execute(sql, [*params, limit]).fetchall()
     return [CheckpointPart(**dict(zip(names, row, strict=True))) for row in rows]

@@ -33,8 +33,9 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from oncelog.errors import StoreError
+from oncelog.schemas import read_api
 
-EXPORT_PATH: Final = "/v1/export"
+EXPORT_PATH: Final = read_api.EXPORT
 TABLES: Final = ("executions", "history", "requests", "dead_letters", "positions")
 """The tables exported, one Parquet file each (``<table>.parquet``)."""
 _LEFT_OUT: Final = frozenset({"state"})  # the writer's Avro blob: no SQL reads it

@@ -51,7 +51,7 @@ from oncelog.identity.partitioner import partition_for
 from oncelog.query.api import FORWARDED_BY, REDACT, REDACTED, ROUTES, ApiRoute, redacted
 from oncelog.query.member_client import MemberClient, MemberDownError
 from oncelog.query.owners import Member, OwnerView
-from oncelog.query.source import ledger_error_of, path_segment
+from oncelog.schemas import read_api
 
 __all__ = ["FORWARDED_BY", "OwnerSource", "QueryRouter", "Question"]
 
@@ -140,7 +140,7 @@ class QueryRouter:
         left out); ``local`` is this instance's own answer (the query functions).
         Raises the ``LedgerError`` of a member's error answer.
         """
-        path = route.path.format(**{k: path_segment(v) for k, v in params.items()})
+        path = read_api.path(route.path, **params)
         present = {k: v for k, v in query.items() if v is not None}
         target = f"{path}?{urllib.parse.urlencode(present)}" if present else path
         question = Question(route, target, params.get("channel_id"))
@@ -152,7 +152,8 @@ class QueryRouter:
                 return await local()
             response = await self._members.fetch(member, question.target)
             if response.is_error:
-                raise ledger_error_of(response)
+                asked = f"GET {member.url}{question.target}"
+                raise read_api.error_of(response.status_code, response.content, asked)
             return self._read(route, response)
 
         assert question.channel is not None

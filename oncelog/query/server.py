@@ -21,6 +21,7 @@ from oncelog.errors import InsecureBindError, LedgerError
 from oncelog.projector.store import Store
 from oncelog.query.http import AppOptions, create_app
 from oncelog.settings import Settings
+from oncelog.waiting import poll_until
 
 
 @dataclass
@@ -82,11 +83,10 @@ def serve_app(app: ASGIApp, host: str, port: int) -> HttpServer:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="oncelog-http", daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise LedgerError(f"the HTTP API could not start on {host}:{port}")
-        time.sleep(0.01)  # uvicorn exposes no event to wait on; bounded above
+    # uvicorn exposes no event to wait on: poll, bounded.
+    poll_until(time.monotonic() + 30, lambda: server.started or not thread.is_alive(), pause_s=0.01)
+    if not server.started:
+        raise LedgerError(f"the HTTP API could not start on {host}:{port}")
     return HttpServer(server, thread)
 
 

@@ -10,7 +10,7 @@ The table it implements is section 4 of the ledger spec.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from typing import Any, Final, NamedTuple
 
 from oncelog.identity.tokens import fingerprint_of_token, token_fingerprint
@@ -65,8 +65,8 @@ _OUTCOME_OF_STATUS: Final = {
 
 
 # A new state version copies the old one as a list and patches the changed fields by
-# index: 11.5 % of decode+fold against ``state._replace`` (docs/performance.md, "Choices
-# and what they bought"). The index comes from the model's own field list.
+# index, cheaper than ``state._replace`` (docs/performance.md, "Choices and what they
+# bought"). The index comes from the model's own field list.
 _STATE_INDEX: Final = {name: i for i, name in enumerate(ExecutionState._fields)}
 
 
@@ -593,30 +593,6 @@ class PartitionClock(NamedTuple):
         if clamped == last:
             return self, clamped
         return PartitionClock(clamped), clamped
-
-
-def fold_batch(
-    states: Mapping[str, ExecutionState],
-    clock: PartitionClock,
-    requests_with_ts: Iterable[tuple[Request, int]],
-) -> tuple[dict[str, ExecutionState], PartitionClock, list[Decision]]:
-    """Fold requests of one partition in log order.
-
-    Returns the states touched (by operation id, latest version), the advanced
-    clock and one decision per request, in order. Every decision with
-    ``changed=True`` carries a state version to publish (see :func:`snapshot_of`).
-    """
-    touched: dict[str, ExecutionState] = {}
-    decisions: list[Decision] = []
-    for request, broker_ts_ms in requests_with_ts:
-        clock, t = clock.advance(broker_ts_ms)
-        op = request.operation_id
-        before = touched.get(op) or states.get(op)
-        after, decision = fold(before, request, t)
-        if after is not None and after is not before:
-            touched[op] = after
-        decisions.append(decision)
-    return touched, clock, decisions
 
 
 def snapshot_of(decision: Decision, partition: int, offset: int) -> ExecutionSnapshot:

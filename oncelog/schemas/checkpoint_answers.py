@@ -79,3 +79,4 @@ class CheckpointPart(_Frozen):
     metadata_json: str | None
     channel_versions_json: str | None
     data: bytes | None
+    copied_from: str | None = None  # added after the others: older answers lack it

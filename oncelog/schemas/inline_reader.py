@@ -1,7 +1,7 @@
 """Straight-line Avro readers, generated from a parsed ``.avsc`` schema at import.
 
 fastavro's ``schemaless_reader`` spends most of its time on per-call setup for
-records this small (about 5 µs a request, 40 µs a decision), and a reader
+records this small (docs/performance.md), and a reader
 written as one function per field pays a Python call and a returned
 ``(value, position)`` tuple per field. This module turns a schema into the
 source of ONE function that reads every field inline (every varint, and every

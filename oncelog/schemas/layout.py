@@ -5,9 +5,10 @@ The ``.avsc`` files are the one source of the layout. The models of
 record ``dev.oncelog.X`` is the class ``models.X``, an Avro enum the ``StrEnum`` of
 that name) and are checked against the schemas when this module is imported:
 a model that misses a field, has one the schema lacks, or an enum whose symbols
-differ, raises :class:`LayoutError`. A schema field that the model derives (a
-property, such as ``Decision.version``) is written from the property and
-dropped on read. The models' field order is free: the generated readers,
+differ, raises :class:`LayoutError`; so does the stored checkpoint part the query
+API answers (:class:`~oncelog.schemas.checkpoint_answers.CheckpointPart`). A schema
+field that the model derives (a property, such as ``Decision.version``) is written
+from the property and dropped on read. The models' field order is free: the generated readers,
 writers and converters map by name.
 """
 
@@ -16,12 +17,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 from fastavro.schema import load_schema
 
 from oncelog.errors import LedgerError
 from oncelog.schemas import models
+from oncelog.schemas.checkpoint_answers import CheckpointPart
 
 SCHEMA_DIR: Final = Path(__file__).parent
 
@@ -129,6 +131,37 @@ def check(schema: Any) -> None:
             _check_enum(t)
 
 
+PART_COLUMNS: Final = ("record_key", "partition", "offset")
+"""What a stored checkpoint part has besides its record's fields: its key and place on the log."""
+
+
+def check_part(record: Any, part: type[CheckpointPart] = CheckpointPart) -> None:
+    """Raise :class:`LayoutError` unless ``part`` (a row of the ``checkpoints`` table as the
+    API answers it) has every field of ``record`` and :data:`PART_COLUMNS`, and nothing else,
+    and takes None for every optional field of the record."""
+    fields = part.model_fields
+    names = [f["name"] for f in record["fields"]]
+    missing = [n for n in (*PART_COLUMNS, *names) if n not in fields]
+    extra = [n for n in fields if n not in names and n not in PART_COLUMNS]
+    required = [
+        f["name"]
+        for f in record["fields"]
+        if _optional(f["type"])
+        and f["name"] in fields
+        and type(None) not in get_args(fields[f["name"]].annotation)
+    ]
+    if missing or extra or required:
+        raise LayoutError(
+            f"{part.__name__} does not match {record['name']} in the .avsc files: fields"
+            f" missing {missing}, fields not in the schema {extra}, optional fields that"
+            f" do not take None {required}"
+        )
+
+
+def _optional(t: Any) -> bool:
+    return isinstance(t, list) and len(t) == 2 and t[0] == "null"
+
+
 def current() -> Iterator[tuple[str, Any]]:
     """The current schema of each record type, by name, loaded from the package's files."""
     for name, stem in FILES.items():
@@ -144,3 +177,4 @@ STATE_SCHEMA: Final[Any] = load(STATE)
 
 for _schema in (*CURRENT.values(), STATE_SCHEMA):
     check(_schema)
+check_part(CURRENT[CHECKPOINT])

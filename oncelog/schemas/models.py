@@ -380,6 +380,7 @@ class CheckpointRecord:
     metadata: bytes | None = None
     metadata_json: str | None = None
     channel_versions_json: str | None = None
+    copied_from: str | None = None
 
 
 # Field name -> tuple index of each NamedTuple model, built on first use.

@@ -1,8 +1,8 @@
 """Avro body writers generated from a parsed ``.avsc`` schema at import.
 
-fastavro's ``schemaless_writer`` costs tens of microseconds per record here,
-most of it per-call setup and the dict form of the model (``convert``). Every
-client call writes a ``Request`` (3 µs against 17 µs for a claim), and the
+fastavro's ``schemaless_writer`` spends most of its time per record here on
+per-call setup and the dict form of the model (``convert``; docs/performance.md).
+Every client call writes a ``Request``, and the
 projector writes the same :class:`ExecutionState` up to three times per request:
 inside the ``Decision``, inside the ``ExecutionSnapshot`` and as the DuckDB
 state blob. :func:`compile_writer` turns a schema into the source of one
@@ -40,8 +40,8 @@ _LONG_MAX: Final = (1 << 63) - 1
 _CONTINUE: Final = tuple(int.from_bytes(b"\x80" * (k - 1), "little") for k in range(11))
 # Encoded longs by value. The same millisecond timestamps recur across a state's
 # fields (updated_at_ms, last_heartbeat_ms), its versions (claimed_at_ms) and
-# the records of one request (log_time_ms), and a lookup is ~10x cheaper than
-# the encoding.
+# the records of one request (log_time_ms), and a lookup is cheaper than the
+# encoding.
 _LONGS: Final[BytesMemo[int]] = BytesMemo(4 << 20)
 # Encoded strings by value, for the same reason: every version of a state repeats
 # its ids, hashes, token fingerprints and the request ids of ``recent``. (A str hashes once.)
@@ -111,18 +111,6 @@ def _text(text: str) -> bytes:
         data = _blob(text.encode())
         _TEXTS.put(text, data)
     return data
-
-
-def _opt_long(n: int | None) -> bytes:
-    return _NULL if n is None else _SOME + write_long(n)
-
-
-def _opt_text(text: str | None) -> bytes:
-    return _NULL if text is None else _SOME + _text(text)
-
-
-def _opt_blob(data: bytes | None) -> bytes:
-    return _NULL if data is None else _SOME + _blob(data)
 
 
 # --- the generator -----------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointMetadata, empty_checkpoint
@@ -10,9 +12,9 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.serde.types import ERROR
 
 from oncelog.integrations.langgraph import wire
-from oncelog.integrations.langgraph.saver import _older_than_latest
+from oncelog.integrations.langgraph.saver import _copied, _older_than_latest
 from oncelog.schemas.checkpoint_answers import CheckpointPart
-from oncelog.schemas.models import CheckpointKind
+from oncelog.schemas.models import CheckpointKind, CheckpointRecord
 
 SERDE = JsonPlusSerializer()
 
@@ -44,15 +46,67 @@ def test_special_writes_take_langgraph_s_negative_indexes() -> None:
 
 
 def _part(kind: str, ns: str, cid: str, **fields: object) -> CheckpointPart:
-    base: dict[str, object] = {
-        "record_key": f"{kind}-{ns}-{cid}-{fields.get('channel')}", "part": 0, "parts": 1,
-        "partition": 0, "offset": 0, "kind": kind, "thread_id": "t", "checkpoint_ns": ns,
-        "checkpoint_id": cid, "parent_checkpoint_id": None, "run_id": None, "channel": None,
-        "version": None, "task_id": None, "task_path": None, "idx": None, "value_type": "json",
-        "metadata_type": None, "metadata": None, "metadata_json": None,
-        "channel_versions_json": None, "data": None,
-    }  # fmt: skip
+    base: dict[str, object] = dict.fromkeys(CheckpointPart.model_fields)  # None: not stored
+    base.update(
+        record_key=f"{kind}-{ns}-{cid}-{fields.get('channel')}",
+        part=0,
+        parts=1,
+        partition=0,
+        offset=0,
+        kind=kind,
+        thread_id="t",
+        checkpoint_ns=ns,
+        checkpoint_id=cid,
+        value_type="json",
+    )
     return CheckpointPart.model_validate({**base, **fields})
+
+
+def test_a_copied_part_keeps_every_field_of_its_record_but_the_thread() -> None:
+    record_fields = [f.name for f in dataclasses.fields(CheckpointRecord)]
+    filled: dict[str, Any] = {
+        name: value
+        for name, value in _FILLED.items()
+        if name in record_fields and name not in ("kind", "thread_id", "copied_from")
+    }
+    assert set(filled) | {"kind", "thread_id", "copied_from"} == set(record_fields), "fill it"
+    part = _part("write", "ns", "c1", **filled)
+    copy = _copied(part, "target")
+    expected = CheckpointRecord(CheckpointKind.WRITE, "target", copied_from="t", **filled)
+    assert copy == expected
+
+
+def test_a_copy_names_the_thread_it_was_copied_from_and_a_put_none() -> None:
+    config = RunnableConfig(configurable={"thread_id": "a", "checkpoint_id": "c"})
+    (put,) = wire.write_records(SERDE, config, [("x", 1)], "task", "")
+    assert put.copied_from is None
+    stored = _part("write", "", "c", thread_id="a", data=put.data)
+    once = _copied(stored, "b")
+    twice = _copied(_part("write", "", "c", thread_id="b", data=once.data), "c")
+    assert (once.copied_from, twice.copied_from) == ("a", "b")  # the thread it came from
+
+
+# A value for each field of a record (None would hide a field the copy drops).
+_FILLED: dict[str, Any] = {
+    "checkpoint_ns": "ns",
+    "checkpoint_id": "c1",
+    "value_type": "msgpack",
+    "part": 1,
+    "parts": 2,
+    "data": b"value",
+    "parent_checkpoint_id": "c0",
+    "run_id": "r1",
+    "channel": "messages",
+    "version": "7",
+    "task_id": "task",
+    "task_path": "~p",
+    "idx": -1,
+    "metadata_type": "json",
+    "metadata": b"{}",
+    "metadata_json": "{}",
+    "channel_versions_json": '{"messages": "7"}',
+    "copied_from": "origin",  # replaced by the copy
+}
 
 
 def test_keep_latest_deletes_all_but_each_namespace_s_latest_and_what_it_names() -> None:

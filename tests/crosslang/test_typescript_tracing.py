@@ -86,7 +86,7 @@ def test_the_fold_span_links_into_the_typescript_callers_trace(traced: Served) -
     claims = _claims(traced, trace_id, span_id, channel)
     traced_op = claims["traced"]["operationId"]
     caller = (int(trace_id, 16), int(span_id, 16))
-    # Written before the decision was published (oncelog.tracing.fold): there by now.
+    # Written before the decision was published (oncelog.tracing.batch_spans): there by now.
     text = traced.log.with_name("spans.jsonl").read_text()
     written = [json.loads(line) for line in text.splitlines()]
     by_id = {_ids(s["context"])[1]: s for s in written}

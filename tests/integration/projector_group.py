@@ -30,6 +30,7 @@ from oncelog.query.catch_up import wait_until_folded
 from oncelog.query.source import HttpSource
 from oncelog.schemas.codec import decode_decision, decode_snapshot
 from oncelog.settings import Settings
+from oncelog.waiting import poll_until
 
 #: Short enough that a paused or killed member loses its partitions within seconds.
 SESSION_TIMEOUT_MS = 1500
@@ -149,13 +150,14 @@ def wait_for_owners(
 
 def wait_stopped(proc: subprocess.Popen[bytes]) -> None:
     """Wait (bounded) until ``proc`` is stopped by a signal (state ``T`` in /proc)."""
-    deadline = time.monotonic() + WAIT_S
     stat = Path(f"/proc/{proc.pid}/stat")
-    while time.monotonic() < deadline:
+
+    def stopped() -> bool:
         assert proc.poll() is None, "exited instead of stopping"
-        if stat.read_text().rpartition(")")[2].split()[0] == "T":
-            return
-        time.sleep(0.05)  # polling the process's state, bounded by the deadline
+        return stat.read_text().rpartition(")")[2].split()[0] == "T"
+
+    if poll_until(time.monotonic() + WAIT_S, stopped):
+        return
     raise AssertionError(f"process {proc.pid} never stopped")
 
 

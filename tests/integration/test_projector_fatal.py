@@ -12,7 +12,8 @@ from confluent_kafka import KafkaError, Message
 
 from oncelog.errors import KafkaOperationError
 from oncelog.producer.sync_client import SyncLedgerClient
-from oncelog.projector.service import Projector, _fatal_error
+from oncelog.projector.group_consumer import fatal_error
+from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
 from oncelog.settings import Settings
 from tests.integration.conftest import FAST, start_projector
@@ -23,9 +24,9 @@ def test_a_fatal_error_among_the_polled_records_is_found() -> None:
     # fatal() false, no partition (confluentinc/confluent-kafka-python#869).
     fenced = KafkaError(KafkaError._FATAL, "Static consumer fenced")
     polled = [Message(topic="t", partition=0, offset=1, value=b"v"), Message(error=fenced)]
-    assert _fatal_error(polled) is fenced
+    assert fatal_error(polled) is fenced
     eof = Message(error=KafkaError(KafkaError._PARTITION_EOF, "eof"), partition=0)
-    assert _fatal_error([eof, Message(topic="t", partition=0, offset=2)]) is None
+    assert fatal_error([eof, Message(topic="t", partition=0, offset=2)]) is None
 
 
 @pytest.mark.kafka
@@ -38,7 +39,7 @@ def test_a_fatal_consumer_error_rejoins_the_group_and_keeps_deciding(topics: Set
                 first = client.claim_execution("c", "before", tool_name="t", params={})
                 assert first.status == "claimed"
                 fenced = KafkaError(KafkaError.FENCED_INSTANCE_ID, "fenced", fatal=True)
-                running.projector._on_consumer_error(fenced)  # as librdkafka reports it
+                running.projector.group.on_consumer_error(fenced)  # as librdkafka reports it
                 second = client.claim_execution("c", "after", tool_name="t", params={})
                 assert second.status == "claimed"
                 again = client.claim_execution("c", "before", tool_name="t", params={})
@@ -55,7 +56,7 @@ def test_a_transient_consumer_error_changes_nothing(topics: Settings) -> None:
     with Store(topics.db_path) as store:
         running = start_projector(topics, store, on_rebalance=lines.append)
         try:
-            running.projector._on_consumer_error(KafkaError(KafkaError._TRANSPORT, "down"))
+            running.projector.group.on_consumer_error(KafkaError(KafkaError._TRANSPORT, "down"))
             with SyncLedgerClient(topics, worker_id="w", timeouts=FAST) as client:
                 claim = client.claim_execution("c", "k", tool_name="t", params={})
                 assert claim.status == "claimed"
@@ -74,9 +75,9 @@ def test_fenced_again_and_again_stops_and_names_the_projector_id(topics: Setting
         projector.start()
         try:
             for _ in range(3):
-                projector._on_consumer_error(fenced)
+                projector.group.on_consumer_error(fenced)
                 assert projector.run_once() == 0  # rejoined with a new consumer
-            projector._on_consumer_error(fenced)
+            projector.group.on_consumer_error(fenced)
             with pytest.raises(KafkaOperationError, match="ONCELOG_PROJECTOR_ID") as caught:
                 projector.run_once()
             assert caught.value.code == "kafka_error"

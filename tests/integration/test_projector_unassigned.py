@@ -17,6 +17,7 @@ from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
 from oncelog.settings import Settings
+from oncelog.waiting import poll_until
 from tests.integration.conftest import FAST
 
 pytestmark = pytest.mark.kafka
@@ -27,10 +28,14 @@ ASSIGN_TIMEOUT_S = 60.0
 
 
 def _run_until_assigned(projector: Projector, lines: list[str]) -> None:
+    def assigned() -> bool:
+        if any(line.endswith("assigned: [0, 1, 2]") for line in lines):
+            return True
+        projector.run_once()  # a poll of the group: it waits itself
+        return False
+
     deadline = time.monotonic() + ASSIGN_TIMEOUT_S
-    while not any(line.endswith("assigned: [0, 1, 2]") for line in lines):
-        assert time.monotonic() < deadline, f"not assigned within {ASSIGN_TIMEOUT_S}s: {lines}"
-        projector.run_once()
+    assert poll_until(deadline, assigned, pause_s=0), f"not assigned in time: {lines}"
 
 
 def test_a_projector_that_lost_its_partitions_for_good_rejoins(topics: Settings) -> None:
@@ -47,12 +52,12 @@ def test_a_projector_that_lost_its_partitions_for_good_rejoins(topics: Settings)
         thread = threading.Thread(target=projector.run, args=(stop,), daemon=True)
         try:
             _run_until_assigned(projector, lines)
-            consumer = projector._consumer
+            consumer = projector.group.consumer
             assert consumer is not None
             # The projector's own thread (this one, until the run starts) hears the loss;
             # the coordinator still gives the partitions to this member, so no rebalance
             # ever brings them back.
-            projector._on_lost(consumer, consumer.assignment())
+            projector.assignment.on_lost(consumer, consumer.assignment())
             assert lines[-1].endswith("lost (session expired): [0, 1, 2]")
             thread.start()
             with SyncLedgerClient(settings, worker_id="w", timeouts=FAST) as client:

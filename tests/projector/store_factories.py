@@ -5,7 +5,8 @@ from __future__ import annotations
 import duckdb
 
 from oncelog.projector.store import AuditEntry, Batch, DeadLetter, Position, Store
-from oncelog.referee.fold import PartitionClock, fold_batch, snapshot_of
+from oncelog.referee.fold import PartitionClock, snapshot_of
+from oncelog.referee.judge import judge
 from oncelog.schemas.models import Request
 
 
@@ -17,12 +18,18 @@ def fold_to_batch(
 ) -> Batch:
     """Fold ``(request, broker_ts)`` at the stored position into an uncommitted batch."""
     position = store.positions().get(partition, Position(0, None))
-    states = store.load_states({request.operation_id for request, _ in records})
-    _, clock, decisions = fold_batch(states, PartitionClock(position.clock_ms), records)
+    states = dict(store.load_states({request.operation_id for request, _ in records}))
+    clock = PartitionClock(position.clock_ms)
     audit: list[AuditEntry] = []
     snapshots = []
-    for i, ((request, _), decision) in enumerate(zip(records, decisions, strict=True)):
+    for i, (request, ts_ms) in enumerate(records):
         offset = position.next_offset + i
+        op = request.operation_id
+        clock, state, decision = judge(
+            states.get(op), request, clock, ts_ms=ts_ms, partition=partition, offset=offset
+        )
+        if state is not None:
+            states[op] = state
         audit.append(AuditEntry(partition, offset, decision.log_time_ms, request, decision))
         if decision.changed:
             snapshots.append(snapshot_of(decision, partition, offset))

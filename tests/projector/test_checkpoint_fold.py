@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oncelog.projector.checkpoint_fold import RawRecord, fold_records
+from oncelog.projector.checkpoint_fold import RawRecord, checkpoint_row, fold_records
+from oncelog.projector.tables import CHECKPOINTS
 from oncelog.schemas.checkpoint_parts import (
     join_parts,
     kafka_key,
@@ -65,9 +67,21 @@ def test_rows_are_the_last_value_per_key_however_the_log_is_batched(
     assert _apply(_apply({}, log[:cut]), log[cut:]) == whole  # a restart between batches
     last = {n: (offset, data) for offset, (n, data) in enumerate(ops)}
     held = {n: v for n, v in last.items() if v[1] is not None}
-    assert {row[10]: (row[3], row[-1]) for row in whole.values()} == {
+    named = [_named(row) for row in whole.values()]
+    assert {r["channel"]: (r["offset"], r["data"]) for r in named} == {
         f"c{n}": v for n, v in held.items()
     }
+
+
+def _named(row: tuple[Any, ...]) -> dict[str, Any]:
+    return dict(zip((c.name for c in CHECKPOINTS), row, strict=True))
+
+
+def test_a_row_holds_every_field_of_its_record_under_the_field_s_name() -> None:
+    rec = dataclasses.replace(_record(3, b"v"), run_id="r", idx=-2, metadata=b"{}")
+    row = _named(checkpoint_row(2, 9, record_key(rec), rec))
+    fields = {f.name: getattr(rec, f.name) for f in dataclasses.fields(rec)}
+    assert row == {**fields, "record_key": record_key(rec), "partition": 2, "offset": 9}
 
 
 @given(Ops)

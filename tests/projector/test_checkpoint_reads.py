@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
+
 from oncelog.projector.checkpoint_fold import RawRecord, fold_records
 from oncelog.projector.checkpoint_store import CheckpointStore
 from oncelog.projector.store import Store
+from oncelog.projector.tables import CHECKPOINTS
 from oncelog.query.checkpoints import CheckpointQuery, list_checkpoints, list_parts
 from oncelog.schemas.checkpoint_parts import kafka_key, record_key
 from oncelog.schemas.codec import encode_checkpoint
@@ -70,3 +73,18 @@ def test_a_tombstone_deletes_one_part_and_the_filter_matches_metadata(tmp_path: 
         target.commit(fold_records(TOPIC, [gone]))
         assert list_checkpoints(con, loop, 10) == ([], False)
         assert [p.checkpoint_id for p in list_parts(con, thread_id="th", limit=10)] == ["c1"]
+
+
+def test_a_file_without_a_newer_optional_column_gains_it_and_takes_commits(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "p.duckdb"
+    older = ", ".join(f'"{c.name}" {c.sql}' for c in CHECKPOINTS if c.name != "run_id")
+    with duckdb.connect(str(path)) as con:
+        con.execute(f"CREATE TABLE checkpoints ({older})")
+    with Store(path) as store:  # the migration adds the nullable column back
+        target = CheckpointStore(store)
+        target.commit(fold_records(TOPIC, _raws(_checkpoint("c1", [b"x"], run_id="r1"))))
+        con = store.cursor()
+        assert [p.run_id for p in list_parts(con, thread_id="th", limit=10)] == ["r1"]
+        assert [p.checkpoint_id for p in list_parts(con, run_ids=["r1"], limit=10)] == ["c1"]

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from oncelog.identity.canonical_json import canonical_json
 from oncelog.identity.ids import operation_id, request_hash, step_key_name
-from oncelog.projector.store import AuditEntry, Batch, Position, Store
+from oncelog.projector.store import Store
 from oncelog.query.owners import OwnerView
-from oncelog.referee.fold import PartitionClock, fold_batch, snapshot_of
 from oncelog.schemas.models import Body, Claim, Complete, Effect, Request
+from tests.projector.store_factories import fold_to_batch
 
 LEASE_MS = 10_000
 CHANNEL = "run-42"
@@ -38,17 +38,7 @@ def complete(channel: str, key: str, rid: str, token: str, result: object) -> Re
 
 def commit(store: Store, partition: int, records: list[tuple[Request, int]]) -> None:
     """Fold ``records`` at the stored position of ``partition`` and commit them."""
-    position = store.positions().get(partition, Position(0, None))
-    states = store.load_states({r.operation_id for r, _ in records})
-    _, clock, decisions = fold_batch(states, PartitionClock(position.clock_ms), records)
-    audit, snapshots = [], []
-    for i, ((req, _), decision) in enumerate(zip(records, decisions, strict=True)):
-        offset = position.next_offset + i
-        audit.append(AuditEntry(partition, offset, decision.log_time_ms, req, decision))
-        if decision.changed:
-            snapshots.append(snapshot_of(decision, partition, offset))
-    end = Position(position.next_offset + len(records), clock.last_ms)
-    store.commit(Batch(audit, snapshots, [], {partition: end}))
+    store.commit(fold_to_batch(store, partition, records))
 
 
 STEP1, STEP2, CHARGE = step_key_name(1), step_key_name(2), "charge:order-4471"

@@ -26,9 +26,10 @@ from oncelog.identity.validation import validate_claimed_names, validate_id
 from oncelog.projector.store import Store
 from oncelog.query.queries import parse_as_of
 from oncelog.query.server import HttpServer, start_http
-from oncelog.query.source import HttpSource, LocalSource, path_segment
+from oncelog.query.source import HttpSource, LocalSource
 from oncelog.query.ui.pages import run_href
 from oncelog.query.ui.routes import parse_ui_as_of
+from oncelog.schemas.read_api import segment as path_segment
 from oncelog.testing import InMemoryLedger
 from tests.query.query_factories import claim, commit
 

@@ -8,7 +8,8 @@ import pytest
 
 from oncelog.identity.canonical_json import canonical_json
 from oncelog.identity.tokens import token_fingerprint as fp
-from oncelog.referee.fold import RETRY_MEMORY_MS, PartitionClock, fold, fold_batch
+from oncelog.referee.fold import RETRY_MEMORY_MS, PartitionClock, fold
+from oncelog.referee.judge import judge
 from oncelog.schemas.models import ExecutionState, Outcome, Request, Status
 from tests.projector.fold_factories import LEASE_MS, RETENTION_MS, Op, given, run
 
@@ -402,10 +403,16 @@ def test_partition_clock_never_goes_back(broker_ts: list[int], log_times: list[i
 def test_a_step_back_in_broker_time_judges_at_the_clamped_time(op: Op) -> None:
     """The lease lapses at 11 s; after a record at 25 s, one stamped 5 s is judged at 25 s."""
     records = [(op.claim("A", worker="w1"), 1_000), (op.sweep(), 25_000), (op.claim("B"), 5_000)]
-    touched, clock, decisions = fold_batch({}, PartitionClock(), records)
+    clock, state, decisions = PartitionClock(), None, []
+    for offset, (request, ts_ms) in enumerate(records):
+        clock, state, decision = judge(
+            state, request, clock, ts_ms=ts_ms, partition=0, offset=offset
+        )
+        decisions.append(decision)
     assert clock == PartitionClock(25_000)
     assert decisions[2].outcome == "reclaimed"
-    assert touched[op.operation_id].lease_deadline_ms == 25_000 + LEASE_MS
+    assert state is not None
+    assert state.lease_deadline_ms == 25_000 + LEASE_MS
 
 
 # --- seed cases --------------------------------------------------------------------

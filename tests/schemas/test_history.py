@@ -8,6 +8,7 @@ DuckDB file of the pre-fingerprint version is migrated when opened.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from oncelog.referee.fold import snapshot_of
 from oncelog.schemas.codec import (
     HISTORY_DIR,
     MAGIC,
+    decode_checkpoint,
     decode_decision,
     decode_request,
     decode_snapshot,
@@ -31,6 +33,8 @@ from oncelog.schemas.codec import (
 from oncelog.schemas.codec import schema_fingerprint as fingerprint
 from oncelog.schemas.convert import decision_to_avro, request_to_avro, snapshot_to_avro
 from oncelog.schemas.models import (
+    CheckpointKind,
+    CheckpointRecord,
     Claim,
     Decision,
     Effect,
@@ -339,3 +343,11 @@ def test_a_fork_record_round_trips_with_its_provenance() -> None:
     assert state.inherited is not None
     assert decode_decision(encode_decision(decision)) == decision
     assert decode_state(encode_state(state)) == state
+
+
+def test_a_checkpoint_record_from_before_copied_from_decodes_with_none() -> None:
+    now = CheckpointRecord(CheckpointKind.BLOB, "t", "", "", "b", 0, 1, b"v", channel="c")
+    datum = {f.name: getattr(now, f.name) for f in dataclasses.fields(now)}
+    del datum["copied_from"]  # not in the v1 schema
+    record = decode_checkpoint(_old_bytes("checkpoint.v1.avsc", {**datum, "kind": "blob"}))
+    assert (record, record.copied_from) == (now, None)

@@ -60,3 +60,30 @@ def test_fields_the_model_derives_are_allowed() -> None:
     decision = layout.CURRENT[layout.DECISION]
     derived = layout.derived_fields(decision)
     assert derived == ("version", "holder_worker_id", "lease_deadline_ms", "cancel_requested")
+
+
+def _checkpoint() -> Any:
+    return copy.deepcopy(layout.CURRENT[layout.CHECKPOINT])
+
+
+def test_a_checkpoint_field_the_stored_part_lacks_is_named() -> None:
+    schema = _checkpoint()
+    schema["fields"].append({"name": "not_in_the_part", "type": ["null", "long"], "default": None})
+    with pytest.raises(layout.LayoutError, match=r"CheckpointPart .*missing \['not_in_the_part'\]"):
+        layout.check_part(schema)
+
+
+def test_a_stored_part_field_the_schema_lacks_is_named() -> None:
+    schema = _checkpoint()
+    schema["fields"] = [f for f in schema["fields"] if f["name"] != "task_path"]
+    with pytest.raises(layout.LayoutError, match=r"not in the schema \['task_path'\]"):
+        layout.check_part(schema)
+
+
+def test_an_optional_checkpoint_field_must_be_optional_in_the_part() -> None:
+    schema = _checkpoint()
+    thread = next(f for f in schema["fields"] if f["name"] == "thread_id")
+    thread["type"], thread["default"] = ["null", "string"], None
+    with pytest.raises(layout.LayoutError, match=r"do not take None \['thread_id'\]"):
+        layout.check_part(schema)
+    layout.check_part(layout.CURRENT[layout.CHECKPOINT])  # what the import ran: no error

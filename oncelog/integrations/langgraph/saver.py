@@ -12,6 +12,7 @@ worker thread.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import json
 import random
 from collections.abc import Iterator, Sequence
@@ -31,13 +32,9 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from oncelog.errors import ConfigError, InvalidArgumentError
 from oncelog.integrations.langgraph import wire
 from oncelog.integrations.langgraph.async_side import AsyncSide
-from oncelog.integrations.langgraph.transport import (
-    CheckpointReader,
-    CheckpointWriter,
-    Tombstone,
-    segment,
-)
+from oncelog.integrations.langgraph.transport import CheckpointReader, CheckpointWriter, Tombstone
 from oncelog.producer.sync_client import SyncLedgerClient
+from oncelog.schemas import read_api
 from oncelog.schemas.checkpoint_answers import CheckpointItem, CheckpointPart
 from oncelog.schemas.models import CheckpointKind, CheckpointRecord
 from oncelog.settings import Settings
@@ -136,7 +133,11 @@ class OncelogSaver(AsyncSide):
         self, thread: str | None, params: dict[str, Any], *, limit: int | None
     ) -> _Items:
         """Every page of a checkpoint listing, up to ``limit`` items."""
-        path = "/v1/checkpoints" if thread is None else f"/v1/checkpoints/{segment(thread)}"
+        path = (
+            read_api.CHECKPOINTS
+            if thread is None
+            else read_api.path(read_api.THREAD_CHECKPOINTS, channel_id=thread)
+        )
         if thread is None:
             params.pop("checkpoint_id", None)  # the every-thread route has no such filter
         items: _Items = []
@@ -170,7 +171,9 @@ class OncelogSaver(AsyncSide):
 
     def _thread_parts(self, thread_id: str, *, data: bool = False) -> _Parts:
         return self._parts(
-            f"/v1/checkpoint-parts/{segment(thread_id)}", {"data": str(data).lower()}, thread_id
+            read_api.path(read_api.THREAD_PARTS, channel_id=thread_id),
+            {"data": str(data).lower()},
+            thread_id,
         )
 
     # --- writes ----------------------------------------------------------------------
@@ -215,7 +218,7 @@ class OncelogSaver(AsyncSide):
         """Delete the checkpoints the runs made, and the writes pending on them."""
         if not run_ids:
             return
-        found = self._parts("/v1/checkpoint-parts", {"run_id": list(run_ids)}, None)
+        found = self._parts(read_api.RUN_PARTS, {"run_id": list(run_ids)}, None)
         by_thread: dict[str, _Parts] = {}
         for part in found:
             by_thread.setdefault(part.thread_id, []).append(part)
@@ -234,8 +237,9 @@ class OncelogSaver(AsyncSide):
             self._delete({thread_id: parts})
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint and write of the source thread to the target, then fork
-        its ledger run (:meth:`fork_ledger_run`)."""
+        """Copy every checkpoint and write of the source thread to the target (each copied
+        part names the source in ``copied_from``), then fork its ledger run
+        (:meth:`fork_ledger_run`)."""
         parts = self._thread_parts(source_thread_id, data=True)
         records = [_copied(p, target_thread_id) for p in parts]
         if records:
@@ -298,30 +302,17 @@ def _older_than_latest(parts: list[CheckpointPart]) -> _Parts:
     return [p for p in parts if not kept(p)]
 
 
+_RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(CheckpointRecord))
+
+
 def _copied(p: CheckpointPart, thread_id: str) -> CheckpointRecord:
-    """The record of a stored part, on another thread."""
+    """The record of a stored part, on another thread, naming the thread it was copied from:
+    every other field of the record as stored (the part has them all:
+    :func:`oncelog.schemas.layout.check_part`)."""
     assert p.data is not None, "copied parts are read with their data"
-    return CheckpointRecord(
-        kind=CheckpointKind(p.kind),
-        thread_id=thread_id,
-        checkpoint_ns=p.checkpoint_ns,
-        checkpoint_id=p.checkpoint_id,
-        value_type=p.value_type,
-        part=p.part,
-        parts=p.parts,
-        data=p.data,
-        parent_checkpoint_id=p.parent_checkpoint_id,
-        run_id=p.run_id,
-        channel=p.channel,
-        version=p.version,
-        task_id=p.task_id,
-        task_path=p.task_path,
-        idx=p.idx,
-        metadata_type=p.metadata_type,
-        metadata=p.metadata,
-        metadata_json=p.metadata_json,
-        channel_versions_json=p.channel_versions_json,
-    )
+    fields = {name: getattr(p, name) for name in _RECORD_FIELDS}
+    changed = {"kind": CheckpointKind(p.kind), "thread_id": thread_id, "copied_from": p.thread_id}
+    return CheckpointRecord(**{**fields, **changed})
 
 
 __all__ = ["PAGE", "LedgerFork", "OncelogSaver"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 import time
-import urllib.parse
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -23,15 +22,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from oncelog.errors import (
-    BrokerUnreachableError,
-    InvalidArgumentError,
-    LedgerError,
-    LedgerTimeoutError,
-    NotFoundError,
-    ServeUnreachableError,
-    UnauthorizedError,
-)
+from oncelog.errors import BrokerUnreachableError, InvalidArgumentError, ServeUnreachableError
 from oncelog.identity.partitioner import cached_partition_for
 from oncelog.identity.validation import path_unsafe
 from oncelog.kafka.producer import Delivery, FutureProducer
@@ -39,6 +30,7 @@ from oncelog.kafka.reader import partition_count, plain_consumer
 from oncelog.schemas.checkpoint_parts import kafka_key, record_key
 from oncelog.schemas.codec import encode_checkpoint
 from oncelog.schemas.models import CheckpointRecord
+from oncelog.schemas.read_api import error_of
 
 Tombstone = tuple[str, int]
 """(record_key, part) of a part to delete."""
@@ -160,7 +152,7 @@ class CheckpointReader:
                 break
             time.sleep(_NO_OWNER_PAUSE_S)  # the group is assigning the partition
         if response.is_error:
-            raise _error_of(url, response)
+            raise error_of(response.status_code, response.content, f"GET {url}")
         return response.json()
 
     def close(self) -> None:
@@ -179,26 +171,3 @@ def _no_owner(response: httpx.Response) -> bool:
         return bool(response.json().get("code") == "no_owner")
     except ValueError:
         return False
-
-
-def segment(part: str) -> str:
-    """``part`` quoted as one path segment."""
-    return urllib.parse.quote(part, safe="")
-
-
-def _error_of(url: str, response: httpx.Response) -> LedgerError:
-    try:
-        body = response.json()
-        message = f"{body.get('code')}: {body.get('message')}"
-    except (ValueError, AttributeError):
-        message = f"{response.status_code} {response.reason_phrase}"
-    message = f"GET {url} answered HTTP {response.status_code}: {message}"
-    kinds: dict[int, type[LedgerError]] = {
-        400: InvalidArgumentError,
-        401: UnauthorizedError,
-        404: NotFoundError,
-        422: InvalidArgumentError,
-        503: ServeUnreachableError,
-        504: LedgerTimeoutError,
-    }
-    return kinds.get(response.status_code, LedgerError)(message)

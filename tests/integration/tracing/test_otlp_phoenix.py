@@ -28,6 +28,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.producer.tool_model import ToolContext
 from oncelog.settings import Settings
+from oncelog.waiting import poll_until
 from tests.integration.conftest import FAST, RunningProjector
 from tests.integration.tracing.conftest import FANOUT
 
@@ -44,16 +45,18 @@ def _free_port() -> int:
 
 
 def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
+
+    def healthy() -> bool:
         if process.poll() is not None:
             raise AssertionError(f"phoenix exited {process.returncode}: {log.read_text()[-2000:]}")
         try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
+            return httpx.get(f"{url}/healthz", timeout=2).status_code == 200
         except httpx.TransportError:
-            pass
-        time.sleep(0.5)  # polling a server that is starting: no log position to wait on
+            return False
+
+    # Polling a server that is starting: no log position to wait on.
+    if poll_until(time.monotonic() + START_TIMEOUT_S, healthy, pause_s=0.5):
+        return
     raise AssertionError(
         f"phoenix not healthy within {START_TIMEOUT_S}s: {log.read_text()[-2000:]}"
     )

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 DecisionHeaders = dict[tuple[int, int], Headers]
 
 
-class FoldedRequest(Protocol):
+class TracedRequest(Protocol):
     """One folded request and its decision (the projector's audit entry)."""
 
     @property
@@ -50,9 +50,9 @@ def callers_of(messages: Sequence[Message]) -> dict[tuple[int, int], SpanContext
     return callers
 
 
-def fold_spans(
+def batch_spans(
     messages: Sequence[Message],
-    folded: Sequence[FoldedRequest],
+    folded: Sequence[TracedRequest],
     topic: str,
     window_ns: tuple[int, int],
 ) -> DecisionHeaders | None:
