@@ -22,6 +22,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from oncelog.projector.committer import Committer
+from oncelog.projector.history_fill import fill_history
 from oncelog.projector.membership import describe_group
 from oncelog.projector.memory import StateMemory
 from oncelog.projector.metrics import ProjectorMetrics
@@ -161,7 +162,18 @@ class Assignment:
             starts[p] = own
         if restored:
             self._report("restored from the executions topic", restored)
+        self._fill_history(starts)
         return starts
+
+    def _fill_history(self, starts: Mapping[int, Position]) -> None:
+        """Refold from the requests topic the history below ``starts`` that the file lacks
+        (a restore brings current states only; :mod:`.history_fill`), before folding on."""
+        ends = {p: pos.next_offset for p, pos in starts.items()}
+        filled = fill_history(self._settings, self._kafka, self._store, ends)
+        if filled.requests:
+            requests, versions = sum(filled.requests.values()), sum(filled.versions.values())
+            source = f"the requests topic ({requests} requests, {versions} versions)"
+            self._report(f"history refolded from {source}", list(filled.requests))
 
     def _handoffs(self, consumer: Consumer, partitions: list[int]) -> dict[int, Position]:
         """The positions the partitions' last owners committed to the group (see _hand_off)."""

@@ -306,6 +306,8 @@ class Store:
             config["threads"] = threads
         if checkpoint_mb is not None:
             config["checkpoint_threshold"] = f"{checkpoint_mb}MiB"
+        if not read_only:
+            _make_folder(self.path)
         try:
             self._con = duckdb.connect(str(self.path), read_only=read_only, config=config)
             if not read_only:
@@ -472,6 +474,14 @@ def store_failure(what: str, path: Path, exc: duckdb.Error) -> StoreError:
             "and nothing acknowledged is lost (it is on the log)"
         )
     return StoreError(f"{what} failed on {path}: {exc}")
+
+
+def _make_folder(path: Path) -> None:
+    """The file's folder (the default file's, ONCELOG_DATA_DIR/ledgers, is made on first use)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot make the folder of {path}: {exc}") from exc
 
 
 def _history_is_keyed(con: duckdb.DuckDBPyConnection) -> bool:
