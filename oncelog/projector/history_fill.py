@@ -168,7 +168,7 @@ def _read(store: Store, sql: str, params: list[Any]) -> Any:
     """The rows of ``sql`` as an Arrow table."""
     con = store.cursor()
     try:
-        return con.execute(sql, params).to_arrow_table()
+        return con.sql(sql, params=params).to_arrow_table()
     except duckdb.Error as exc:
         raise store_failure("reading the refolded history", store.path, exc) from exc
     finally:

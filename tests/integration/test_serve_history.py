@@ -16,11 +16,14 @@ import pytest
 from typer.testing import CliRunner
 
 from oncelog.cli import app
+from oncelog.errors import HistoryIncompleteError
 from oncelog.net import free_port
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.projector import process
+from oncelog.projector.history_fill import fill_history
+from oncelog.projector.store import Store
 from oncelog.settings import Settings
-from tests.integration.conftest import FAST
+from tests.integration.conftest import FAST, start_projector
 
 pytestmark = pytest.mark.kafka
 
@@ -124,3 +127,38 @@ def test_serve_on_a_new_file_refolds_the_history_before_it_answers(
     log = (tmp_path / "second" / "serve.log").read_text()
     assert "history refolded from the requests topic (9 requests" in log
     assert os.path.getsize(other) > 0
+
+
+def test_verify_fails_with_a_code_on_a_file_without_the_history(
+    topics: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file restored from the snapshots has the current states and not the requests
+    before them: ``verify`` says so with ``history_incomplete``, and the refill that
+    ``serve`` runs on assign makes it whole."""
+    assert topics.bootstrap_servers is not None
+    store = Store(topics.db_path)
+    running = start_projector(topics, store)
+    _write_history(topics)
+    running.halt()
+    store.close()
+    for name in ("BOOTSTRAP_SERVERS", "TOPIC_PREFIX", "PARTITIONS"):
+        monkeypatch.setenv(f"ONCELOG_{name}", str(getattr(topics, name.lower())))
+    runner = CliRunner()
+    restored = tmp_path / "restored.duckdb"
+    built = runner.invoke(app, ["rebuild", "--from", "executions", "--db", str(restored)])
+    assert built.exit_code == 0, built.output
+    verified = runner.invoke(app, ["verify", "--db", str(restored)])
+    assert verified.exit_code != 0
+    assert isinstance(verified.exception, HistoryIncompleteError), verified.output
+    assert "oncelog serve --db" in verified.exception.message
+    assert "history: partition" in verified.output
+    with Store(restored) as gapped:
+        ends = {p: pos.next_offset for p, pos in gapped.positions().items()}
+        kafka = topics.kafka_config(topics.bootstrap_servers)
+        filled = fill_history(topics, kafka, gapped, ends)
+    assert sum(filled.requests.values()) == 9
+    again = runner.invoke(app, ["verify", "--db", str(restored)])
+    assert again.exit_code == 0, again.output
+    assert "verify OK" in again.output
+    with Store(restored) as whole:  # a second fill finds nothing to do
+        assert fill_history(topics, kafka, whole, ends).requests == {}
