@@ -15,13 +15,17 @@ if TYPE_CHECKING:
     from oncelog.connection import connect, connect_sync
     from oncelog.producer.client import LedgerClient
     from oncelog.producer.sync_client import SyncLedgerClient
+    from oncelog.producer.tool_model import ToolContext
     from oncelog.receipts import verify_receipt
+    from oncelog.schemas.models import PreviousAttempt
 
 __all__ = [
     "LedgerClient",
     "LedgerError",
+    "PreviousAttempt",
     "Settings",
     "SyncLedgerClient",
+    "ToolContext",
     "connect",
     "connect_sync",
     "verify_receipt",
@@ -34,6 +38,9 @@ _LAZY = {
     "LedgerClient": "oncelog.producer.client",
     "SyncLedgerClient": "oncelog.producer.sync_client",
     "verify_receipt": "oncelog.receipts",
+    # A tool's and a reconcile hook's arguments, for their annotations.
+    "ToolContext": "oncelog.producer.tool_model",
+    "PreviousAttempt": "oncelog.schemas.models",
 }
 
 

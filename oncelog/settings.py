@@ -75,8 +75,8 @@ class Settings(BaseSettings):
     )
     topic_prefix: str = Field(
         default="oncelog",
-        description="The ledger's topics are <prefix>.requests, .executions, .decisions and "
-        ".deadletter: another prefix runs another ledger on the same cluster.",
+        description="The ledger's five topics are <prefix>.requests, .executions, .decisions, "
+        ".deadletter and .checkpoints: another prefix runs another ledger on the same cluster.",
     )
     partitions: int = Field(
         default=6,

@@ -42,9 +42,7 @@ def _env(topics: Settings, data_dir: Path, port: int, db: Path | None) -> dict[s
 
 
 @contextmanager
-def _serving(
-    topics: Settings, cwd: Path, data_dir: Path, db: Path | None = None
-) -> Iterator[str]:
+def _serving(topics: Settings, cwd: Path, data_dir: Path, db: Path | None = None) -> Iterator[str]:
     """``oncelog serve`` started in ``cwd``, once it holds its partitions; yields its URL."""
     cwd.mkdir(parents=True, exist_ok=True)
     port = free_port()
