@@ -134,3 +134,19 @@ def test_the_generated_pages_are_committed_and_in_the_nav() -> None:
     for uri in reference.PAGES:
         assert f": {uri}\n" in nav
         assert (ROOT / "docs" / uri).is_file()
+
+
+def test_run_tool_s_options_and_the_decorators_have_reference_entries() -> None:
+    """``**options: Unpack[ToolOptions]`` names no option: the reference lists ToolOptions,
+    and run_tool's and the decorators' docstrings name every option."""
+    from oncelog.producer import client, executor, tool_model  # noqa: PLC0415
+
+    for entry in ("tool_model.ToolOptions", "executor.ledger_tool", "executor.sync_ledger_tool"):
+        assert f"oncelog.producer.{entry}" in ENTRIES
+    options = tool_model.ToolOptions.__annotations__
+    spec_fields = {f for f in tool_model.ToolSpec.__dataclass_fields__ if f != "tool_name"}
+    assert set(options) == spec_fields
+    documented = [client.LedgerClient.run_tool, client.SyncLedgerClient.run_tool]
+    documented.append(executor.ledger_tool)
+    for function in documented:
+        assert all(f"``{name}``" in (function.__doc__ or "") for name in options), function
