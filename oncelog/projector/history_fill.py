@@ -6,8 +6,10 @@ the versions before that position: its timelines, histories and audit would answ
 without them, and nothing would say so. Before such a partition folds anything, the
 requests below its position are refolded from the requests topic into a scratch file
 (the bulk refold of ``oncelog rebuild``) and the rows the file lacks are copied in: the
-audit (``requests``, ``dead_letters``) and the versions (``history``). Current states and
-positions stay as they are: folding is deterministic, the refold makes the same ones.
+audit (``requests``, ``dead_letters``) and the versions (``history``), in the restore's
+own transaction when there is one (no reader sees the restored position without them).
+Current states and positions stay as they are: folding is deterministic, the refold
+makes the same ones.
 
 The requests topic is append-only and written without transactions, so its offsets are
 dense: a partition's history is whole when the file holds a row (a request or a dead
@@ -19,7 +21,8 @@ the retention is gone from the log too: it is left as it is.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -76,13 +79,16 @@ def history_gaps(
     return gaps
 
 
-def low_watermarks(kafka: Mapping[str, Any], topic: str, partitions: list[int]) -> dict[int, int]:
-    """The first offset the log still holds, of each of ``partitions`` of ``topic``."""
+def log_extent(
+    kafka: Mapping[str, Any], topic: str, partitions: list[int]
+) -> dict[int, tuple[int, int]]:
+    """(low, high) watermarks of each of ``partitions`` of ``topic``: the first offset the
+    log still holds, and the next it will write."""
     if not partitions:
         return {}
     consumer = plain_consumer(kafka)
     try:
-        return {p: watermarks(consumer, TopicPartition(topic, p))[0] for p in partitions}
+        return {p: watermarks(consumer, TopicPartition(topic, p)) for p in partitions}
     finally:
         consumer.close()
 
@@ -95,29 +101,82 @@ class Filled:
     versions: dict[int, int]
 
 
+class HistoryRefill:
+    """The refolded history of the partitions with a gap, to copy into ``store``."""
+
+    def __init__(self, store: Store, topic: str, scratch: Store | None, gaps: list[Gap]) -> None:
+        self._store, self._topic, self._scratch = store, topic, scratch
+        self.partitions = frozenset(g.partition for g in gaps)
+        self.filled = Filled({}, {})
+
+    def copy(self, con: duckdb.DuckDBPyConnection, partition: int, end: int) -> None:
+        """Add the rows below ``end`` of ``partition`` that the file lacks, on ``con``, in
+        the caller's transaction (a restore's: state, position and history in one)."""
+        if self._scratch is None or partition not in self.partitions:
+            return
+        p = partition
+        args: dict[str, list[Any]] = {"requests": [p, end], "dead_letters": [self._topic, p, end]}
+        args["history"] = [p, end]
+        tables = {
+            f"_f_{name}": _read(self._scratch, sql, args[name]) for name, sql in _PICK.items()
+        }
+        with registered(con, tables):
+            added = {name: _inserted(con, sql) for name, sql in _ADD.items()}
+        self.filled.requests[p] = added["requests"]
+        self.filled.versions[p] = added["history"]
+
+    def copy_alone(self, partition: int, end: int) -> None:
+        """:meth:`copy` in a transaction of its own."""
+        con = self._store.cursor()
+        try:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                self.copy(con, partition, end)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        except duckdb.Error as exc:
+            what = f"filling the history of partition {partition}"
+            raise store_failure(what, self._store.path, exc) from exc
+        finally:
+            con.close()
+
+
+@contextmanager
+def refolded(
+    settings: Settings,
+    kafka: Mapping[str, Any],
+    store: Store,
+    ends: Mapping[int, int],
+    extent: Mapping[int, tuple[int, int]],
+) -> Iterator[HistoryRefill]:
+    """The history of the partitions of ``ends`` (partition -> an offset the history must
+    be whole below) that ``store`` lacks in part, refolded from the requests topic into a
+    scratch file beside the store's while the block runs; ``extent`` is :func:`log_extent`.
+    """
+    topic = settings.requests_topic
+    lows = {p: low for p, (low, _) in extent.items()}
+    gaps = history_gaps(store, topic, ends, lows)
+    if not gaps:
+        yield HistoryRefill(store, topic, None, [])
+        return
+    scratch_dir = tempfile.TemporaryDirectory(prefix="history-", dir=store.path.parent)
+    with scratch_dir as tmp, Store(Path(tmp) / "refold.duckdb") as scratch:
+        rebuild_from_requests(settings, kafka, scratch, None, [g.partition for g in gaps])
+        yield HistoryRefill(store, topic, scratch, gaps)
+
+
 def fill_history(
     settings: Settings, kafka: Mapping[str, Any], store: Store, positions: Mapping[int, int]
 ) -> Filled:
     """Copy into ``store`` the history it lacks below ``positions`` (partition -> next
-    offset), refolded from the requests topic; nothing when the file's history is whole.
-
-    One refold of the partitions with a gap, in a scratch file beside the store's, then
-    one transaction per partition: a crash between them leaves a gap the next start fills.
-    """
-    topic = settings.requests_topic
-    lows = low_watermarks(kafka, topic, sorted(positions))
-    gaps = history_gaps(store, topic, positions, lows)
-    filled = Filled({}, {})
-    if not gaps:
-        return filled
-    scratch_dir = tempfile.TemporaryDirectory(prefix="history-", dir=store.path.parent)
-    with scratch_dir as tmp, Store(Path(tmp) / "refold.duckdb") as scratch:
-        rebuild_from_requests(settings, kafka, scratch, None, [g.partition for g in gaps])
-        for gap in gaps:
-            requests, versions = _copy(scratch, store, topic, gap)
-            filled.requests[gap.partition] = requests
-            filled.versions[gap.partition] = versions
-    return filled
+    offset), refolded from the requests topic; nothing when the file's history is whole."""
+    extent = log_extent(kafka, settings.requests_topic, sorted(positions))
+    with refolded(settings, kafka, store, positions, extent) as refill:
+        for p in sorted(refill.partitions):
+            refill.copy_alone(p, positions[p])
+    return refill.filled
 
 
 # Rows of one partition below its position, read from the refold (the same layouts).
@@ -139,29 +198,6 @@ _ADD: Final = {
     "WHERE NOT EXISTS (SELECT 1 FROM history h "
     "WHERE h.operation_id = f.operation_id AND h.version = f.version)",
 }
-
-
-def _copy(scratch: Store, store: Store, topic: str, gap: Gap) -> tuple[int, int]:
-    """Copy the refold's rows of ``gap`` that ``store`` lacks; (requests, versions) added."""
-    p, end = gap.partition, gap.position
-    args: dict[str, list[Any]] = {"requests": [p, end], "dead_letters": [topic, p, end]}
-    args["history"] = [p, end]
-    tables = {f"_f_{name}": _read(scratch, sql, args[name]) for name, sql in _PICK.items()}
-    con = store.cursor()
-    try:
-        with registered(con, tables):
-            con.execute("BEGIN TRANSACTION")
-            try:
-                added = {name: _inserted(con, sql) for name, sql in _ADD.items()}
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-    except duckdb.Error as exc:
-        raise store_failure(f"filling the history of partition {p}", store.path, exc) from exc
-    finally:
-        con.close()
-    return added["requests"], added["history"]
 
 
 def _read(store: Store, sql: str, params: list[Any]) -> Any:

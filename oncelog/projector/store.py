@@ -45,7 +45,7 @@ re-committing an old batch is a no-op rather than a regression.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -386,7 +386,12 @@ class Store:
             self._write_positions(_ADVANCE_POSITIONS)
 
     def restore_partition(
-        self, partition: int, snapshots: Sequence[ExecutionSnapshot], position: Position
+        self,
+        partition: int,
+        snapshots: Sequence[ExecutionSnapshot],
+        position: Position,
+        *,
+        also: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
     ) -> None:
         """Replace one partition's current rows with ``snapshots``, in ONE transaction.
 
@@ -394,7 +399,8 @@ class Store:
         partition; for each operation the highest version wins. Their history
         rows are added if missing and the position is set as given (even
         backwards: a restore is authoritative; history rows past a position set
-        backwards are removed, since folding from it makes them again).
+        backwards are removed, since folding from it makes them again). ``also`` writes
+        more in the same transaction (the history below the position, refolded).
         """
         ordered = _restore_order(partition, snapshots)
         versions = _version_rows(ordered)
@@ -412,6 +418,8 @@ class Store:
             )
             self._write_versions(_RESTORE_HISTORY)
             self._write_positions(_SET_POSITIONS)
+            if also is not None:
+                also(self._con)
 
     # Separate steps so that a test can make one of them fail mid-transaction.
     def _write_versions(self, insert_history: str) -> None:
