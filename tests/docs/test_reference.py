@@ -150,3 +150,12 @@ def test_run_tool_s_options_and_the_decorators_have_reference_entries() -> None:
     documented.append(executor.ledger_tool)
     for function in documented:
         assert all(f"``{name}``" in (function.__doc__ or "") for name in options), function
+
+
+def test_the_topic_prefix_setting_names_every_topic() -> None:
+    from oncelog.settings import _TopicName  # noqa: PLC0415
+
+    roles = [v.role for v in vars(Settings).values() if isinstance(v, _TopicName)]
+    assert len(roles) == 5
+    described = Settings.model_fields["topic_prefix"].description or ""
+    assert [r for r in roles if f".{r}" not in described] == []
