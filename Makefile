@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars phoenix toxiproxy test lint format docs broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults sdk-ts clean
+.PHONY: venv jars phoenix toxiproxy test lint format docs docs-reference broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults sdk-ts clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -64,6 +64,11 @@ format: venv
 # mkdocs 1.6 then stops counting warnings, and --strict passes a broken build.
 docs: venv  ## the documentation site, mkdocs build --strict
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
+# docs/reference/{cli,http,configuration,errors}.md, made from the code and committed (links to
+# them work in a clone); tests/docs/test_reference.py fails when they are stale.
+docs-reference: venv  ## regenerate the committed reference pages from the code
+	$(PY) -m docsgen
 
 broker: jars  ## start the local broker (reuses a running one)
 	$(PY) -m oncelog broker start

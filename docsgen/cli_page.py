@@ -20,7 +20,7 @@ same). Settings come from `ONCELOG_*` variables ([configuration](configuration.m
 `LedgerError` prints `error [code] message` on stderr and exits with status 2
 ([error codes](errors.md)).
 
-This page is generated from the CLI's own definitions when the site is built.
+This page is generated from the CLI's own definitions (`make docs-reference`).
 
 """
 

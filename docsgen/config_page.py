@@ -22,7 +22,7 @@ variables with the `ONCELOG_` prefix, into a frozen `oncelog.Settings`; code tha
 Dictionaries are given as JSON (`ONCELOG_KAFKA_EXTRA_CONFIG='{"linger.ms": 5}'`). Secrets are
 `SecretStr`: they never appear in a repr, a log line or an answer.
 
-This page is generated from `oncelog/settings.py` when the site is built.
+This page is generated from `oncelog/settings.py` (`make docs-reference`).
 
 | variable | type | default | what it does |
 |---|---|---|---|

@@ -20,8 +20,8 @@ A subclass that declares no code of its own carries its parent's and is listed u
 Classes are in `oncelog.errors` unless a module is named (`receipts.X` is
 `oncelog.receipts.X`).
 
-This page is generated from `oncelog/errors.py` and the package's other error classes when
-the site is built.
+This page is generated from `oncelog/errors.py` and the package's other error classes
+(`make docs-reference`).
 
 | code | class | HTTP | what it means |
 |---|---|---|---|

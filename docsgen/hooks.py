@@ -1,29 +1,16 @@
-"""mkdocs hook: add the generated reference pages to the site before the nav is built."""
+"""mkdocs hook: the docstrings' reST roles shown as code on the built pages.
+
+The reference pages made from the code are committed files under ``docs/reference/``
+(:mod:`docsgen.reference`, ``make docs-reference``), built like any other page.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.structure.files import File, Files
+from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
-from docsgen import cli_page, config_page, errors_page, http_page
 from docsgen.text import html_without_roles
-
-PAGES: dict[str, Callable[[], str]] = {
-    "reference/cli.md": cli_page.render,
-    "reference/http.md": http_page.render,
-    "reference/configuration.md": config_page.render,
-    "reference/errors.md": errors_page.render,
-}
-
-
-def on_files(files: Files, config: MkDocsConfig) -> Files:
-    """Each generated page, rendered from the code as it is at build time."""
-    for uri, render in PAGES.items():
-        files.append(File.generated(config, uri, content=render()))
-    return files
 
 
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:

@@ -21,7 +21,7 @@ The running server serves the same schema at `/openapi.json`. Outside the schema
 answers `GET /metrics` (Prometheus, see [metrics](../guides/metrics.md)) and the timeline pages
 under `/ui/` ([the audit](../guides/audit.md#see-a-run-in-the-browser)).
 
-This page is generated from that schema when the site is built.
+This page is generated from that schema (`make docs-reference`).
 """
 
 

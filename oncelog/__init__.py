@@ -16,13 +16,17 @@ if TYPE_CHECKING:
     from oncelog.producer.client import LedgerClient
     from oncelog.producer.recordable import jsonable
     from oncelog.producer.sync_client import SyncLedgerClient
+    from oncelog.producer.tool_model import ToolContext
     from oncelog.receipts import verify_receipt
+    from oncelog.schemas.models import PreviousAttempt
 
 __all__ = [
     "LedgerClient",
     "LedgerError",
+    "PreviousAttempt",
     "Settings",
     "SyncLedgerClient",
+    "ToolContext",
     "connect",
     "connect_sync",
     "jsonable",
@@ -37,6 +41,9 @@ _LAZY = {
     "jsonable": "oncelog.producer.recordable",
     "SyncLedgerClient": "oncelog.producer.sync_client",
     "verify_receipt": "oncelog.receipts",
+    # A tool's and a reconcile hook's arguments, for their annotations.
+    "ToolContext": "oncelog.producer.tool_model",
+    "PreviousAttempt": "oncelog.schemas.models",
 }
 
 

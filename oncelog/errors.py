@@ -241,6 +241,12 @@ class VerifyIncompleteError(LedgerError, code="verify_incomplete"):
     DuckDB file is locked by a running ``oncelog serve``); it checked nothing."""
 
 
+class HistoryIncompleteError(LedgerError, code="history_incomplete"):
+    """A DuckDB file lacks requests or versions the requests topic still has (say, it was
+    restored from the executions topic): its timelines and audit would answer without
+    them. ``oncelog serve`` on the file refolds them before it folds on."""
+
+
 class DiskFullError(StoreError, code="disk_full", http_status=507):
     """The DuckDB file's volume is full: the projector stops. Nothing acknowledged is lost
     (it is on the log); started again once there is space, it resumes from its last commit."""

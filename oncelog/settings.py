@@ -37,6 +37,14 @@ def _default_data_dir() -> Path:
     return Path.home() / ".local" / "share" / "oncelog"
 
 
+def _default_db_path(data: dict[str, Any]) -> Path:
+    """One absolute file per data directory and topic prefix: ``serve`` started from
+    any folder finds the same projection (docs/spec.md §9)."""
+    data_dir = Path(data.get("data_dir") or _default_data_dir())
+    prefix = data.get("topic_prefix") or "oncelog"
+    return data_dir.expanduser().absolute() / "ledgers" / f"{prefix}.duckdb"
+
+
 class _TopicName:
     """The name of one of the ledger's topics: ``ONCELOG_TOPIC_PREFIX``, a dot, its role.
 
@@ -67,8 +75,8 @@ class Settings(BaseSettings):
     )
     topic_prefix: str = Field(
         default="oncelog",
-        description="The ledger's topics are <prefix>.requests, .executions, .decisions and "
-        ".deadletter: another prefix runs another ledger on the same cluster.",
+        description="The ledger's five topics are <prefix>.requests, .executions, .decisions, "
+        ".deadletter and .checkpoints: another prefix runs another ledger on the same cluster.",
     )
     partitions: int = Field(
         default=6,
@@ -96,11 +104,6 @@ class Settings(BaseSettings):
         ge=1,
         description="Replicas of each topic `oncelog topics create` makes. Unset: 3 (with "
         "min.insync.replicas=2) on a cluster of three brokers or more, else 1.",
-    )
-    db_path: Path = Field(
-        default=Path("oncelog.duckdb"),
-        description="The DuckDB file `oncelog serve` folds into (one writer process at a "
-        "time), and that the CLI's read commands open offline.",
     )
     duckdb_threads: int = Field(
         default=1,
@@ -186,7 +189,16 @@ class Settings(BaseSettings):
     )
     data_dir: Path = Field(
         default_factory=_default_data_dir,
-        description="The embedded broker's data, configuration, log and pid files.",
+        description="The embedded broker's data, configuration, log and pid files, and "
+        "the default DuckDB files (ONCELOG_DB_PATH).",
+    )
+    # After data_dir and topic_prefix: its default is computed from them.
+    db_path: Path = Field(
+        default_factory=_default_db_path,
+        description="The DuckDB file `oncelog serve` folds into (one writer process at a "
+        "time), and that the CLI's read commands open offline. Unset: "
+        "<ONCELOG_DATA_DIR>/ledgers/<ONCELOG_TOPIC_PREFIX>.duckdb, the same file from "
+        "any folder.",
     )
     java_home: Path | None = Field(
         default=None,

@@ -1,16 +1,18 @@
-"""Every Python block of docs/operations.md runs (offline: none needs a broker)."""
+"""Every Python block of docs/operations.md runs (offline: none needs a broker), but those
+marked ``<!-- not-run: why -->`` (tests/docs/blocks.py)."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.docs.blocks import blocks
+
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "operations.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.S)
+BLOCKS = [b.code for b in blocks(PAGE) if b.lang == "python" and b.not_run is None]
 
 
 def test_the_page_has_python_blocks() -> None:

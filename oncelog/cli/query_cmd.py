@@ -319,7 +319,8 @@ def export(
 
     While ``oncelog serve`` runs its DuckDB file is locked; this asks it for a copy
     (``GET /v1/export``, with ``ONCELOG_HTTP_TOKEN``): every table from one snapshot.
-    Then, say: ``duckdb -c "SELECT * FROM 'FOLDER/executions.parquet'"``.
+    Then query them with the ``duckdb`` Python package that oncelog installs:
+    ``duckdb.sql("SELECT * FROM 'FOLDER/executions.parquet'")``.
     """
     settings = Settings()
     base = url or f"http://{settings.http_host}:{settings.http_port}"

@@ -13,7 +13,12 @@ from rich.console import Console
 
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.cli.progress import refold_progress, wanted
-from oncelog.errors import ConfigError, StoreError, VerifyIncompleteError
+from oncelog.errors import (
+    ConfigError,
+    HistoryIncompleteError,
+    StoreError,
+    VerifyIncompleteError,
+)
 from oncelog.kafka.reader import topic_ends
 from oncelog.projector.checkpoint_verify import rebuild_checkpoints
 from oncelog.projector.rebuild import (
@@ -151,6 +156,14 @@ def verify_cmd(
         _print_report_json(report, note)
     else:
         _print_report(report, console)
+    if report.history_missing:
+        raise HistoryIncompleteError(
+            f"{settings.db_path} lacks {report.history_missing} requests and versions that "
+            "the requests topic has: its timelines and audit answer without them. Start "
+            f"`oncelog serve --db {settings.db_path}`: it refolds them from the requests "
+            "topic before it folds on (or build a whole file: `oncelog rebuild --from "
+            "requests --db NEW.duckdb`)"
+        )
     if not report.ok:
         raise typer.Exit(1)
 
@@ -176,6 +189,7 @@ def _print_report_json(report: Report, live_note: str | None) -> None:
         "compared_snapshots": report.compared_snapshots,
         "compared_live": report.compared_live,
         "compared_checkpoints": report.compared_checkpoints,
+        "history_missing": report.history_missing,
         "live_note": live_note,
         "differences": report.differences,
     }

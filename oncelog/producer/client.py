@@ -155,7 +155,12 @@ class LedgerClient(ClientCalls):
         **options: Unpack[ToolOptions],
     ) -> ToolRun:
         """Claim, run ``fn`` under a heartbeat, then complete or fail: see
-        :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
+        :mod:`oncelog.producer.executor`.
+
+        ``**options`` are any of :class:`~oncelog.producer.tool_model.ToolOptions`:
+        ``dedup_fields``, ``lease_seconds``, ``retention_seconds``, ``effect``,
+        ``on_in_progress``, ``wait_timeout_s``, ``retry_on``.
+        """
         target = ToolTarget(channel_id, key_name, step)
         job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
         job.spec.warn_if_unguarded(reconcile, stacklevel=2)
@@ -242,7 +247,12 @@ class SyncLedgerClient(ClientCalls):
         **options: Unpack[ToolOptions],
     ) -> ToolRun:
         """Claim, run a blocking ``fn`` under a heartbeat thread, then complete or fail:
-        see :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
+        see :mod:`oncelog.producer.executor`.
+
+        ``**options`` are any of :class:`~oncelog.producer.tool_model.ToolOptions`:
+        ``dedup_fields``, ``lease_seconds``, ``retention_seconds``, ``effect``,
+        ``on_in_progress``, ``wait_timeout_s``, ``retry_on``.
+        """
         target = ToolTarget(channel_id, key_name, step)
         job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
         job.spec.warn_if_unguarded(reconcile, stacklevel=2)

@@ -204,8 +204,21 @@ def ledger_tool(
 ) -> Callable[[Callable[..., Awaitable[Any]]], LedgerTool]:
     """Decorate ``async def tool(ctx, **params)`` to run through the ledger.
 
-    ``tool_name`` defaults to the function's name; ``options`` are the other
-    :class:`ToolSpec` fields (``lease_seconds``, ``dedup_fields``, ``effect``, ...).
+        @ledger_tool(client, effect="external", dedup_fields=["order_id"])
+        async def charge(ctx: ToolContext, order_id: str, amount_cents: int) -> dict:
+            ...
+
+        await charge("run-42", "charge:4471", order_id="4471", amount_cents=4200)
+
+    ``client`` is a :class:`~oncelog.LedgerClient`, or a function returning one (called at
+    each run, so the tool can be defined before the client is opened). ``tool_name``
+    defaults to the function's name; ``reconcile(previous, ctx)`` is the hook a reclaim
+    asks first (see the module). ``**options`` are any of
+    :class:`~oncelog.producer.tool_model.ToolOptions`: ``dedup_fields``,
+    ``lease_seconds``, ``retention_seconds``, ``effect``, ``on_in_progress``,
+    ``wait_timeout_s``, ``retry_on``. The decorated tool is a :class:`LedgerTool`:
+    ``await tool(channel_id, key_name, **params)`` returns the result,
+    ``await tool.run(...)`` the whole :class:`~oncelog.producer.tool_model.ToolRun`.
     """
 
     def wrap(fn: Callable[..., Awaitable[Any]]) -> LedgerTool:

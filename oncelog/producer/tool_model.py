@@ -142,17 +142,36 @@ class ToolRun:
 
 
 class ToolOptions(TypedDict, total=False):
-    """The keyword options of ``run_tool`` and the decorators: :class:`ToolSpec` but the name."""
+    """The keyword options of ``run_tool``, ``@ledger_tool`` and ``@sync_ledger_tool`` (all
+    optional): :class:`ToolSpec`'s fields but the tool's name, with its defaults."""
 
     dedup_fields: Sequence[str] | None
+    """The params that make the request hash (docs/spec.md §1); the others are volatile
+    (timestamps, trace ids) and never make a retry a conflict. Default None: all params."""
     lease_seconds: float
+    """How long a claim holds the step before another worker may reclaim it; the executor
+    heartbeats every third of it. Default 60."""
     retention_seconds: float
+    """How long a completed result is kept for replay after it completes. Default 7 days."""
     effect: str
+    """``"external"`` (the tool touches the outside world: the audit watches it for doubles)
+    or ``"pure"``. Default ``"external"``."""
     on_in_progress: InProgressPolicy
+    """When another worker holds the step: ``"raise"``
+    (:class:`~oncelog.errors.ToolInProgressError`) or ``"wait"`` for its lease to end and
+    claim again. Default ``"raise"``."""
     wait_timeout_s: float
+    """The longest ``on_in_progress="wait"`` waits, then
+    :class:`~oncelog.errors.LedgerTimeoutError`. Default 300."""
     retry_on: tuple[type[BaseException], ...]
+    """A tool's exceptions recorded as retryable failures (default: timeouts, connection
+    errors and HTTP clients' transport errors, ``DEFAULT_RETRY_ON``); any other is final."""
     result_encoder: Callable[[Any], Any] | None
+    """Turns the tool's result into JSON before it is recorded (``oncelog.jsonable``: pydantic's
+    JSON mode for datetimes, decimals, UUIDs, models). Default None: the result as it is."""
     downstream_dedupes: bool
+    """The downstream deduplicates by the idempotency key itself: no reconcile hook is needed,
+    and no :class:`UnguardedToolWarning` is given. Default False."""
 
 
 @dataclass(frozen=True, slots=True)

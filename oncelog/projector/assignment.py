@@ -16,12 +16,15 @@ manager owns the assign and revoke of its changelog partitions in the same way.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import duckdb
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from oncelog.projector.committer import Committer
+from oncelog.projector.history_fill import Filled, HistoryRefill, log_extent, refolded
 from oncelog.projector.membership import describe_group
 from oncelog.projector.memory import StateMemory
 from oncelog.projector.metrics import ProjectorMetrics
@@ -40,6 +43,13 @@ from oncelog.topics import admin_client
 
 _DESCRIBE_TIMEOUT_S = 5.0
 _COMMITTED_TIMEOUT_S = 10.0
+
+
+def _copy_below(
+    refill: HistoryRefill, partition: int, position: Position, con: duckdb.DuckDBPyConnection
+) -> None:
+    """The refolded history of ``partition`` below a restore's ``position``, on ``con``."""
+    refill.copy(con, partition, position.next_offset)
 
 
 def _further(handoff: Position | None, own: Position | None) -> bool:
@@ -144,24 +154,45 @@ class Assignment:
     # --- where a partition resumes -------------------------------------------------
 
     def _starts(self, consumer: Consumer, partitions: list[int]) -> dict[int, Position]:
-        """Where each newly assigned partition resumes: its own position, or a restore."""
+        """Where each newly assigned partition resumes: its own position, or a restore;
+        with the history below it refolded where the file lacks it (:mod:`.history_fill`)."""
         handoffs = self._handoffs(consumer, partitions)  # read before the executions topic
         positions = self._store.positions()
         # Sizes only matter where another member got further than this file.
         passed = [p for p in partitions if _further(handoffs.get(p), positions.get(p))]
         sizes = partition_sizes(self._kafka, self._settings.executions_topic, passed)
+        restoring = [
+            p
+            for p in partitions
+            if needs_restore(positions.get(p), handoffs.get(p), sizes.get(p, 0))
+        ]
+        extent = log_extent(self._kafka, self._settings.requests_topic, partitions)
+        # A restore's position is not known before it reads the snapshots: its history
+        # must be whole below the log's end, which is past that position.
+        ends = {p: extent[p][1] if p in restoring else positions[p].next_offset for p in partitions}
         starts: dict[int, Position] = {}
-        restored: list[int] = []
-        for p in partitions:
-            own, handoff = positions.get(p), handoffs.get(p)
-            if needs_restore(own, handoff, sizes.get(p, 0)):
-                own = restore_partition(self._settings, self._kafka, self._store, p, handoff)
-                restored.append(p)
-            assert own is not None
-            starts[p] = own
-        if restored:
-            self._report("restored from the executions topic", restored)
+        with refolded(self._settings, self._kafka, self._store, ends, extent) as refill:
+            for p in partitions:
+                if p in restoring:
+                    # The history goes in the restore's transaction: no reader sees the
+                    # restored position before the requests below it.
+                    starts[p] = restore_partition(
+                        self._settings, self._kafka, self._store, p, handoffs.get(p),
+                        also=functools.partial(_copy_below, refill, p),
+                    )  # fmt: skip
+                else:
+                    starts[p] = positions[p]
+                    refill.copy_alone(p, starts[p].next_offset)
+        if restoring:
+            self._report("restored from the executions topic", restoring)
+        self._report_refill(refill.filled)
         return starts
+
+    def _report_refill(self, filled: Filled) -> None:
+        if filled.requests:
+            requests, versions = sum(filled.requests.values()), sum(filled.versions.values())
+            source = f"the requests topic ({requests} requests, {versions} versions)"
+            self._report(f"history refolded from {source}", list(filled.requests))
 
     def _handoffs(self, consumer: Consumer, partitions: list[int]) -> dict[int, Position]:
         """The positions the partitions' last owners committed to the group (see _hand_off)."""

@@ -187,6 +187,8 @@ class Report:
     compared_snapshots: int = 0
     compared_live: int | None = None
     compared_checkpoints: int = 0
+    history_missing: int = 0
+    """Requests and versions of the log below the live file's positions that it lacks."""
     differences: list[str] = field(default_factory=list)
 
     @property
@@ -258,7 +260,50 @@ def verify(
             current = {s.operation_id: s for s in live.current_states()}
             report.compared_live = len(current)
             report.differences += compare("live", states_as_of(store, positions), current)
+            report.history_missing, diffs = compare_history(store, live, positions)
+            report.differences += diffs
             compared, diffs = compare_checkpoints(settings, kafka, live, store)
             report.compared_checkpoints = compared
             report.differences += diffs
     return report
+
+
+# What the history holds below a position: the audit by offset, the versions by key.
+_HISTORY_KEYS: Final = {
+    "requests": 'SELECT "offset" FROM requests WHERE "partition" = ? AND "offset" < ?',
+    "versions": "SELECT operation_id, version FROM history "
+    'WHERE "partition" = ? AND valid_from_offset < ?',
+}
+
+
+def compare_history(
+    refold: Store, live: Store, positions: Mapping[int, int]
+) -> tuple[int, list[str]]:
+    """The requests and versions below the live file's ``positions`` that the refold has
+    and the file lacks (their count), and every difference of the two, a line each."""
+    missing = 0
+    diffs: list[str] = []
+    for p, end in sorted(positions.items()):
+        for what, sql in _HISTORY_KEYS.items():
+            expected, held = _keys(refold, sql, p, end), _keys(live, sql, p, end)
+            lacking, extra = expected - held, held - expected
+            missing += len(lacking)
+            if lacking:
+                diffs.append(
+                    f"history: partition {p} lacks {len(lacking)} {what} the log has "
+                    f"(first: {min(lacking)!r})"
+                )
+            if extra:
+                diffs.append(f"history: partition {p} has {len(extra)} {what} the log has not")
+    return missing, diffs
+
+
+def _keys(store: Store, sql: str, partition: int, end: int) -> set[Any]:
+    cursor = store.cursor()
+    try:
+        rows = cursor.execute(sql, [partition, end]).fetchall()
+    except duckdb.Error as exc:
+        raise StoreError(f"reading the history of {store.path} failed: {exc}") from exc
+    finally:
+        cursor.close()
+    return {row[0] if len(row) == 1 else row for row in rows}

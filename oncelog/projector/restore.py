@@ -6,9 +6,11 @@ DuckDB position and a restore (:func:`needs_restore`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import duckdb
 from confluent_kafka import TopicPartition
 
 from oncelog.errors import CodecError
@@ -71,6 +73,8 @@ def restore_partition(
     store: Store,
     partition: int,
     handoff: Position | None = None,
+    *,
+    also: Callable[[Position, duckdb.DuckDBPyConnection], None] | None = None,
 ) -> Position:
     """Load ``partition``'s states from the executions topic into ``store``.
 
@@ -78,13 +82,15 @@ def restore_partition(
     group, if any (see :func:`needs_restore`): every request before it that changed
     a state has its snapshot in the topic, so folding may resume there when it is
     past the newest snapshot, without refolding the requests that changed nothing.
+    ``also(position, connection)`` writes more in the restore's transaction.
     """
     snapshots = latest_snapshots(kafka, settings.executions_topic, partition)
     position = position_after(snapshots)
     if handoff is not None and handoff.next_offset > position.next_offset:
         position = handoff
     ordered = sorted(snapshots.values(), key=lambda s: s.source_offset)
-    store.restore_partition(partition, ordered, position)
+    write = None if also is None else functools.partial(also, position)
+    store.restore_partition(partition, ordered, position, also=write)
     return position
 
 

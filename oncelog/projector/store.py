@@ -45,7 +45,7 @@ re-committing an old batch is a no-op rather than a regression.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -306,6 +306,8 @@ class Store:
             config["threads"] = threads
         if checkpoint_mb is not None:
             config["checkpoint_threshold"] = f"{checkpoint_mb}MiB"
+        if not read_only:
+            _make_folder(self.path)
         try:
             self._con = duckdb.connect(str(self.path), read_only=read_only, config=config)
             if not read_only:
@@ -384,7 +386,12 @@ class Store:
             self._write_positions(_ADVANCE_POSITIONS)
 
     def restore_partition(
-        self, partition: int, snapshots: Sequence[ExecutionSnapshot], position: Position
+        self,
+        partition: int,
+        snapshots: Sequence[ExecutionSnapshot],
+        position: Position,
+        *,
+        also: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
     ) -> None:
         """Replace one partition's current rows with ``snapshots``, in ONE transaction.
 
@@ -392,7 +399,8 @@ class Store:
         partition; for each operation the highest version wins. Their history
         rows are added if missing and the position is set as given (even
         backwards: a restore is authoritative; history rows past a position set
-        backwards are removed, since folding from it makes them again).
+        backwards are removed, since folding from it makes them again). ``also`` writes
+        more in the same transaction (the history below the position, refolded).
         """
         ordered = _restore_order(partition, snapshots)
         versions = _version_rows(ordered)
@@ -410,6 +418,8 @@ class Store:
             )
             self._write_versions(_RESTORE_HISTORY)
             self._write_positions(_SET_POSITIONS)
+            if also is not None:
+                also(self._con)
 
     # Separate steps so that a test can make one of them fail mid-transaction.
     def _write_versions(self, insert_history: str) -> None:
@@ -472,6 +482,14 @@ def store_failure(what: str, path: Path, exc: duckdb.Error) -> StoreError:
             "and nothing acknowledged is lost (it is on the log)"
         )
     return StoreError(f"{what} failed on {path}: {exc}")
+
+
+def _make_folder(path: Path) -> None:
+    """The file's folder (the default file's, ONCELOG_DATA_DIR/ledgers, is made on first use)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot make the folder of {path}: {exc}") from exc
 
 
 def _history_is_keyed(con: duckdb.DuckDBPyConnection) -> bool:

@@ -23,9 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 KNOWN_TOOLS = frozenset(
     {
         "pip", "curl", "export", "eval", "kill", "openssl", "docker", "cd", "source", ".",
-        "valgrind", "apt-get", "git", "chromium", "echo", "mvn", "java", "node", "npm", "duckdb",
+        "valgrind", "apt-get", "git", "chromium", "echo", "mvn", "java", "node", "npm",
     }
 )  # fmt: skip
+# Not "duckdb": pip installs the Python package, not its command-line program.
 OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;"})
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 SUBSTITUTION = re.compile(r"\$\(([^()]*)\)")

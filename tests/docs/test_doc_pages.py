@@ -105,9 +105,7 @@ def test_every_page_under_docs_is_in_the_nav() -> None:
     nav = _nav_pages(config["nav"])
     on_disk = {str(p.relative_to(ROOT / "docs")) for p in PAGES if p.name != "README.md"}
     assert on_disk - nav == set()
-    generated = {"reference/cli.md", "reference/http.md", "reference/configuration.md"}
-    generated |= {"reference/errors.md"}
-    assert nav - on_disk == generated  # made by docsgen/hooks.py at build time
+    assert nav - on_disk == set()  # the generated reference pages are committed too
 
 
 def test_the_repository_has_its_license_changelog_and_contributing() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -11,7 +12,7 @@ import typer.main
 from typer._click import Context
 from typer.core import TyperGroup
 
-from docsgen import cli_page, config_page, errors_page, http_page
+from docsgen import cli_page, config_page, errors_page, http_page, reference
 from docsgen.text import html_without_roles, md_cell
 from oncelog.cli import app
 from oncelog.errors import LedgerError
@@ -109,3 +110,52 @@ def test_docstring_roles_read_as_code_on_the_site() -> None:
     html = "raise :class:<code>~oncelog.errors.LedgerTimeoutError</code> or :func:<code>a.b</code>"
     assert html_without_roles(html) == "raise <code>LedgerTimeoutError</code> or <code>a.b</code>"
     assert md_cell("``x`` :class:`~a.B` <p> | q") == "`x` `a.B` &lt;p&gt; \\| q"
+
+
+def test_the_committed_reference_pages_are_what_the_code_renders() -> None:
+    """docs/reference/{cli,http,configuration,errors}.md are committed (links to them work in
+    a clone); a change of the code's help, settings, routes or errors must regenerate them."""
+    assert reference.stale(ROOT / "docs") == [], (
+        f"stale generated reference pages: run `{reference.REGENERATE}` and commit the result"
+    )
+
+
+def test_a_page_that_differs_from_the_code_is_stale(tmp_path: Path) -> None:
+    reference.write(tmp_path)
+    assert reference.stale(tmp_path) == []
+    page = tmp_path / "reference" / "errors.md"
+    page.write_text(page.read_text() + "| `gone` | `GoneError` | 410 | removed |\n")
+    (tmp_path / "reference" / "cli.md").unlink()
+    assert reference.stale(tmp_path) == ["reference/cli.md", "reference/errors.md"]
+
+
+def test_the_generated_pages_are_committed_and_in_the_nav() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text()
+    for uri in reference.PAGES:
+        assert f": {uri}\n" in nav
+        assert (ROOT / "docs" / uri).is_file()
+
+
+def test_run_tool_s_options_and_the_decorators_have_reference_entries() -> None:
+    """``**options: Unpack[ToolOptions]`` names no option: the reference lists ToolOptions,
+    and run_tool's and the decorators' docstrings name every option."""
+    from oncelog.producer import client, executor, tool_model  # noqa: PLC0415
+
+    for entry in ("tool_model.ToolOptions", "executor.ledger_tool", "executor.sync_ledger_tool"):
+        assert f"oncelog.producer.{entry}" in ENTRIES
+    options = tool_model.ToolOptions.__annotations__
+    spec_fields = {f for f in tool_model.ToolSpec.__dataclass_fields__ if f != "tool_name"}
+    assert set(options) == spec_fields
+    documented = [client.LedgerClient.run_tool, client.SyncLedgerClient.run_tool]
+    documented.append(executor.ledger_tool)
+    for function in documented:
+        assert all(f"``{name}``" in (function.__doc__ or "") for name in options), function
+
+
+def test_the_topic_prefix_setting_names_every_topic() -> None:
+    from oncelog.settings import _TopicName  # noqa: PLC0415
+
+    roles = [v.role for v in vars(Settings).values() if isinstance(v, _TopicName)]
+    assert len(roles) == 5
+    described = Settings.model_fields["topic_prefix"].description or ""
+    assert [r for r in roles if f".{r}" not in described] == []

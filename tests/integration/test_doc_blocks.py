@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from oncelog.kafka.reader import topic_ends
+from oncelog.query import queries
+from oncelog.query.catch_up import wait_until_folded
+from oncelog.query.source import LocalSource
 from oncelog.settings import Settings
 from tests.docs.blocks import ROOT, blocks, python_pages, run_page
 from tests.integration.conftest import RunningProjector
@@ -60,3 +64,24 @@ def _point_at(topics: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ONCELOG_BOOTSTRAP_SERVERS", topics.bootstrap_servers)
     monkeypatch.setenv("ONCELOG_TOPIC_PREFIX", topics.topic_prefix)
     monkeypatch.setenv("ONCELOG_PARTITIONS", str(topics.partitions))
+
+
+def test_the_tutorial_s_duplicates_line_is_what_the_audit_lists(
+    topics: Settings, projector: RunningProjector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``oncelog duplicates`` after the tutorial: the shipping step alone, reconciled found."""
+    _point_at(topics, monkeypatch)
+    tutorial = ROOT / "docs" / "tutorial.md"
+    claim = "oncelog duplicates                        # one item: the shipping step, reconciled"
+    assert claim in tutorial.read_text()
+    run_page(tutorial)
+    kafka = topics.kafka_config(topics.bootstrap_servers or "")
+    cursor = projector.store.cursor()
+    try:
+        wait_until_folded(LocalSource(cursor), topic_ends(kafka, topics.requests_topic), 30)
+        items = queries.suspected_duplicates(cursor, 100)
+    finally:
+        cursor.close()
+    assert [(i.key_name, i.kind, i.settled, i.reconciled) for i in items] == [
+        ("shipping", "unknown_outcome", "completed", "found")
+    ]

@@ -45,6 +45,7 @@ CODES = {
     "StaleClaimError": ("stale_claim", 409),
     "StoreError": ("store_error", 503),
     "ToolInProgressError": ("in_progress", 409),
+    "HistoryIncompleteError": ("history_incomplete", 500),
     "TopicConfigError": ("topic_config", 500),
     "TopicMissingError": ("topic_missing", 503),
     "UnauthorizedError": ("unauthorized", 401),

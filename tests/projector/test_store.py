@@ -264,3 +264,30 @@ def test_state_blob_round_trip_and_garbage() -> None:
     for garbage in (b"", b"\xc3\x01", encode_state(state)[:-3], b"x" * 40):
         with pytest.raises(CodecError):
             decode_state(garbage)
+
+
+def test_a_restore_writes_what_it_is_also_given_in_its_one_transaction(
+    tmp_path: Path, store: Store
+) -> None:
+    """The history refolded for a restore goes in with the states and the position: a
+    reader never sees the restored position without it, and a failure writes neither."""
+    a = Op(key_name="a")
+    batch = feed(store, 0, [(a.claim("t1"), 1_000), (a.complete("t1"), 2_000)])
+    end = store.positions()[0]
+
+    def add(con: Any) -> None:
+        con.execute("INSERT INTO dead_letters SELECT 'x', 0, 0, 0, 'c', 'm', 0")
+
+    def fail(con: Any) -> None:
+        add(con)
+        raise RuntimeError("the refill failed")
+
+    with Store(tmp_path / "restored.duckdb") as restored:
+        with pytest.raises(RuntimeError):
+            restored.restore_partition(0, batch.snapshots, end, also=fail)
+        assert restored.positions() == {}
+        assert count(restored, "dead_letters") == 0
+        assert count(restored, "executions") == 0
+        restored.restore_partition(0, batch.snapshots, end, also=add)
+        assert restored.positions() == {0: end}
+        assert count(restored, "dead_letters") == 1
