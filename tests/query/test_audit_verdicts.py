@@ -17,6 +17,8 @@ import pytest
 from oncelog.projector.store import Store
 from oncelog.query.models import SuspectedDuplicate
 from oncelog.query.queries import channel_verdicts, suspected_duplicates, verdict_counts
+from oncelog.query.ui.channels import recent_channels
+from oncelog.query.ui.pages import index_page
 from oncelog.query.verdicts import failure_code
 from oncelog.schemas.models import Fail
 from tests.projector.fold_factories import LEASE_MS, Op
@@ -190,3 +192,26 @@ def test_channel_verdicts_count_operations_per_channel(store: Store) -> None:
 )
 def test_a_failures_code_is_its_first_word(text: str | None, code: str | None) -> None:
     assert failure_code(text) == code
+
+
+def test_the_channel_list_flags_a_possible_never_a_reconciled_zombie(store: Store) -> None:
+    zombie, retried = Op(channel_id="zombie"), Op(channel_id="retried")
+    feed(
+        store,
+        0,
+        [
+            *_reclaimed(zombie),
+            (zombie.complete("tB", "ok")._replace(reconciled="found"), 2 * S + LEASE_MS),
+            (zombie.complete("tA", "ok"), 3 * S + LEASE_MS),
+            *_reclaimed(retried, at=4 * S + LEASE_MS),
+            (retried.complete("tB", "ok"), 5 * S + 2 * LEASE_MS),
+        ],
+    )
+    summaries = {c.channel: c for c in recent_channels(store.cursor(), 10)}
+    assert (summaries["zombie"].flagged, summaries["retried"].flagged) == (False, True)
+    rows = index_page(list(summaries.values()), 10, "").split("<tr data-channel=")[1:]
+    by_name = {r.split('"')[1]: r for r in rows}
+    assert 'data-flagged="false"' in by_name["zombie"] and "class='dup" not in by_name["zombie"]
+    assert "data-verdict='single'" in by_name["zombie"]
+    assert 'data-flagged="true"' in by_name["retried"]
+    assert "<span class='dup possible' data-verdict='possible'>? 1 possible" in by_name["retried"]
