@@ -13,8 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
+from prometheus_client import CollectorRegistry
+from prometheus_client.parser import text_string_to_metric_families
 
 from oncelog.projector.store import Store
+from oncelog.query.http import create_app
 from oncelog.query.models import SuspectedDuplicate
 from oncelog.query.queries import channel_verdicts, suspected_duplicates, verdict_counts
 from oncelog.query.ui.channels import recent_channels
@@ -215,3 +219,35 @@ def test_the_channel_list_flags_a_possible_never_a_reconciled_zombie(store: Stor
     assert "data-verdict='single'" in by_name["zombie"]
     assert 'data-flagged="true"' in by_name["retried"]
     assert "<span class='dup possible' data-verdict='possible'>? 1 possible" in by_name["retried"]
+
+
+def test_the_metric_counts_operations_by_verdict_at_scrape_time(store: Store) -> None:
+    zombie, retried, double = Op(channel_id="z"), Op(channel_id="r"), Op(channel_id="d")
+    steps = [
+        *_reclaimed(zombie),
+        (zombie.complete("tB", "ok")._replace(reconciled="found"), 2 * S + LEASE_MS),
+        (zombie.complete("tA", "ok"), 3 * S + LEASE_MS),
+        *_reclaimed(retried, at=4 * S + LEASE_MS),
+    ]
+    feed(store, 0, steps)
+    registry = CollectorRegistry()
+    with TestClient(create_app(store.cursor, metrics=registry)) as client:
+
+        def scrape() -> dict[str, float]:
+            text = client.get("/metrics").text
+            return {
+                s.labels["verdict"]: s.value
+                for f in text_string_to_metric_families(text)
+                if f.name == "oncelog_audit_operations"
+                for s in f.samples
+            }
+
+        assert scrape() == {"double": 0, "possible": 0, "unsettled": 1, "single": 1}
+        # The retry ends without reconciling; another operation doubles: the gauge follows.
+        feed(store, 0, [
+            (retried.complete("tB", "ok"), 5 * S + 2 * LEASE_MS),
+            *_reclaimed(double, at=6 * S + 2 * LEASE_MS),
+            (double.complete("tB", "ok"), 7 * S + 3 * LEASE_MS),
+            (double.complete("tA", "ok"), 8 * S + 3 * LEASE_MS),
+        ])  # fmt: skip
+        assert scrape() == {"double": 1, "possible": 1, "unsettled": 0, "single": 1}
