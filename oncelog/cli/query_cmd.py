@@ -356,9 +356,7 @@ _DOUBLE_WIDE = (
 )
 
 
-def print_duplicates(
-    rows: Sequence[SuspectedDuplicate], *, wide: bool = False, **_: Any
-) -> None:
+def print_duplicates(rows: Sequence[SuspectedDuplicate], *, wide: bool = False, **_: Any) -> None:
     """``duplicates`` for people: the operations counted by verdict in the title, then the
     evidence oldest first (each row with its operation's verdict), and apart, the
     completions by tokens never granted."""

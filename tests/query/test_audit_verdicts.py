@@ -92,7 +92,10 @@ def test_a_late_completion_and_an_unreconciled_retry_are_a_double(store: Store) 
         (op.complete("tA", "refund-1"), 3 * S + LEASE_MS),
     ]
     items = _audit(store, steps)
-    assert _kinds_and_verdicts(items) == [("unknown_outcome", "double"), ("stale_completion", "double")]
+    assert _kinds_and_verdicts(items) == [
+        ("unknown_outcome", "double"),
+        ("stale_completion", "double"),
+    ]
     assert verdict_counts(items) == {"": {"double": 1}}  # one operation, counted once
 
 
@@ -215,7 +218,8 @@ def test_the_channel_list_flags_a_possible_never_a_reconciled_zombie(store: Stor
     assert (summaries["zombie"].flagged, summaries["retried"].flagged) == (False, True)
     rows = index_page(list(summaries.values()), 10, "").split("<tr data-channel=")[1:]
     by_name = {r.split('"')[1]: r for r in rows}
-    assert 'data-flagged="false"' in by_name["zombie"] and "class='dup" not in by_name["zombie"]
+    assert 'data-flagged="false"' in by_name["zombie"]
+    assert "class='dup" not in by_name["zombie"]
     assert "data-verdict='single'" in by_name["zombie"]
     assert 'data-flagged="true"' in by_name["retried"]
     assert "<span class='dup possible' data-verdict='possible'>? 1 possible" in by_name["retried"]

@@ -265,7 +265,11 @@ def _mark(mark: Mark, mid: float, scale: Scale, start: int) -> str:
 
 
 # The audit verdict under an evidence mark; a single effect (reconciled) gets none.
-_VERDICT_LABELS: Final = {"double": "duplicate!", "possible": "duplicate?", "unsettled": "unsettled"}
+_VERDICT_LABELS: Final = {
+    "double": "duplicate!",
+    "possible": "duplicate?",
+    "unsettled": "unsettled",
+}
 
 
 def _clip(text: str, n: int) -> str:
