@@ -8,7 +8,7 @@ late) decides between ``single``, ``possible``, ``double`` and ``unsettled``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +20,16 @@ from prometheus_client.parser import text_string_to_metric_families
 from oncelog.projector.store import Store
 from oncelog.query.http import create_app
 from oncelog.query.models import SuspectedDuplicate
-from oncelog.query.queries import channel_verdicts, suspected_duplicates, verdict_counts
+from oncelog.query.queries import (
+    channel_timeline,
+    channel_verdicts,
+    operation_history,
+    suspected_duplicates,
+    verdict_counts,
+)
 from oncelog.query.ui.channels import recent_channels
 from oncelog.query.ui.pages import index_page
+from oncelog.query.ui.timeline_model import RunData, build_view
 from oncelog.query.verdicts import failure_code
 from oncelog.schemas.models import Fail
 from tests.projector.fold_factories import LEASE_MS, Op
@@ -255,3 +262,38 @@ def test_the_metric_counts_operations_by_verdict_at_scrape_time(store: Store) ->
             (double.complete("tA", "ok"), 8 * S + 3 * LEASE_MS),
         ])  # fmt: skip
         assert scrape() == {"double": 1, "possible": 1, "unsettled": 0, "single": 1}
+
+
+def _scenarios() -> dict[str, Callable[[Op], list[Any]]]:
+    def settled(done: Any) -> Callable[[Op], list[Any]]:
+        return lambda op: [*_reclaimed(op), (done(op), 2 * S + LEASE_MS)]
+
+    def late(done: Any) -> Callable[[Op], list[Any]]:
+        return lambda op: [*settled(done)(op), (op.complete("tA", "a"), 3 * S + LEASE_MS)]
+
+    found = lambda op: op.complete("tB", "b")._replace(reconciled="found")  # noqa: E731
+    plain = lambda op: op.complete("tB", "b")  # noqa: E731
+    failed = lambda op: op.fail("tB", retryable=False)  # noqa: E731
+    unrecordable = lambda op: _fail(op, "tB", UNRECORDABLE)  # noqa: E731
+    return {
+        "zombie": late(found),
+        "chaos": settled(plain),
+        "double": late(plain),
+        "failed": settled(failed),
+        "late-after-failure": late(failed),
+        "unrecordable": settled(unrecordable),
+        "late-after-unrecordable": late(unrecordable),
+        "unsettled": _reclaimed,
+    }
+
+
+@pytest.mark.parametrize("name", list(_scenarios()))
+def test_the_run_page_judges_as_the_audit_does(store: Store, name: str) -> None:
+    """The page's verdicts come from the timeline in Python; the audit's from SQL: equal."""
+    op = Op(channel_id=f"run-{name}")
+    items = _audit(store, _scenarios()[name](op))
+    con = store.cursor()
+    timeline = channel_timeline(con, op.channel_id)
+    versions = {op.operation_id: operation_history(con, op.operation_id)}
+    [row] = build_view(RunData(op.channel_id, timeline, versions)).rows
+    assert {i.verdict for i in items} == {row.verdict}
