@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from oncelog.projector.store import Store
 from oncelog.query.http import create_app
+from oncelog.query.metrics_endpoint import AuditVerdicts
 from oncelog.query.models import SuspectedDuplicate
 from oncelog.query.queries import (
     channel_timeline,
@@ -241,27 +242,36 @@ def test_the_metric_counts_operations_by_verdict_at_scrape_time(store: Store) ->
         *_reclaimed(retried, at=4 * S + LEASE_MS),
     ]
     feed(store, 0, steps)
+    first = {"double": 0, "possible": 0, "unsettled": 1, "single": 1}
+    with TestClient(create_app(store.cursor, metrics=CollectorRegistry())) as client:
+        assert _samples(client.get("/metrics").text) == first
+    now = [0.0]
+    verdicts = AuditVerdicts(store.cursor, max_age_s=30, clock=lambda: now[0])
     registry = CollectorRegistry()
-    with TestClient(create_app(store.cursor, metrics=registry)) as client:
+    registry.register(verdicts)
+    assert _samples(generate_latest(registry).decode()) == first
+    # The retry ends without reconciling; another operation doubles: the gauge follows,
+    # once its count is older than max_age_s (a scrape does not query DuckDB every time).
+    feed(store, 0, [
+        (retried.complete("tB", "ok"), 5 * S + 2 * LEASE_MS),
+        *_reclaimed(double, at=6 * S + 2 * LEASE_MS),
+        (double.complete("tB", "ok"), 7 * S + 3 * LEASE_MS),
+        (double.complete("tA", "ok"), 8 * S + 3 * LEASE_MS),
+    ])  # fmt: skip
+    now[0] = 29.0
+    assert _samples(generate_latest(registry).decode()) == first
+    now[0] = 30.0
+    after = {"double": 1, "possible": 1, "unsettled": 0, "single": 1}
+    assert _samples(generate_latest(registry).decode()) == after
 
-        def scrape() -> dict[str, float]:
-            text = client.get("/metrics").text
-            return {
-                s.labels["verdict"]: s.value
-                for f in text_string_to_metric_families(text)
-                if f.name == "oncelog_audit_operations"
-                for s in f.samples
-            }
 
-        assert scrape() == {"double": 0, "possible": 0, "unsettled": 1, "single": 1}
-        # The retry ends without reconciling; another operation doubles: the gauge follows.
-        feed(store, 0, [
-            (retried.complete("tB", "ok"), 5 * S + 2 * LEASE_MS),
-            *_reclaimed(double, at=6 * S + 2 * LEASE_MS),
-            (double.complete("tB", "ok"), 7 * S + 3 * LEASE_MS),
-            (double.complete("tA", "ok"), 8 * S + 3 * LEASE_MS),
-        ])  # fmt: skip
-        assert scrape() == {"double": 1, "possible": 1, "unsettled": 0, "single": 1}
+def _samples(text: str) -> dict[str, float]:
+    return {
+        s.labels["verdict"]: s.value
+        for f in text_string_to_metric_families(text)
+        if f.name == "oncelog_audit_operations"
+        for s in f.samples
+    }
 
 
 def _scenarios() -> dict[str, Callable[[Op], list[Any]]]:
