@@ -33,7 +33,7 @@ from oncelog.query.models import SideEffects, StepStatus, SuspectedDuplicate, Ti
 from oncelog.query.queries import parse_as_of, verdict_counts
 from oncelog.query.source import HttpSource, LocalSource, QuerySource
 from oncelog.query.times import with_times
-from oncelog.query.verdicts import FORGED, UNRECORDABLE, VERDICTS, failure_code
+from oncelog.query.verdicts import FORGED, UNRECORDABLE, VERDICTS
 from oncelog.settings import Settings
 
 DbOption = Annotated[Path | None, typer.Option("--db", help="Query this DuckDB file (offline).")]
@@ -153,7 +153,7 @@ def _audit_note(v: dict[str, Any]) -> str:
         notes.append("unknown outcome")
     if v.get("reconciled"):
         notes.append(f"reconciled {v['reconciled']}")
-    if failure_code(v.get("error")) == UNRECORDABLE:
+    if v.get("error_code") == UNRECORDABLE:
         notes.append("unrecordable")
     if v.get("from_channel"):
         notes.append(f"{'adopted' if v.get('adopted') else 'inherited'} from {v['from_channel']}")
@@ -281,7 +281,7 @@ def history(source: QuerySource, operation_id: str, limit: LimitOption = 100) ->
 print_timeline = _table_of(
     "offset time key_name kind outcome epoch worker_id audit",
     "offset log_time key_name kind outcome epoch worker_id token_fp state_epoch state_worker_id "
-    "effect duplicate_effect_suspected outcome_unknown reconciled from_channel adopted error",
+    "effect duplicate_effect_suspected outcome_unknown reconciled from_channel adopted error_code",
     "timeline of {channel_id}",
 )
 """``timeline`` for people: one table row per request (reads left out); ``epoch`` and

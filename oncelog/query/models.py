@@ -106,8 +106,8 @@ class TimelineEntry(_Frozen):
         description="On an inherit: true when a branch adopted another branch's effect at a "
         "claim, false when a fork inherited it",
     )
-    error: str | None = Field(
-        default=None, description="On a failure: its recorded text (its code first)"
+    error_code: str | None = Field(
+        default=None, description='On a failure: its code (e.g. "result_unrecordable")'
     )
 
 

@@ -27,7 +27,7 @@ from oncelog.identity.ids import operation_id as make_operation_id
 from oncelog.identity.ids import step_key_name
 from oncelog.identity.validation import is_ascii_number, validate_id
 from oncelog.query import models
-from oncelog.query.verdicts import UNRECORDABLE_SQL_PATTERN, failure_code, item_verdict, worst
+from oncelog.query.verdicts import UNRECORDABLE, item_verdict, worst
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -71,7 +71,7 @@ WITH r AS MATERIALIZED (
   SELECT partition, "offset", request_id, operation_id, key_name, kind, outcome, changed,
          version, epoch, worker_id, effect, log_time_ms, duplicate_effect_suspected, retried,
          token_fp, state_epoch, state_worker_id, coalesce(outcome_unknown, false), reconciled,
-         from_channel, adopted, error
+         from_channel, adopted, error_code
   FROM requests WHERE channel_id = ?
 )
 SELECT * FROM r WHERE kind <> 'get' ORDER BY partition, "offset" LIMIT ?
@@ -83,7 +83,7 @@ SELECT * FROM r WHERE kind <> 'get' ORDER BY partition, "offset" LIMIT ?
 # fenced completion by a token never granted, listed as not a duplicate. Each item's
 # settlement is how the attempt that took over ended: the first completion or failure that
 # took effect after the reclaim, or (for a fenced attempt) by a later epoch. {where} narrows
-# the channels (the channel list); the last column is the settling failure's text.
+# the channels (the channel list); the last column is the settling failure's code.
 _AUDIT: Final = """
 WITH s AS MATERIALIZED (
   SELECT partition, "offset", log_time_ms, operation_id, channel_id, key_name, request_id,
@@ -95,7 +95,7 @@ WITH s AS MATERIALIZED (
   WHERE {where} AND (outcome_unknown OR duplicate_effect_suspected
      OR (kind = 'complete' AND outcome = 'stale_claim')
      OR (kind = 'fail' AND outcome = 'stale_claim' AND epoch IS NOT NULL
-         AND regexp_matches(error, ?)))
+         AND error_code = ?))
   ORDER BY log_time_ms, partition, "offset" LIMIT ?
 ),
 f AS (
@@ -116,7 +116,7 @@ SELECT CASE WHEN s.unknown THEN 'unknown_outcome' WHEN s.proven THEN 'stale_comp
        CASE WHEN s.unknown THEN s.state_worker_id ELSE s.worker_id END,
        CASE WHEN s.unknown THEN s.epoch ELSE s.state_epoch END,
        CASE WHEN s.unknown THEN s.previous_heartbeat_ms END,
-       t.outcome, t.reconciled, NULL, t.error
+       t.outcome, t.reconciled, NULL, t.error_code
 FROM s LEFT JOIN f ON f.p = s.partition AND f.o = s."offset"
 LEFT JOIN requests t ON t.partition = f.p AND t."offset" = f.at
 ORDER BY s.log_time_ms, s.partition, s."offset"
@@ -353,7 +353,7 @@ def suspected_duplicates(
     (:mod:`oncelog.query.verdicts`), judged over the items listed.
     """
     n = _check_limit(limit)
-    rows = [*_rows(con, _ALL_CHANNELS, [UNRECORDABLE_SQL_PATTERN, n]),
+    rows = [*_rows(con, _ALL_CHANNELS, [UNRECORDABLE, n]),
             *_rows(con, _CROSS_BRANCH, [n])]  # fmt: skip
     rows.sort(key=lambda r: (r[3], r[1], r[2]))  # log time, partition, offset
     return _judged(rows if n is None else rows[:n])
@@ -365,7 +365,7 @@ def channel_verdicts(
     """For each of ``channel_ids`` with audit items: how many operations have each verdict."""
     if not channel_ids:
         return {}
-    rows = _rows(con, _SOME_CHANNELS, [list(channel_ids), UNRECORDABLE_SQL_PATTERN, None])
+    rows = _rows(con, _SOME_CHANNELS, [list(channel_ids), UNRECORDABLE, None])
     return verdict_counts(_judged(rows), by_channel=True)
 
 
@@ -389,7 +389,7 @@ def _judged(rows: Sequence[Any]) -> list[models.SuspectedDuplicate]:
     items = []
     for row in rows:
         fields = dict(zip(names, row[:-1], strict=True))
-        code = failure_code(row[-1])
+        code = row[-1]
         verdict = item_verdict(fields["kind"], fields["settled"], fields["reconciled"], code)
         items.append({**fields, "settled_code": code, "verdict": verdict})
     by_op: dict[str, list[str]] = {}

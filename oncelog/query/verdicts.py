@@ -18,9 +18,10 @@ so the CLI, ``/v1/duplicates``, the run page, the channel list and the metric ag
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Final
+
+from oncelog.schemas.failures import RESULT_UNRECORDABLE, failure_code
 
 DOUBLE: Final = "double"
 POSSIBLE: Final = "possible"
@@ -31,26 +32,14 @@ VERDICTS: Final = (DOUBLE, POSSIBLE, UNSETTLED, SINGLE)
 FLAGGED: Final = frozenset({DOUBLE, POSSIBLE})
 """The verdicts an operator must look at (the channel list flags them)."""
 
-UNRECORDABLE: Final = "result_unrecordable"
+UNRECORDABLE: Final = RESULT_UNRECORDABLE
 """The failure code recorded when a tool ran but its result could not be recorded."""
-# A failure's code is the first word of its recorded text: ``result_unrecordable: why``
-# (also ``[result_unrecordable] why``, the CLI's form). The same rule in SQL and here.
-UNRECORDABLE_SQL_PATTERN: Final = r"^\[?result_unrecordable([^A-Za-z0-9_]|$)"
-_CODE: Final = re.compile(r"^\[?([A-Za-z_][A-Za-z0-9_]*)(?:[^A-Za-z0-9_]|$)")
 
 STALE_COMPLETION: Final = "stale_completion"
 UNKNOWN_OUTCOME: Final = "unknown_outcome"
 UNRECORDABLE_RESULT: Final = "unrecordable_result"
 FORGED: Final = "forged_or_unknown_token"
 CROSS_BRANCH: Final = "cross_branch"
-
-
-def failure_code(error: str | None) -> str | None:
-    """The code of a recorded failure text: its first word (``result_unrecordable: …``)."""
-    if error is None:
-        return None
-    found = _CODE.match(error)
-    return found.group(1) if found else None
 
 
 def item_verdict(
@@ -83,3 +72,6 @@ def worst(verdicts: Iterable[str]) -> str:
     """An operation's verdict: the worst of its items' (``single`` when none)."""
     seen = set(verdicts)
     return next((v for v in VERDICTS if v in seen), SINGLE)
+
+
+__all__ = ["failure_code"]  # re-exported: the code of a failure's text

@@ -100,7 +100,7 @@ def test_history_and_duplicates_read_at_100_columns(db: str) -> None:
 def test_wide_and_json_give_every_column(db: str) -> None:
     wide = _show("timeline", CHANNEL, "--db", db, "--wide", columns="400")
     for column in ("token_fp", "state_epoch", "state_worker_id", "duplicate_effect_suspected",
-                   "outcome_unknown", "reconciled", "log_time", "error"):  # fmt: skip
+                   "outcome_unknown", "reconciled", "log_time", "error_code"):  # fmt: skip
         assert column in wide
     assert utc(T0) in wide
     [*_, late] = list(json.loads(_show("duplicates", "--db", db, "--json")))

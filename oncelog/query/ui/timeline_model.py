@@ -23,7 +23,6 @@ from oncelog.query.verdicts import (
     UNKNOWN_OUTCOME,
     UNRECORDABLE,
     UNRECORDABLE_RESULT,
-    failure_code,
     item_verdict,
     worst,
 )
@@ -113,7 +112,7 @@ class Mark:
         if self.kind == "fenced":
             return STALE_COMPLETION
         fenced_failure = self.kind == "stale" and e.kind == "fail" and e.epoch is not None
-        if fenced_failure and failure_code(e.error) == UNRECORDABLE:
+        if fenced_failure and e.error_code == UNRECORDABLE:
             return UNRECORDABLE_RESULT
         return None
 
@@ -127,7 +126,7 @@ class Mark:
         if s is None:
             return item_verdict(evidence, None, None)
         settled = "completed" if s.kind == "complete" else "failed"
-        return item_verdict(evidence, settled, s.reconciled, failure_code(s.error))
+        return item_verdict(evidence, settled, s.reconciled, s.error_code)
 
     @property
     def note(self) -> str | None:
