@@ -8,11 +8,12 @@
 - The cross-check: every duplicate of a ledger strategy must be visible in the
   ledger, either in ``suspected_duplicates()`` or in the reclaimed attempt's
   record (the retry's ``claim.previous``).
-- The audit (issue 26): each duplicate of a ledger strategy is listed by
-  ``oncelog duplicates`` as a ``stale_completion`` (proven), as an
-  ``unknown_outcome`` nobody reconciled (possible), or not at all (``unlisted``,
-  which must be 0). ``unresolved`` counts the unknown outcomes no completion
-  reconciled: 0 for a strategy that reconciles.
+- The audit (issues 26, 40): each duplicate of a ledger strategy is flagged by
+  ``oncelog duplicates`` (its operation's verdict ``double`` or ``possible``), with a
+  ``stale_completion`` or an ``unknown_outcome`` nobody reconciled as its evidence;
+  a duplicate whose operation is not flagged is ``unlisted``, which must be 0.
+  ``unresolved`` counts the unknown outcomes no completion reconciled: 0 for a
+  strategy that reconciles.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from drills.sample.downstream import DownstreamClient
 from drills.sample.workflow import STEPS
 from oncelog.query import queries
 from oncelog.query.source import HttpSource
+from oncelog.query.verdicts import FLAGGED
 from oncelog.waiting import poll_until
 
 _CATCH_UP_TIMEOUT_S = 120.0
@@ -47,6 +49,7 @@ class LedgerFacts:
     stale: set[str] = field(default_factory=set)  # ... as a stale_completion
     unreconciled: set[str] = field(default_factory=set)  # ... as an unknown outcome, not reconciled
     unresolved: Counter[str] = field(default_factory=Counter)  # channel -> such unknown outcomes
+    flagged: set[str] = field(default_factory=set)  # ... with the verdict double or possible
 
 
 def wait_caught_up(api_url: str, channels: Iterable[str], token: SecretStr | None = None) -> None:
@@ -75,6 +78,8 @@ def read_ledger(db_path: Path, channels: Iterable[str]) -> LedgerFacts:
             if d.kind == "forged_or_unknown_token":
                 continue
             facts.suspected.add(d.operation_id)
+            if d.verdict in FLAGGED:
+                facts.flagged.add(d.operation_id)
             if d.kind == "stale_completion":
                 facts.stale.add(d.operation_id)
             elif d.reconciled is None:
@@ -157,8 +162,11 @@ def _operation(o: Outcome, step: int) -> str | None:
 
 
 def _list(cell: Cell, extra: int, op: str | None, facts: LedgerFacts) -> None:
-    """Where the audit lists ``extra`` duplicates of the operation ``op``."""
-    if op in facts.stale:
+    """Where the audit lists ``extra`` duplicates of the operation ``op``: flagged (by its
+    verdict) with a stale completion or an unreconciled unknown outcome, or not at all."""
+    if op not in facts.flagged:
+        cell.unlisted += extra
+    elif op in facts.stale:
         cell.listed_stale += extra
     elif op in facts.unreconciled:
         cell.listed_unknown += extra

@@ -11,12 +11,13 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import os
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Final, TypeVar
 
 import duckdb
 import typer
@@ -29,14 +30,18 @@ from oncelog.identity.ids import key_of
 from oncelog.query.effects import bound
 from oncelog.query.export import TABLES as EXPORTED_TABLES
 from oncelog.query.models import SideEffects, StepStatus, SuspectedDuplicate, TimelineEntry, Version
-from oncelog.query.queries import parse_as_of
+from oncelog.query.queries import parse_as_of, verdict_counts
 from oncelog.query.source import HttpSource, LocalSource, QuerySource
 from oncelog.query.times import with_times
+from oncelog.query.verdicts import FORGED, UNRECORDABLE, VERDICTS
 from oncelog.settings import Settings
 
 DbOption = Annotated[Path | None, typer.Option("--db", help="Query this DuckDB file (offline).")]
 UrlOption = Annotated[str | None, typer.Option("--url", help="Query a projector's HTTP API.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine output: one JSON document.")]
+WideOption = Annotated[
+    bool, typer.Option("--wide", help="Every column, not only the few that answer the question.")
+]
 LimitOption = Annotated[int, typer.Option(min=1, help="At most this many rows.")]
 A = TypeVar("A")
 
@@ -83,19 +88,76 @@ def _print_json(data: Any) -> None:
     typer.echo(json.dumps(data, sort_keys=True))
 
 
-def _table(rows: Sequence[BaseModel], columns: Sequence[str], title: str) -> None:
-    table = Table(title=title)
+def _table(
+    rows: Sequence[BaseModel], columns: Sequence[str], title: str, *, wide: bool = False
+) -> None:
+    """``rows`` as a table of ``columns`` (fields, or the computed ``time`` and ``audit``).
+
+    ``time`` is the log time in UTC: the time of day when every row is of one day (the
+    day in the caption), the whole ISO-8601 text otherwise. Columns are spaced, not boxed,
+    and a long value wraps rather than being cut: a table of the default columns stays
+    readable at 100 columns.
+    """
+    values = [with_times(row.model_dump(mode="json")) for row in rows]
+    days = sorted({str(v.get("log_time", ""))[:10] for v in values})
+    one_day = len(days) == 1 and days[0] != ""
+    caption = None
+    if "time" in columns and values:
+        caption = f"times UTC, {days[0]}" if one_day else "times UTC"
+    table = Table(
+        title=title,
+        caption=caption,
+        box=None,
+        pad_edge=False,
+        collapse_padding=True,
+        header_style="bold underline",
+    )
     for column in columns:
-        table.add_column(column)
-    for row in rows:
-        values = with_times(row.model_dump(mode="json"))
-        table.add_row(*("" if values[c] is None else str(values[c]) for c in columns))
+        table.add_column(column if wide else _HEADERS.get(column, column), overflow="fold")
+    for v in values:
+        table.add_row(*(_cell(v, c, one_day) for c in columns))
     console = Console()
-    if not console.is_terminal:
+    if not console.is_terminal and "COLUMNS" not in os.environ:
         # Piped or captured: the table at its natural width (a table never pads to the
         # console), so no column is squeezed and no value wrapped.
         console = Console(width=1000)
     console.print(table)
+
+
+# The default tables' short headers (``--wide`` and ``--json`` name the fields as they are).
+_HEADERS: Final = {
+    "key_name": "key",
+    "worker_id": "worker",
+    "channel_id": "channel",
+    "stale_epoch": "epoch",
+    "stale_worker_id": "worker",
+}
+
+
+def _cell(values: dict[str, Any], column: str, one_day: bool) -> str:
+    if column == "time":
+        text = str(values.get("log_time") or "")
+        return text[11:-1] if one_day else text
+    if column == "audit":
+        return _audit_note(values)
+    value = values[column]
+    return "" if value is None else str(value)
+
+
+def _audit_note(v: dict[str, Any]) -> str:
+    """A timeline row's part in the audit, in a few words (the evidence, not a verdict)."""
+    notes = []
+    if v.get("duplicate_effect_suspected"):
+        notes.append("late completion")
+    if v.get("outcome_unknown"):
+        notes.append("unknown outcome")
+    if v.get("reconciled"):
+        notes.append(f"reconciled {v['reconciled']}")
+    if v.get("error_code") == UNRECORDABLE:
+        notes.append("unrecordable")
+    if v.get("from_channel"):
+        notes.append(f"{'adopted' if v.get('adopted') else 'inherited'} from {v['from_channel']}")
+    return "; ".join(notes)
 
 
 def _answer(
@@ -120,36 +182,49 @@ def _output_options(
     """The options every query command takes after its own arguments (a template)."""
 
 
-_OUTPUT_OPTIONS = tuple(inspect.signature(_output_options, eval_str=True).parameters.values())
+def _wide_option(wide: WideOption = False) -> None:
+    """The option of the commands that print a table (a template)."""
+
+
+def _parameters(template: Callable[..., None]) -> tuple[inspect.Parameter, ...]:
+    return tuple(inspect.signature(template, eval_str=True).parameters.values())
+
+
+_OUTPUT_OPTIONS = _parameters(_output_options)
+_WIDE_OPTION = _parameters(_wide_option)
 
 
 def _query_command(
-    show: Callable[..., None],
+    show: Callable[..., None], *, table: bool = False
 ) -> Callable[[Callable[..., Any]], Callable[..., None]]:
     """Make a command of ``ask(source, **arguments) -> answer``, printed by ``show``.
 
-    The command takes ``ask``'s arguments after ``source``, then ``--db``,
-    ``--url`` and ``--json``; it prints the answer as one JSON document or with
-    ``show(answer, **arguments)``. typer reads the command's parameters from its
-    ``__signature__``, built here from ``ask``'s and the template's.
+    The command takes ``ask``'s arguments after ``source``, then ``--wide`` (with
+    ``table``: ``show`` gets ``wide=``), ``--db``, ``--url`` and ``--json``; it prints
+    the answer as one JSON document or with ``show(answer, **arguments)``. typer reads
+    the command's parameters from its ``__signature__``, built here from ``ask``'s and
+    the templates'.
     """
 
     def make(ask: Callable[..., Any]) -> Callable[..., None]:
-        own = tuple(inspect.signature(ask, eval_str=True).parameters.values())[1:]
+        own = _parameters(ask)[1:]
+        names = {p.name for p in own}
 
         @functools.wraps(ask)
         def command(
             db: Path | None = None, url: str | None = None, as_json: bool = False, **arguments: Any
         ) -> None:
+            asked = {k: v for k, v in arguments.items() if k in names}
             _answer(
                 db,
                 url,
                 as_json,
-                lambda source: ask(source, **arguments),
+                lambda source: ask(source, **asked),
                 lambda a: show(a, **arguments),
             )
 
-        signature = inspect.Signature([*own, *_OUTPUT_OPTIONS], return_annotation=None)
+        options = (*(_WIDE_OPTION if table else ()), *_OUTPUT_OPTIONS)
+        signature = inspect.Signature([*own, *options], return_annotation=None)
         command.__signature__ = signature  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
         return command
@@ -157,14 +232,14 @@ def _query_command(
     return make
 
 
-def _table_of(columns: str, title: str) -> Callable[..., None]:
-    """A ``show`` printing rows as a table of ``columns`` (space-separated).
+def _table_of(columns: str, wide_columns: str, title: str) -> Callable[..., None]:
+    """A ``show`` printing rows as a table of ``columns`` (space-separated), or with
+    ``wide=True`` of ``wide_columns``. ``title`` is formatted with the command's arguments and
+    the row count ``n``."""
 
-    ``title`` is formatted with the command's arguments and the row count ``n``.
-    """
-
-    def show(rows: Sequence[BaseModel], **arguments: Any) -> None:
-        _table(rows, columns.split(), title.format(n=len(rows), **arguments))
+    def show(rows: Sequence[BaseModel], *, wide: bool = False, **arguments: Any) -> None:
+        shown = wide_columns if wide else columns
+        _table(rows, shown.split(), title.format(n=len(rows), **arguments), wide=wide)
 
     return show
 
@@ -189,28 +264,32 @@ def status(
 
 
 print_history = _table_of(
-    "version log_time status outcome epoch worker_id valid_from_offset valid_to_offset result",
+    "version time status outcome epoch worker_id",
+    "version log_time status outcome epoch worker_id token_fp valid_from_offset valid_to_offset "
+    "result",
     "history of {operation_id}",
 )
-"""``history`` for people: one table row per state version."""
+"""``history`` for people: one table row per state version (``wide``: offsets, result)."""
 
 
-@_query_command(print_history)
+@_query_command(print_history, table=True)
 def history(source: QuerySource, operation_id: str, limit: LimitOption = 100) -> list[Version]:
     """Every state version of one operation."""
     return source.history(operation_id, limit)
 
 
 print_timeline = _table_of(
+    "offset time key_name kind outcome epoch worker_id audit",
     "offset log_time key_name kind outcome epoch worker_id token_fp state_epoch state_worker_id "
-    "effect duplicate_effect_suspected outcome_unknown reconciled from_channel adopted",
+    "effect duplicate_effect_suspected outcome_unknown reconciled from_channel adopted error_code",
     "timeline of {channel_id}",
 )
-"""``timeline`` for people: one table row per request (reads left out); ``epoch``,
-``worker_id`` and ``token_fp`` are the sender's attempt, ``state_*`` the state it met."""
+"""``timeline`` for people: one table row per request (reads left out); ``epoch`` and
+``worker_id`` are the sender's attempt, ``audit`` its part in the audit of doubles;
+``wide``: the token fingerprint, the state it met and every flag apart."""
 
 
-@_query_command(print_timeline)
+@_query_command(print_timeline, table=True)
 def timeline(
     source: QuerySource, channel_id: str, limit: LimitOption = 1000
 ) -> list[TimelineEntry]:
@@ -270,44 +349,36 @@ def _key(step_or_key: str | None) -> str | None:
     return None if step_or_key is None else key_of(step_or_key)
 
 
-_DOUBLE_COLUMNS = (
-    "kind",
-    "offset",
-    "log_time",
-    "channel_id",
-    "key_name",
-    "stale_epoch",
-    "stale_worker_id",
-    "token_fp",
-    "current_epoch",
-    "settled",
-    "reconciled",
-    "other_channel_id",
+_DOUBLE_COLUMNS = "time channel_id key_name kind stale_epoch stale_worker_id verdict"
+_DOUBLE_WIDE = (
+    "kind verdict offset log_time channel_id key_name stale_epoch stale_worker_id token_fp "
+    "current_epoch settled reconciled settled_code other_channel_id"
 )
 
 
-def print_duplicates(rows: Sequence[SuspectedDuplicate], **_: Any) -> None:
-    """``duplicates`` for people: the doubles oldest first (proven and possible ones
-    counted in the title), and apart, the completions by tokens never granted."""
-    doubles = [r for r in rows if r.kind != "forged_or_unknown_token"]
-    forged = [r for r in rows if r.kind == "forged_or_unknown_token"]
-    proven = sum(r.kind in ("stale_completion", "cross_branch") for r in doubles)
-    possible = sum(r.possible_duplicate for r in doubles)
-    rest = len(doubles) - proven - possible
-    title = (
-        f"duplicate effects ({len(doubles)}: {proven} proven, {possible} possible, "
-        f"{rest} reconciled or not settled yet)"
-    )
-    _table(doubles, _DOUBLE_COLUMNS, title)
+def print_duplicates(rows: Sequence[SuspectedDuplicate], *, wide: bool = False, **_: Any) -> None:
+    """``duplicates`` for people: the operations counted by verdict in the title, then the
+    evidence oldest first (each row with its operation's verdict), and apart, the
+    completions by tokens never granted."""
+    doubles = [r for r in rows if r.kind != FORGED]
+    forged = [r for r in rows if r.kind == FORGED]
+    counts = verdict_counts(doubles).get("", {})
+    tally = ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
+    typer.echo(f"audit of doubles, operations by verdict: {tally}")
+    columns = (_DOUBLE_WIDE if wide else _DOUBLE_COLUMNS).split()
+    _table(doubles, columns, "the evidence, oldest first", wide=wide)
     if forged:
-        columns = ["offset", "log_time", "channel_id", "key_name", "token_fp", "current_epoch"]
-        _table(forged, columns, f"forged or unknown tokens, not duplicates ({len(forged)})")
+        columns = ["time", "channel_id", "key_name", "token_fp", "current_epoch"]
+        if wide:
+            columns = ["offset", "log_time", *columns[1:]]
+        title = f"forged or unknown tokens, not duplicates ({len(forged)})"
+        _table(forged, columns, title, wide=wide)
 
 
-@_query_command(print_duplicates)
+@_query_command(print_duplicates, table=True)
 def duplicates(source: QuerySource, limit: LimitOption = 100) -> list[SuspectedDuplicate]:
-    """Side effects that may have fired twice: completions by fenced attempts (proven) and
-    reclaimed attempts whose outcome nobody learned (possible), oldest first."""
+    """Side effects that may have fired twice, one verdict per operation: double, possible,
+    unsettled or single (reconciled); the evidence oldest first."""
     return source.duplicates(limit)
 
 

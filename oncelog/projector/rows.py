@@ -17,11 +17,13 @@ from typing import Any, Final
 
 from oncelog.identity.tokens import token_fingerprint
 from oncelog.projector.tables import EXECUTIONS, HISTORY, REQUESTS, Column
+from oncelog.schemas.failures import failure_code
 from oncelog.schemas.models import (
     Claim,
     Decision,
     ExecutionSnapshot,
     ExecutionState,
+    Fail,
     Outcome,
     Request,
 )
@@ -45,7 +47,7 @@ def row_builder(
 
 _AUDIT_PARAMS: Final = (
     "partition, offset, log_time_ms, request, decision, "
-    "epoch, worker, token_fp, effect, state_epoch, state_worker, previous"
+    "epoch, worker, token_fp, effect, state_epoch, state_worker, previous, error_code"
 )
 _AUDIT: Final = row_builder("audit_row", _AUDIT_PARAMS, REQUESTS)
 _HISTORY: Final = row_builder("history_row", "snap, blob", HISTORY, "state = snap.state")
@@ -87,6 +89,7 @@ def audit_row(
         state_epoch,
         state_worker,
         previous,
+        failure_code(body.error) if type(body) is Fail else None,
     )
 
 

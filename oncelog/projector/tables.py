@@ -162,6 +162,9 @@ REQUESTS: Final[tuple[Column, ...]] = (
     # adopted it at a claim (True) or a fork inherited it (False). NULL on other kinds.
     Column("from_channel", "VARCHAR", STR, "getattr(request.body, 'from_channel', None)"),
     Column("adopted", "BOOLEAN", BOOL, "getattr(request.body, 'adopted', None)"),
+    # A failure's code (the first word of its text; NULL on other kinds): the audit reads
+    # a fenced ``result_unrecordable`` (the tool ran, its result could not be recorded).
+    Column("error_code", "VARCHAR", STR, "error_code"),
 )
 """One row per folded request and its answer. A column added here for a new optional
 field reaches an older file too: :func:`added_columns` (run by the migration)."""

@@ -1,21 +1,99 @@
 """``GET /metrics``: the serve process's Prometheus registry, in the text format.
 
-The metrics themselves are the projector's (:mod:`oncelog.projector.metrics`);
-this module only exposes a registry. The route sits behind the API's bearer
-token like every path outside ``OPEN_PATHS``: a scraper sends it as
+The projector's metrics are :mod:`oncelog.projector.metrics`; this module exposes the
+registry and adds the one metric read from the projection at scrape time: the audit's
+operations by verdict (``oncelog_audit_operations``), which a fold batch cannot count
+(a verdict changes as the attempt that took over ends). The route sits behind the
+API's bearer token like every path outside ``OPEN_PATHS``: a scraper sends it as
 ``Authorization: Bearer <token>`` (``authorization`` in a Prometheus scrape config).
 """
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from typing import Final
+
+import duckdb
 from fastapi import FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from oncelog.errors import StoreError
+from oncelog.query.queries import suspected_duplicates, verdict_counts
+from oncelog.query.verdicts import FORGED, VERDICTS
 
 METRICS_PATH = "/metrics"
+AUDIT_METRIC: Final = "oncelog_audit_operations"
+_AUDIT_HELP: Final = (
+    "Operations in the audit of doubles, by verdict: double (two effects proven), possible "
+    "(may have run twice), unsettled (the attempt that took over has not ended), single "
+    "(one effect, reconciled). Alert on double and possible."
+)
 
 
-def install_metrics(app: FastAPI, registry: CollectorRegistry) -> None:
-    """Serve ``registry`` at ``GET /metrics`` (left out of the OpenAPI schema)."""
+MAX_AGE_S: Final = 30.0
+"""How long a count is reused: the audit scans the requests table, so not every scrape."""
+
+
+class AuditVerdicts(Collector):
+    """``oncelog_audit_operations{verdict}``, counted from this instance's DuckDB file.
+
+    A count is reused for ``max_age_s`` (by ``clock``, monotonic seconds) so that
+    frequent scrapes cost one audit query per interval.
+    """
+
+    def __init__(
+        self,
+        cursor_factory: Callable[[], duckdb.DuckDBPyConnection],
+        max_age_s: float = MAX_AGE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._cursor_factory = cursor_factory
+        self._max_age_s = max_age_s
+        self._clock = clock
+        self._counted: tuple[float, dict[str, int]] | None = None
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        """One sample per verdict; none when the projection cannot be read just now."""
+        counts = self._counts()
+        if counts is None:
+            return  # a scrape never fails for it: the series is absent once
+        family = GaugeMetricFamily(AUDIT_METRIC, _AUDIT_HELP, labels=["verdict"])
+        for verdict in VERDICTS:
+            family.add_metric([verdict], counts.get(verdict, 0))
+        yield family
+
+    def _counts(self) -> dict[str, int] | None:
+        now = self._clock()
+        if self._counted is not None and now - self._counted[0] < self._max_age_s:
+            return self._counted[1]
+        try:
+            with contextlib.closing(self._cursor_factory()) as cursor:
+                items = suspected_duplicates(cursor)
+        except StoreError:
+            return None
+        counts = verdict_counts([i for i in items if i.kind != FORGED]).get("", {})
+        self._counted = (now, counts)
+        return counts
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        """Registered without a scrape (no database read at registration)."""
+        return [GaugeMetricFamily(AUDIT_METRIC, _AUDIT_HELP, labels=["verdict"])]
+
+
+def install_metrics(
+    app: FastAPI, registry: CollectorRegistry, audit_max_age_s: float = MAX_AGE_S
+) -> None:
+    """Serve ``registry`` at ``GET /metrics`` (left out of the OpenAPI schema), with the
+    audit's verdicts read through the app's ``cursor_factory``."""
+    cursor_factory = getattr(app.state, "cursor_factory", None)
+    if cursor_factory is not None:
+        verdicts = AuditVerdicts(cursor_factory, audit_max_age_s)
+        with contextlib.suppress(ValueError):  # registered by an earlier app on this registry
+            registry.register(verdicts)
 
     @app.get(METRICS_PATH, include_in_schema=False)
     def metrics() -> Response:

@@ -106,6 +106,9 @@ class TimelineEntry(_Frozen):
         description="On an inherit: true when a branch adopted another branch's effect at a "
         "claim, false when a fork inherited it",
     )
+    error_code: str | None = Field(
+        default=None, description='On a failure: its code (e.g. "result_unrecordable")'
+    )
 
 
 class SideEffects(_Frozen):
@@ -134,22 +137,32 @@ class SideEffects(_Frozen):
     truncated: bool = Field(description="More keys ran in the range than the limit")
 
 
-DUPLICATE_KINDS = ("stale_completion", "unknown_outcome", "forged_or_unknown_token", "cross_branch")
-"""The kinds of the audit of doubles: proven, possible, not a duplicate, and an external
-effect run again in another branch of a fork (proven: both branches completed it)."""
+DUPLICATE_KINDS = (
+    "stale_completion",
+    "unknown_outcome",
+    "unrecordable_result",
+    "forged_or_unknown_token",
+    "cross_branch",
+)
+"""The kinds of evidence in the audit of doubles: a fenced completion, an unknown outcome,
+a fenced failure whose result could not be recorded, a completion by a token never
+granted (not a duplicate), and an external effect run again in another branch of a fork."""
 
 
 class SuspectedDuplicate(_Frozen):
-    """One item of the audit of doubles: an attempt whose side effect may have run twice.
+    """One item of the audit of doubles: evidence that a side effect may have run twice,
+    and the verdict of its operation (:mod:`oncelog.query.verdicts`).
 
-    ``stale_completion``: a late completion by a fenced attempt (a proven double: its
-    effect ran while another attempt held the operation); the position is the completion's.
+    ``stale_completion``: a late completion by a fenced attempt (its effect ran while
+    another attempt held the operation); the position is the completion's.
     ``unknown_outcome``: a reclaim superseded an attempt of an external step that never
     completed, failed or released (its effect may have happened); the position is the
-    reclaim's, and ``settled``/``reconciled`` tell how the next attempt ended. With
-    ``settled="completed"`` and no ``reconciled`` it is a possible double.
+    reclaim's. ``unrecordable_result``: a fenced attempt failed with the code
+    ``result_unrecordable`` (its tool ran; its result could not be recorded).
     ``forged_or_unknown_token``: a completion with a token no grant went to. Not a
-    duplicate (no attempt of the operation ran it), listed apart.
+    duplicate (no attempt of the operation ran it), listed apart. ``cross_branch``: an
+    external step another branch of the fork's family had completed first.
+    ``settled``/``reconciled`` tell how the attempt that took over ended.
     """
 
     # An older member of a group lists stale completions only, without a kind.
@@ -170,25 +183,34 @@ class SuspectedDuplicate(_Frozen):
     )
     settled: str | None = Field(
         default=None,
-        description='unknown_outcome: "completed" or "failed" as the next attempt ended; null '
-        "while it runs",
+        description='"completed" or "failed" as the attempt that took over ended (the first '
+        "completion or failure that took effect after the reclaim, or by a later epoch); "
+        "null while it runs",
     )
     reconciled: str | None = Field(
         default=None,
-        description='unknown_outcome: "found" or "not_found" as the reclaimer reported it; null '
+        description='"found" or "not_found" as that completion or failure reported it; null '
         "when it did not",
     )
     other_channel_id: str | None = Field(
         default=None,
         description="cross_branch: the branch (channel) that completed the same request first",
     )
+    settled_code: str | None = Field(
+        default=None,
+        description='The settling failure\'s code (e.g. "result_unrecordable"); null otherwise',
+    )
+    # An older member of a group judges nothing: its items are to be looked at.
+    verdict: str = Field(
+        default="possible",
+        description="The operation's verdict: double (two effects proven), possible (may have "
+        "run twice), unsettled (the attempt that took over has not ended), single (one effect)",
+    )
 
     @property
     def possible_duplicate(self) -> bool:
-        """An unknown outcome settled by a completion that did not reconcile."""
-        return (
-            self.kind == "unknown_outcome" and self.settled == "completed" and not self.reconciled
-        )
+        """The operation's verdict is ``possible``: its effect may have run twice."""
+        return self.verdict == "possible"
 
 
 class Positions(_Frozen):

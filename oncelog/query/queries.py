@@ -27,6 +27,7 @@ from oncelog.identity.ids import operation_id as make_operation_id
 from oncelog.identity.ids import step_key_name
 from oncelog.identity.validation import is_ascii_number, validate_id
 from oncelog.query import models
+from oncelog.query.verdicts import UNRECORDABLE, item_verdict, worst
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -70,35 +71,43 @@ WITH r AS MATERIALIZED (
   SELECT partition, "offset", request_id, operation_id, key_name, kind, outcome, changed,
          version, epoch, worker_id, effect, log_time_ms, duplicate_effect_suspected, retried,
          token_fp, state_epoch, state_worker_id, coalesce(outcome_unknown, false), reconciled,
-         from_channel, adopted
+         from_channel, adopted, error_code
   FROM requests WHERE channel_id = ?
 )
 SELECT * FROM r WHERE kind <> 'get' ORDER BY partition, "offset" LIMIT ?
 """
-# The audit of doubles (docs/spec.md §4), oldest first. A proven double is a completion by an
-# earlier grant's token (flagged by the fold), named by the row's own sender columns; a
-# possible one is a reclaim that left its previous attempt's outcome unknown, named by
-# the state it met and settled by the first completion or failure that took effect after
-# it. A fenced completion by a token never granted is listed, as not a duplicate.
+# The audit's evidence (docs/spec.md §4), oldest first: a completion by an earlier grant's
+# token (flagged by the fold), named by the row's own sender columns; a reclaim that left its
+# previous attempt's outcome unknown, named by the state it met; a failure by an earlier
+# grant's token whose code says the tool ran but its result could not be recorded; and a
+# fenced completion by a token never granted, listed as not a duplicate. Each item's
+# settlement is how the attempt that took over ended: the first completion or failure that
+# took effect after the reclaim, or (for a fenced attempt) by a later epoch. {where} narrows
+# the channels (the channel list); the last column is the settling failure's code.
 _AUDIT: Final = """
 WITH s AS MATERIALIZED (
   SELECT partition, "offset", log_time_ms, operation_id, channel_id, key_name, request_id,
          coalesce(outcome_unknown, false) AS unknown, duplicate_effect_suspected AS proven,
+         kind = 'fail' AS unrecordable,
          token_fp, epoch, worker_id, state_epoch, state_worker_id, previous_token_fp,
          previous_heartbeat_ms
   FROM requests
-  WHERE outcome_unknown OR duplicate_effect_suspected
+  WHERE {where} AND (outcome_unknown OR duplicate_effect_suspected
      OR (kind = 'complete' AND outcome = 'stale_claim')
+     OR (kind = 'fail' AND outcome = 'stale_claim' AND epoch IS NOT NULL
+         AND error_code = ?))
   ORDER BY log_time_ms, partition, "offset" LIMIT ?
 ),
 f AS (
   SELECT s.partition AS p, s."offset" AS o, min(r."offset") AS at
   FROM s JOIN requests r
-    ON r.operation_id = s.operation_id AND r.partition = s.partition AND r."offset" > s."offset"
-  WHERE s.unknown AND r.changed AND r.kind IN ('complete', 'fail')
+    ON r.operation_id = s.operation_id AND r.partition = s.partition
+  WHERE r.changed AND r.kind IN ('complete', 'fail')
+    AND CASE WHEN s.unknown THEN r."offset" > s."offset" ELSE r.epoch > s.epoch END
   GROUP BY s.partition, s."offset"
 )
 SELECT CASE WHEN s.unknown THEN 'unknown_outcome' WHEN s.proven THEN 'stale_completion'
+            WHEN s.unrecordable THEN 'unrecordable_result'
             ELSE 'forged_or_unknown_token' END,
        s.partition, s."offset", s.log_time_ms, s.operation_id, s.channel_id, s.key_name,
        s.request_id,
@@ -107,13 +116,13 @@ SELECT CASE WHEN s.unknown THEN 'unknown_outcome' WHEN s.proven THEN 'stale_comp
        CASE WHEN s.unknown THEN s.state_worker_id ELSE s.worker_id END,
        CASE WHEN s.unknown THEN s.epoch ELSE s.state_epoch END,
        CASE WHEN s.unknown THEN s.previous_heartbeat_ms END,
-       CASE WHEN s.unknown THEN t.outcome END,
-       CASE WHEN s.unknown THEN t.reconciled END,
-       NULL
+       t.outcome, t.reconciled, NULL, t.error_code
 FROM s LEFT JOIN f ON f.p = s.partition AND f.o = s."offset"
 LEFT JOIN requests t ON t.partition = f.p AND t."offset" = f.at
 ORDER BY s.log_time_ms, s.partition, s."offset"
 """
+_ALL_CHANNELS: Final = _AUDIT.format(where="true")
+_SOME_CHANNELS: Final = _AUDIT.format(where="channel_id IN (SELECT unnest(?::VARCHAR[]))")
 # A re-run across branches (issue 29): an external operation a channel completed by its own
 # attempt while a channel of its family (a fork's parent, child or sibling, known from the
 # inherit records) had completed the same key with the same request hash before. Adopted
@@ -137,7 +146,7 @@ own AS (
 )
 SELECT 'cross_branch', b.partition, b.valid_from_offset, b.log_time_ms, b.operation_id,
        b.channel_id, b.key_name, b.request_id, b.token_fp, b.epoch, b.worker_id, b.epoch,
-       NULL, NULL, NULL, min(a.channel_id)
+       NULL, NULL, NULL, min(a.channel_id), NULL
 FROM own b JOIN kin ON kin.a = b.channel_id
 JOIN own a ON a.channel_id = kin.b AND a.key_name = b.key_name
   AND a.request_hash = b.request_hash
@@ -334,14 +343,65 @@ def channel_timeline(
 def suspected_duplicates(
     con: duckdb.DuckDBPyConnection, limit: int | None = None
 ) -> list[models.SuspectedDuplicate]:
-    """The audit of doubles, oldest first: proven (``stale_completion``) and possible
-    (``unknown_outcome``) ones, and apart, completions by tokens never granted
-    (``forged_or_unknown_token``, not duplicates), and external effects run again in
-    another branch of a fork (``cross_branch``)."""
+    """The audit of doubles, oldest first, each item with its operation's verdict.
+
+    The items are the evidence: fenced completions (``stale_completion``), unknown
+    outcomes (``unknown_outcome``), fenced failures whose result could not be recorded
+    (``unrecordable_result``), external effects run again in another branch of a fork
+    (``cross_branch``) and, apart, completions by tokens never granted
+    (``forged_or_unknown_token``, not duplicates). ``verdict`` is the operation's
+    (:mod:`oncelog.query.verdicts`), judged over the items listed.
+    """
     n = _check_limit(limit)
-    rows = [*_rows(con, _AUDIT, [n]), *_rows(con, _CROSS_BRANCH, [n])]
+    rows = [*_rows(con, _ALL_CHANNELS, [UNRECORDABLE, n]),
+            *_rows(con, _CROSS_BRANCH, [n])]  # fmt: skip
     rows.sort(key=lambda r: (r[3], r[1], r[2]))  # log time, partition, offset
-    return _parsed(models.SuspectedDuplicate, rows if n is None else rows[:n])
+    return _judged(rows if n is None else rows[:n])
+
+
+def channel_verdicts(
+    con: duckdb.DuckDBPyConnection, channel_ids: Sequence[str]
+) -> dict[str, dict[str, int]]:
+    """For each of ``channel_ids`` with audit items: how many operations have each verdict."""
+    if not channel_ids:
+        return {}
+    rows = _rows(con, _SOME_CHANNELS, [list(channel_ids), UNRECORDABLE, None])
+    return verdict_counts(_judged(rows), by_channel=True)
+
+
+def verdict_counts(
+    items: Sequence[models.SuspectedDuplicate], by_channel: bool = False
+) -> dict[str, dict[str, int]]:
+    """Operations by verdict (``{"": {...}}``, or per channel with ``by_channel``)."""
+    counts: dict[str, dict[str, int]] = {}
+    seen: set[str] = set()
+    for item in items:
+        if item.operation_id not in seen:
+            seen.add(item.operation_id)
+            tally = counts.setdefault(item.channel_id if by_channel else "", {})
+            tally[item.verdict] = tally.get(item.verdict, 0) + 1
+    return counts
+
+
+def _judged(rows: Sequence[Any]) -> list[models.SuspectedDuplicate]:
+    """The rows as items, each with its operation's verdict (the worst of its items')."""
+    names = [n for n in models.SuspectedDuplicate.model_fields if n not in _JUDGED]
+    items = []
+    for row in rows:
+        fields = dict(zip(names, row[:-1], strict=True))
+        code = row[-1]
+        verdict = item_verdict(fields["kind"], fields["settled"], fields["reconciled"], code)
+        items.append({**fields, "settled_code": code, "verdict": verdict})
+    by_op: dict[str, list[str]] = {}
+    for item in items:
+        by_op.setdefault(item["operation_id"], []).append(item["verdict"])
+    return [
+        models.SuspectedDuplicate(**{**item, "verdict": worst(by_op[item["operation_id"]])})
+        for item in items
+    ]
+
+
+_JUDGED: Final = frozenset({"settled_code", "verdict"})
 
 
 def positions(con: duckdb.DuckDBPyConnection) -> models.Positions:

@@ -45,8 +45,9 @@ def test_chaos_subset(bootstrap: str, tmp_path: Path) -> None:
     assert m[lease][AFTER_CLAIM]["duplicates"] == 0
     check = report.cross_check[lease][AFTER_EFFECT]
     assert check["in_ledger"] == check["duplicated_steps"] == RUNS
-    # The audit lists each of them: the crashed attempt's outcome is unknown, and the
-    # retry completed without reconciling (no late completion ever comes from a SIGKILL).
+    # The audit flags each of them (verdict possible): the crashed attempt's outcome is
+    # unknown, and the retry completed without reconciling (no late completion ever comes
+    # from a SIGKILL). A double the audit did not flag would count as unlisted.
     after_effect = m[lease][AFTER_EFFECT]
     assert after_effect["unknown_outcome_unreconciled"] == RUNS
     assert (after_effect["stale_completion"], after_effect["unlisted"]) == (0, 0)

@@ -102,6 +102,9 @@ def test_the_ledger_answers_show_the_faults(report: DemoReport) -> None:
     straggler = by_kind[("stale_completion", *zombie)]
     assert (straggler.stale_epoch, straggler.current_epoch) == (1, 2)
     assert straggler.stale_worker_id == paused.stale_worker_id != "worker-rescue"
+    # The rescuer found the zombie's effect: one effect, so the verdict is single, as the
+    # crashed worker's (issue 40): no double in the demo, none flagged.
+    assert {d.verdict for d in report.duplicates} == {"single"}
     late = next(e for e in report.crash_timeline if e.offset == straggler.offset)
     assert (late.epoch, late.worker_id, late.state_epoch) == (1, straggler.stale_worker_id, 2)
     assert late.state_worker_id == "worker-rescue"
@@ -113,7 +116,7 @@ def test_the_printout_renders_the_report(
     render(report, Console(highlight=False, soft_wrap=True))  # what `make demo` prints
     out = capsys.readouterr().out
     assert f"timeline of {CRASH_AFTER_EFFECT[0]}" in out
-    assert "duplicate effects (3: 1 proven, 0 possible" in out
+    assert "operations by verdict: 0 double, 0 possible, 0 unsettled, 2 single" in out
     assert f"by count per idempotency key: {{1: {EXTERNAL_EFFECTS}}}" in out
     assert out.splitlines()[-2:] == ["verify OK", f"demo finished in {report.seconds:.0f} s"]
 

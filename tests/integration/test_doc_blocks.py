@@ -72,7 +72,7 @@ def test_the_tutorial_s_duplicates_line_is_what_the_audit_lists(
     """``oncelog duplicates`` after the tutorial: the shipping step alone, reconciled found."""
     _point_at(topics, monkeypatch)
     tutorial = ROOT / "docs" / "tutorial.md"
-    claim = "oncelog duplicates                        # one item: the shipping step, reconciled"
+    claim = "oncelog duplicates                        # 1 single: the shipping step, reconciled"
     assert claim in tutorial.read_text()
     run_page(tutorial)
     kafka = topics.kafka_config(topics.bootstrap_servers or "")
@@ -82,6 +82,6 @@ def test_the_tutorial_s_duplicates_line_is_what_the_audit_lists(
         items = queries.suspected_duplicates(cursor, 100)
     finally:
         cursor.close()
-    assert [(i.key_name, i.kind, i.settled, i.reconciled) for i in items] == [
-        ("shipping", "unknown_outcome", "completed", "found")
+    assert [(i.key_name, i.kind, i.settled, i.reconciled, i.verdict) for i in items] == [
+        ("shipping", "unknown_outcome", "completed", "found", "single")
     ]

@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import duckdb
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from oncelog.projector.metrics import ProjectorMetrics
 from oncelog.projector.store import AuditEntry, DeadLetter
+from oncelog.query.metrics_endpoint import AuditVerdicts
 from oncelog.schemas.models import Decision, Kind, Outcome, PreviousAttempt, Request, Status, Sweep
 
 TOPIC = "t.requests"
@@ -141,5 +143,11 @@ def test_the_readme_table_documents_every_metric_and_no_other() -> None:
     registry = CollectorRegistry()
     ProjectorMetrics(registry, TOPIC)
     exposed = {f.name + ("_total" if f.type == "counter" else "") for f in registry.collect()}
+    # The serve process adds the audit's verdicts, read from DuckDB at scrape time.
+    exposed |= {f.name for f in AuditVerdicts(_no_database).describe()}
     documented = set(re.findall(r"^\| `(oncelog_\w+)` \|", README.read_text(), flags=re.M))
     assert documented == exposed
+
+
+def _no_database() -> duckdb.DuckDBPyConnection:
+    raise AssertionError("describe() reads no database")

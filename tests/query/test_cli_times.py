@@ -46,11 +46,17 @@ def test_json_and_tables_show_log_times_in_utc(ledger: Ledger) -> None:
     assert all(row["log_time"] == utc(row["log_time_ms"]) for row in timeline)
     status = json.loads(runner.invoke(app, ["status", CHANNEL, "2", "--db", db, "--json"]).output)
     assert status["log_time"] == utc(status["log_time_ms"])
-    history = runner.invoke(app, ["history", operation_id(CHANNEL, STEP2), "--db", db])
+    op = operation_id(CHANNEL, STEP2)
+    history = runner.invoke(app, ["history", op, "--db", db, "--wide"])
     assert "log_time" in history.output
     assert "1970-01-01T00:00:03.000Z" in history.output  # step-2's first claim, at 3000 ms
-    table = runner.invoke(app, ["timeline", CHANNEL, "--db", db])
+    table = runner.invoke(app, ["timeline", CHANNEL, "--db", db, "--wide"])
     assert "log_time" in table.output
     assert "1970-01-01T00:00:01.000Z" in table.output
+    # By default the time of day, the day once in the caption (every row is of one day).
+    short = runner.invoke(app, ["history", op, "--db", db]).output
+    assert "00:00:03.000" in short
+    assert "times UTC, 1970-01-01" in short
+    assert "T00:00:03" not in short
     person = runner.invoke(app, ["status", CHANNEL, "2", "--db", db])
     assert f"log_time: {status['log_time']}" in person.output

@@ -149,12 +149,10 @@ def test_suspected_duplicates_name_the_stale_grant(con: Con) -> None:
     # w1's attempt went silent and w2 reclaimed it: its outcome is unknown, and w2
     # completed without reconciling (a possible double) ...
     assert (unknown.kind, unknown.offset, unknown.stale_worker_id) == ("unknown_outcome", 3, "w1")
-    assert (unknown.settled, unknown.reconciled, unknown.possible_duplicate) == (
-        "completed",
-        None,
-        True,
-    )
-    # ... and then w1's late completion proved it ran.
+    assert (unknown.settled, unknown.reconciled) == ("completed", None)
+    # ... and then w1's late completion proved it ran: two effects, the operation's verdict.
+    assert unknown.verdict == dup.verdict == "double"
+    assert (dup.settled, dup.reconciled) == ("completed", None)
     assert dup.kind == "stale_completion"
     assert dup.operation_id == operation_id(CHANNEL, STEP2)
     assert (dup.partition, dup.offset, dup.log_time_ms) == (2, 4, 3_001 + LEASE_MS)

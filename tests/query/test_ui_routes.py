@@ -53,12 +53,12 @@ def test_the_run_page_shows_the_reclaim_and_the_fenced_completion(open_ui: TestC
     assert "script-src" not in response.headers["content-security-policy"]  # none allowed
     assert "default-src 'none'" in response.headers["content-security-policy"]
     page = response.text
-    # step-2's reclaim left w1's outcome unknown ("unknown", a possible double, marked
-    # apart from the proven one: w1's fenced late completion).
+    # step-2's reclaim left w1's outcome unknown ("unknown"), w1's fenced late completion
+    # proved its effect, and w2 ran it again without reconciling: one step, a double.
     for kind in ("claim", "unknown", "fenced", "complete"):
         assert f'data-kind="{kind}"' in page, kind
-    assert "1 proven duplicate effect" in page
-    assert "1 possible duplicate effect" in page
+    assert "⚠ 1 proven duplicate effect" in page
+    assert "possible duplicate effect(s)" not in page  # counted by step, by its verdict
     assert 'data-effect="external"' in page
     assert 'data-effect="pure"' in page
     assert "charged" in page  # the result, not redacted here
@@ -115,9 +115,11 @@ def test_the_index_lists_recent_channels_with_their_counts(open_ui: TestClient) 
     names = [urllib.parse.unquote(r.split('"')[1]) for r in rows]
     assert names == [CHANNEL, "&lt;svg onload=alert(1)&gt;", "run-7"]  # newest first
     run42 = rows[0]
-    # 3 steps: 1 claimed (charge), 2 completed; one suspected duplicate effect.
+    # 3 steps: 1 claimed (charge), 2 completed; one operation with a double, flagged.
     assert "<td>3</td><td>1</td><td>2</td>" in run42
-    assert "⚠ 1" in run42
+    assert "⚠ 1 double" in run42
+    assert 'data-flagged="true"' in run42
+    assert 'data-flagged="false"' in rows[2]
     assert open_ui.get("/ui", follow_redirects=False).headers["location"] == "/ui/"
 
 

@@ -169,14 +169,15 @@ def test_the_view_has_every_fault_with_its_details() -> None:
     assert fenced.stale_grant is not None
     assert fenced.stale_grant.epoch == 1
     assert fenced.note == "proven duplicate effect: epoch 1 (w1) completed after epoch 2 took over"
-    assert step2.suspected_duplicates == 1
+    assert fenced.verdict == "double"  # w1 completed late, w2 ran it again and completed
     # The reclaim marked apart: w1's outcome unknown, and w2 completed without reconciling.
     unknown = step2.marks[2]
-    assert unknown.possible_duplicate
+    assert unknown.verdict == "possible"
     assert unknown.note is not None
     assert "epoch 1 (w1)" in unknown.note
     assert "possible duplicate" in unknown.note
-    assert step2.possible_duplicates == 1
+    assert step2.verdict == "double"  # the step's: the worst of its items'
+    assert view.verdict_counts() == {"double": 1}
     assert view.status_counts() == {"completed": 2}
     shown = dict(facts.mark_facts(step2.marks[4], 1000))
     assert (shown["epoch"], shown["worker"], shown["token fp"]) == ("2", "w2", "fp2")

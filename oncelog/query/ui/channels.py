@@ -1,8 +1,8 @@
 """The index's query: the most recently active channels and their steps by status.
 
 Reads this instance's DuckDB file (``executions``: one row an operation, its
-current state). Capped by a LIMIT; the suspected duplicates are counted only for
-the channels listed.
+current state). Capped by a LIMIT; the audit's operations are counted by verdict
+(:func:`oncelog.query.queries.channel_verdicts`) only for the channels listed.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Final
 import duckdb
 
 from oncelog.errors import InvalidArgumentError, StoreError
+from oncelog.query.queries import channel_verdicts
 from oncelog.query.ui.pages import ChannelSummary
 
 MAX_CHANNELS: Final = 500
@@ -24,11 +25,6 @@ SELECT channel_id, max(log_time_ms) AS last_ms,
        count(*) FILTER (WHERE status = 'EXPIRED')
 FROM executions GROUP BY channel_id ORDER BY last_ms DESC, channel_id LIMIT ?
 """
-_DUPLICATES: Final = """
-SELECT channel_id, count(*) FROM requests
-WHERE duplicate_effect_suspected AND channel_id IN (SELECT unnest(?::VARCHAR[]))
-GROUP BY channel_id
-"""
 _STATUSES: Final = ("claimed", "completed", "failed", "expired")
 
 
@@ -39,15 +35,15 @@ def recent_channels(con: duckdb.DuckDBPyConnection, limit: int) -> list[ChannelS
     try:
         rows = con.execute(_RECENT, [limit]).fetchall()
         names = [r[0] for r in rows]
-        dups = dict(con.execute(_DUPLICATES, [names]).fetchall()) if names else {}
     except duckdb.Error as exc:
         raise StoreError(f"query failed: {exc}") from exc
+    verdicts = channel_verdicts(con, names)
     return [
         ChannelSummary(
             channel=channel,
             last_ms=last_ms,
             counts={s: n for s, n in zip(_STATUSES, counts, strict=True) if n},
-            suspected_duplicates=dups.get(channel, 0),
+            verdicts=verdicts.get(channel, {}),
         )
         for channel, last_ms, *counts in rows
     ]

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from typing import Final
 
 from oncelog.query.times import utc
 from oncelog.query.ui import facts, svg
 from oncelog.query.ui.timeline_model import AsOf, Mark, RunView, StepRow
+from oncelog.query.verdicts import FLAGGED
 
 UI_ROOT: Final = "/ui/"
 
@@ -30,7 +31,8 @@ h1{font-size:20px;margin:4px 0 10px;word-break:break-all}
 h2{font-size:16px;margin:22px 0 8px}
 .chip{display:inline-block;border-radius:10px;padding:1px 9px;margin:0 6px 4px 0;
  background:#eceff1;font-size:13px}
-.chip.dup{background:#ffebee;color:#b71c1c;font-weight:600}
+.chip.dup,td.audit .dup{background:#ffebee;color:#b71c1c;font-weight:600}
+.chip.quiet,td.audit .quiet{color:#607d8b}
 form.as-of{margin:10px 0;padding:8px 10px;background:#fff;border:1px solid #e0e0e0;
  border-radius:6px;display:inline-block}
 form.as-of input{font:inherit;padding:2px 6px;margin:0 6px}
@@ -109,12 +111,17 @@ def login_page(next_path: str, failed: bool) -> str:
 
 @dataclass(frozen=True)
 class ChannelSummary:
-    """One channel of the index: its steps by status, its suspected duplicates."""
+    """One channel of the index: its steps by status, its operations by audit verdict."""
 
     channel: str
     last_ms: int
     counts: dict[str, int]  # lower-case status -> steps
-    suspected_duplicates: int
+    verdicts: dict[str, int] = field(default_factory=dict)  # audit verdict -> operations
+
+    @property
+    def flagged(self) -> bool:
+        """Has an operation whose effect ran (or may have run) twice."""
+        return any(self.verdicts.get(v) for v in FLAGGED)
 
 
 INDEX_STATUSES: Final = ("claimed", "completed", "failed", "expired")
@@ -126,20 +133,15 @@ def index_page(channels: Sequence[ChannelSummary], limit: int, scope_note: str) 
     rows = []
     for c in channels:
         counts = "".join(f"<td>{c.counts.get(s, 0) or ''}</td>" for s in INDEX_STATUSES)
-        dup = (
-            f"<td class='dup'>⚠ {c.suspected_duplicates}</td>"
-            if c.suspected_duplicates
-            else "<td></td>"
-        )
         rows.append(
-            f'<tr data-channel="{_e(c.channel)}"><td><a href="{_e(run_href(c.channel))}">'
-            f"{_e(c.channel)}</a></td><td>{sum(c.counts.values())}</td>{counts}{dup}"
-            f"<td class='mono'>{utc(c.last_ms)}</td></tr>"
+            f'<tr data-channel="{_e(c.channel)}" data-flagged="{str(c.flagged).lower()}">'
+            f'<td><a href="{_e(run_href(c.channel))}">'
+            f"{_e(c.channel)}</a></td><td>{sum(c.counts.values())}</td>{counts}"
+            f"{_audit_cell(c.verdicts)}<td class='mono'>{utc(c.last_ms)}</td></tr>"
         )
     table = (
-        f"<table><tr>{head}<th>suspected duplicates</th><th>last activity (UTC)</th></tr>"
-        + "".join(rows)
-        + "</table>"
+        f"<table><tr>{head}<th>audit of doubles (operations)</th><th>last activity (UTC)</th>"
+        "</tr>" + "".join(rows) + "</table>"
         if rows
         else "<p>No channels yet: nothing has been folded.</p>"
     )
@@ -148,6 +150,27 @@ def index_page(channels: Sequence[ChannelSummary], limit: int, scope_note: str) 
         f"{_e(scope_note)}</p>{table}"
     )
     return document("channels", body)
+
+
+# A verdict's chip: its sign and class. Only double and possible are flags (class dup).
+_VERDICT_CHIPS: Final = {
+    "double": ("⚠", "dup"),
+    "possible": ("?", "dup possible"),
+    "unsettled": ("…", "quiet"),
+    "single": ("✓", "quiet"),
+}
+
+
+def _verdict_chips(verdicts: dict[str, int], tag: str) -> str:
+    return "".join(
+        f"<{tag} class='{cls}' data-verdict='{v}'>{sign} {verdicts[v]} {v}</{tag}> "
+        for v, (sign, cls) in _VERDICT_CHIPS.items()
+        if verdicts.get(v)
+    ).rstrip()
+
+
+def _audit_cell(verdicts: dict[str, int]) -> str:
+    return f"<td class='audit'>{_verdict_chips(verdicts, 'span')}</td>"
 
 
 def run_page(view: RunView, as_of_form: tuple[str, str], error: str | None = None) -> str:
@@ -176,14 +199,11 @@ def _summary(view: RunView) -> str:
         f"<span class='chip' data-status='{_e(s)}'>{n} {_e(s)}</span>"
         for s, n in sorted(view.status_counts().items())
     ]
-    dups = sum(r.suspected_duplicates for r in view.rows)
-    if dups:
-        chips.append(f"<span class='chip dup'>⚠ {dups} proven duplicate effect(s)</span>")
-    maybe = sum(r.possible_duplicates for r in view.rows)
-    if maybe:
-        chips.append(
-            f"<span class='chip dup possible'>? {maybe} possible duplicate effect(s)</span>"
-        )
+    chips += [
+        f"<span class='chip {cls}' data-verdict='{v}'>{sign} {n} {_VERDICT_TEXT[v]}</span>"
+        for v, (sign, cls) in _VERDICT_CHIPS.items()
+        if (n := view.verdict_counts().get(v))
+    ]
     if view.marks:
         first, last = view.marks[0].entry.log_time_ms, view.marks[-1].entry.log_time_ms
         chips.append(
@@ -191,6 +211,14 @@ def _summary(view: RunView) -> str:
             f"{facts.relative(last - first)}</span>"
         )
     return "<div class='summary'>" + "".join(chips) + "</div>"
+
+
+_VERDICT_TEXT: Final = {
+    "double": "proven duplicate effect(s)",
+    "possible": "possible duplicate effect(s)",
+    "unsettled": "unsettled: the next attempt has not finished",
+    "single": "late attempt(s), one effect (reconciled)",
+}
 
 
 def _as_of_form(offset: str, time: str) -> str:
@@ -245,9 +273,8 @@ def _swatch(fill: str, strip: str) -> str:
 def _step_details(row: StepRow, start: int) -> str:
     head = "".join(f"<th>{c}</th>" for c in ("offset", "time", *_FACT_COLUMNS))
     lines = "".join(_detail_row(m, start) for m in row.marks)
-    dup = f" · ⚠ {row.suspected_duplicates} proven duplicate" if row.suspected_duplicates else ""
-    if row.possible_duplicates:
-        dup += f" · ? {row.possible_duplicates} possible duplicate"
+    verdict = row.verdict
+    dup = "" if verdict is None else f" · {_VERDICT_CHIPS[verdict][0]} {_VERDICT_TEXT[verdict]}"
     opening = f'<details open id="s-{_e(row.operation_id)}" data-key="{_e(row.key_name)}">'
     summary = f"<summary>{_e(row.key_name)} — {_e(facts.row_summary(row))}{dup}</summary>"
     return f"{opening}{summary}<table><tr>{head}</tr>{lines}</table></details>"

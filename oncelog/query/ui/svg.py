@@ -254,15 +254,22 @@ def _mark(mark: Mark, mid: float, scale: Scale, start: int) -> str:
     label = ""
     if mark.kind in ("claim", "reclaim", "unknown"):
         label = f'<text x="{x:.1f}" y="{mid - 11:.1f}" class="mark-label">e{epoch}</text>'
-    if mark.kind == "fenced":
-        label = f'<text x="{x:.1f}" y="{mid + 21:.1f}" class="dup-label">duplicate!</text>'
-    elif mark.possible_duplicate:
-        label += f'<text x="{x:.1f}" y="{mid + 21:.1f}" class="dup-label">duplicate?</text>'
+    words = _VERDICT_LABELS.get(mark.verdict or "")
+    if words is not None:
+        label += f'<text x="{x:.1f}" y="{mid + 21:.1f}" class="dup-label">{words}</text>'
     return (
         f'<a href="#d{_a(mark.ident)}" class="mark" data-kind="{mark.kind}" '
         f'data-offset="{mark.entry.offset}" data-epoch="{_a(epoch)}">'
         f"<title>{title}</title>{mark_shape(mark.kind, x, mid)}{label}</a>"
     )
+
+
+# The audit verdict under an evidence mark; a single effect (reconciled) gets none.
+_VERDICT_LABELS: Final = {
+    "double": "duplicate!",
+    "possible": "duplicate?",
+    "unsettled": "unsettled",
+}
 
 
 def _clip(text: str, n: int) -> str:

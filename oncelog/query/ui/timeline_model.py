@@ -18,6 +18,14 @@ from typing import Final
 
 from oncelog.identity.validation import is_ascii_number
 from oncelog.query.models import StepStatus, TimelineEntry, Version
+from oncelog.query.verdicts import (
+    STALE_COMPLETION,
+    UNKNOWN_OUTCOME,
+    UNRECORDABLE,
+    UNRECORDABLE_RESULT,
+    item_verdict,
+    worst,
+)
 
 # Each mark kind: its legend text. The keys are the pages' stable ``data-kind`` values.
 MARK_KINDS: Final = {
@@ -29,7 +37,7 @@ MARK_KINDS: Final = {
     "unknown": "reclaim of a silent attempt: its outcome unknown (a possible duplicate effect "
     "unless the reclaimer reconciled it)",
     "replay": "replay (recorded result returned)",
-    "fenced": "fenced completion: proven duplicate effect",
+    "fenced": "fenced late completion: its effect ran (a double unless the next holder found it)",
     "stale": "refused stale request",
     "cancel": "cancel requested",
     "release": "release",
@@ -93,15 +101,32 @@ class Mark:
     entry: TimelineEntry
     made: Version | None  # the state version this request made, if it changed the state
     stale_grant: Version | None = None  # a fenced request's own (earlier) grant
-    settled_by: TimelineEntry | None = None  # an unknown outcome's next completion or failure
+    settled_by: TimelineEntry | None = None  # how the attempt that took over ended
 
     @property
-    def possible_duplicate(self) -> bool:
-        """An unknown outcome that a completion without ``reconciled`` settled."""
+    def evidence(self) -> str | None:
+        """The audit item kind this mark is (``unknown_outcome``, ...), or None."""
+        e = self.entry
+        if self.kind == "unknown":
+            return UNKNOWN_OUTCOME
+        if self.kind == "fenced":
+            return STALE_COMPLETION
+        fenced_failure = self.kind == "stale" and e.kind == "fail" and e.epoch is not None
+        if fenced_failure and e.error_code == UNRECORDABLE:
+            return UNRECORDABLE_RESULT
+        return None
+
+    @property
+    def verdict(self) -> str | None:
+        """This item's verdict (:func:`oncelog.query.verdicts.item_verdict`); None if no item."""
+        evidence = self.evidence
+        if evidence is None:
+            return None
         s = self.settled_by
-        return (
-            self.kind == "unknown" and s is not None and s.kind == "complete" and not s.reconciled
-        )
+        if s is None:
+            return item_verdict(evidence, None, None)
+        settled = "completed" if s.kind == "complete" else "failed"
+        return item_verdict(evidence, settled, s.reconciled, s.error_code)
 
     @property
     def note(self) -> str | None:
@@ -114,13 +139,20 @@ class Mark:
             return f"outcome unknown: epoch {e.state_epoch} ({e.state_worker_id}) " + _settled(
                 self.settled_by
             )
-        if self.kind != "fenced":
+        if self.evidence is None:
             return None
         held = f"epoch {e.state_epoch}" if e.state_epoch is not None else "a newer grant"
-        if e.epoch is None:
-            return f"proven duplicate effect: a stale holder completed while {held} held it"
-        who = f"epoch {e.epoch} ({e.worker_id})"
-        return f"proven duplicate effect: {who} completed after {held} took over"
+        who = "a stale holder" if e.epoch is None else f"epoch {e.epoch} ({e.worker_id})"
+        did = "completed" if self.kind == "fenced" else "ran the tool (its result unrecordable)"
+        return f"{_VERDICT_WORDS[self.verdict or '']}: {who} {did} after {held} took over"
+
+
+_VERDICT_WORDS: Final = {
+    "double": "proven duplicate effect",
+    "possible": "possible duplicate effect",
+    "unsettled": "a late attempt's effect; the next holder has not finished",
+    "single": "one effect: the next holder found it (reconciled)",
+}
 
 
 def _settled(entry: TimelineEntry | None) -> str:
@@ -132,7 +164,7 @@ def _settled(entry: TimelineEntry | None) -> str:
         return (
             "never reported, and the next attempt completed without reconciling: possible duplicate"
         )
-    return "never reported; the next attempt failed without reconciling"
+    return "never reported, and the next attempt failed without reconciling: possible duplicate"
 
 
 @dataclass(frozen=True)
@@ -165,14 +197,10 @@ class StepRow:
     leases: tuple[Lease, ...]
 
     @property
-    def suspected_duplicates(self) -> int:
-        """How many fenced completions (proven duplicate effects) the step has."""
-        return sum(m.kind == "fenced" for m in self.marks)
-
-    @property
-    def possible_duplicates(self) -> int:
-        """How many unknown outcomes a completion settled without reconciling."""
-        return sum(m.possible_duplicate for m in self.marks)
+    def verdict(self) -> str | None:
+        """The operation's audit verdict (the worst of its items'); None without items."""
+        verdicts = [v for v in (m.verdict for m in self.marks) if v is not None]
+        return worst(verdicts) if verdicts else None
 
 
 @dataclass(frozen=True)
@@ -188,6 +216,10 @@ class RunView:
     def status_counts(self) -> dict[str, int]:
         """How many steps are in each status."""
         return dict(Counter(r.status for r in self.rows))
+
+    def verdict_counts(self) -> dict[str, int]:
+        """How many steps have each audit verdict (steps without audit items left out)."""
+        return dict(Counter(r.verdict for r in self.rows if r.verdict is not None))
 
     def kinds_present(self) -> list[str]:
         """The mark kinds this run has, in legend order."""
@@ -237,7 +269,7 @@ def _row(
     op: str, entries: list[TimelineEntry], versions: list[Version], status: StepStatus | None
 ) -> StepRow:
     by_version = {v.version: v for v in versions}
-    marks = tuple(_mark(e, by_version, versions, entries[i + 1 :]) for i, e in enumerate(entries))
+    marks = tuple(_mark(e, by_version, versions, entries) for e in entries)
     last = versions[-1] if versions else None
     if status is not None:
         shown_status = status.status  # the time-travel query's answer for the point
@@ -260,16 +292,19 @@ def _mark(
     entry: TimelineEntry,
     by_version: Mapping[int, Version],
     all_: list[Version],
-    later: Sequence[TimelineEntry],
+    entries: Sequence[TimelineEntry],
 ) -> Mark:
     kind = mark_kind(entry)
     made = by_version.get(entry.version) if entry.changed else None
     stale = settled = None
     if kind in ("fenced", "stale") and entry.token_fp is not None:
         stale = next((v for v in all_ if v.token_fp == entry.token_fp), None)
-    if kind == "unknown":
-        ends = ("complete", "fail")
-        settled = next((e for e in later if e.changed and e.kind in ends), None)
+    ends = [e for e in entries if e.changed and e.kind in ("complete", "fail")]
+    if kind == "unknown":  # the first end after the reclaim
+        settled = next((e for e in ends if _log_order(e) > _log_order(entry)), None)
+    elif kind in ("fenced", "stale") and entry.epoch is not None:  # the first by a later epoch
+        epoch = entry.epoch
+        settled = next((e for e in ends if e.epoch is not None and e.epoch > epoch), None)
     return Mark(f"m{entry.partition}-{entry.offset}", kind, entry, made, stale, settled)
 
 
