@@ -19,10 +19,10 @@ from types import MethodType
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, Unpack, overload
 
 from oncelog import tracing
+from oncelog.producer import forks
 from oncelog.producer.base import ClientBase
 from oncelog.producer.calls import PendingCall, RequestBuilder
 from oncelog.producer.executor import run_spec, run_spec_sync
-from oncelog.producer import forks
 from oncelog.producer.ledger_plan import LedgerPlan, adrive, drive
 from oncelog.producer.tool_model import (
     AsyncReconcile,

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from oncelog.producer.clock import Clock
 from oncelog.producer.executor import AsyncLedgerCalls, SyncLedgerCalls, run_spec, run_spec_sync
-from oncelog.producer.tool_model import ToolJob
+from oncelog.producer.tool_model import ToolContext, ToolJob, ToolSpec, ToolTarget
 from oncelog.producer.transport import Transport
 from oncelog.schemas.models import Request
 
@@ -48,6 +48,21 @@ class RunTool:
 
 
 @dataclass(frozen=True, slots=True)
+class Record:
+    """Run a pure operation whose ``result`` is known already (a mark); answered with its
+    ``ToolRun``."""
+
+    spec: ToolSpec
+    target: ToolTarget
+    params: Mapping[str, Any]
+    result: Any
+
+    def job(self, fn: Callable[[ToolContext], Any]) -> ToolJob[Any, Any]:
+        """The executor's job, with ``fn`` (of the driver's kind) answering ``result``."""
+        return ToolJob(self.spec, self.target, self.params, fn)
+
+
+@dataclass(frozen=True, slots=True)
 class Pause:
     """Let ``seconds`` pass on the client's clock."""
 
@@ -69,7 +84,7 @@ class Exclusive:
     plan: LedgerPlan[Any]
 
 
-LedgerStep = Send | ReadChannel | RunTool | Pause | Blocking | Exclusive
+LedgerStep = Send | ReadChannel | RunTool | Record | Pause | Blocking | Exclusive
 LedgerPlan = Generator[LedgerStep, Any, T]
 
 
@@ -169,6 +184,8 @@ def _perform(step: LedgerStep, client: SyncPlanClient) -> Any:
         return client.transport.channel_snapshots(step.channel_id)
     if isinstance(step, RunTool):
         return run_spec_sync(client, step.job)
+    if isinstance(step, Record):
+        return run_spec_sync(client, step.job(lambda _: step.result))
     if isinstance(step, Pause):
         return client.clock.pause(step.seconds)
     if isinstance(step, Blocking):
@@ -185,12 +202,21 @@ async def _aperform(step: LedgerStep, client: AsyncPlanClient) -> Any:
         return await asyncio.to_thread(transport.channel_snapshots, step.channel_id)
     if isinstance(step, RunTool):
         return await run_spec(client, step.job)
+    if isinstance(step, Record):
+        return await run_spec(client, step.job(_known(step.result)))
     if isinstance(step, Pause):
         return await client.clock.apause(step.seconds)
     if isinstance(step, Blocking):
         return await asyncio.to_thread(step.read)
     async with step.lock.awaiting:
         return await adrive(step.plan, client)
+
+
+def _known(result: Any) -> Callable[[ToolContext], Awaitable[Any]]:
+    async def answer(_: ToolContext) -> Any:
+        return result
+
+    return answer
 
 
 __all__ = [
@@ -202,6 +228,7 @@ __all__ = [
     "Pause",
     "PlanLock",
     "ReadChannel",
+    "Record",
     "RunTool",
     "Send",
     "SyncPlanClient",

@@ -7,6 +7,7 @@ drivers, async and blocking (:mod:`oncelog.producer.executor`).
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -216,6 +217,16 @@ SyncToolFn = Callable[[ToolContext], Any]
 SyncReconcile = Callable[[PreviousAttempt, ToolContext], Any]
 
 ClientT = TypeVar("ClientT")
+
+
+def blocking_hook(tool_name: str, hook: Callable[..., Any] | None) -> SyncReconcile | None:
+    """``hook`` checked to be a plain function: a blocking run cannot await an async one."""
+    if hook is not None and inspect.iscoroutinefunction(hook):
+        raise InvalidArgumentError(
+            f"{tool_name}: the reconcile hook is async and this call is blocking: "
+            "give ToolPolicy(reconcile=...) a plain function"
+        )
+    return hook
 
 
 class BoundTool(Generic[ClientT, FnT, ReconcileT]):
