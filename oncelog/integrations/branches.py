@@ -4,7 +4,9 @@ LangGraph's time travel (``graph.invoke(None, {"configurable": {"thread_id": t,
 "checkpoint_id": c}})``, or ``update_state`` at an earlier checkpoint and a resume) starts a
 new branch of the thread's checkpoint tree, and re-runs every tool after the fork point. The
 tools wrapped by :mod:`oncelog.integrations.langchain` see it and run in a branch of their
-own on the ledger, found from the graph's checkpointer alone (any ``BaseCheckpointSaver``):
+own on the ledger, found from the graph's checkpointer, given to the tools
+(``ledger_tools(..., checkpointer=saver)``; any ``BaseCheckpointSaver``, read through
+:class:`CheckpointHeads`):
 
 - **Naming.** A checkpoint belongs to its parent's branch when it is the parent's first
   child (checkpoint ids are time-ordered); the k-th child (k >= 1) of checkpoint ``p``
@@ -212,22 +214,23 @@ class BranchTracker:
         self, heads: CheckpointHeads, thread_id: str, source: str
     ) -> LedgerPlan[CheckpointTree]:
         deadline = time.monotonic() + SAVED_WITHIN_S
-        pause, read = 0.001, self._read_newer(heads, thread_id, source, every=False)
-        while not self._learn(thread_id, source, (yield read)):
-            # LangGraph saves the checkpoint in the background meanwhile
-            if time.monotonic() > deadline:
+        pause, every = 0.001, False
+        while not self._learn(
+            thread_id, source, (yield self._read(heads, thread_id, source, every))
+        ):
+            # LangGraph saves the checkpoint in the background meanwhile: ask for what is
+            # newer again, and once, before giving up, for every checkpoint of the thread.
+            if every:
                 raise _unsaved(thread_id, source)
             yield Pause(pause)
             pause = min(pause * 2, 0.05)
-            read = self._read_newer(heads, thread_id, source, every=True)
+            every = time.monotonic() > deadline
         with self._known_lock:
             return CheckpointTree.from_parents(self._known[thread_id])
 
-    def _read_newer(
-        self, heads: CheckpointHeads, thread_id: str, source: str, *, every: bool
-    ) -> Blocking:
+    def _read(self, heads: CheckpointHeads, thread_id: str, source: str, every: bool) -> Blocking:
         """The read of the checkpoints newer than the newest known (``every``: of all of
-        them, while waiting for ``source``); none when ``source`` is known already."""
+        them); none when ``source`` is known already."""
         with self._known_lock:
             known = self._known.setdefault(thread_id, {})
             if source in known:

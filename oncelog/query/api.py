@@ -30,6 +30,7 @@ from oncelog.identity.ids import key_of
 from oncelog.query import checkpoint_routes as ckpt
 from oncelog.query import effects as effects_query
 from oncelog.query import merge, queries
+from oncelog.query.checkpoint_heads import CheckpointHead, thread_heads
 from oncelog.query.models import (
     Page,
     Positions,
@@ -263,6 +264,9 @@ CHECKPOINTS: Final = ApiRoute(
 THREAD_PARTS: Final = ApiRoute(
     "/v1/checkpoint-parts/{channel_id}", "owner", ckpt.thread_parts, Page[CheckpointPart]
 )
+THREAD_HEADS: Final = ApiRoute(
+    "/v1/checkpoint-heads/{channel_id}", "owner", thread_heads, Page[CheckpointHead]
+)
 RUN_PARTS: Final = ApiRoute(
     "/v1/checkpoint-parts", "every", ckpt.run_parts, Page[CheckpointPart], ckpt.merge_parts
 )
@@ -279,6 +283,7 @@ ROUTES: Final = (
     CHECKPOINTS,
     THREAD_PARTS,
     RUN_PARTS,
+    THREAD_HEADS,
 )
 """Every route of the API, in the order of its OpenAPI schema; the UI's HTML pages and
 ``/metrics`` are added apart."""
