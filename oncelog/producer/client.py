@@ -14,27 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from types import MethodType
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, Unpack, overload
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 from oncelog import tracing
-from oncelog.producer import forks
+from oncelog.producer import forks, ledger_plan
 from oncelog.producer.base import ClientBase
 from oncelog.producer.calls import PendingCall, RequestBuilder
-from oncelog.producer.executor import run_spec, run_spec_sync
 from oncelog.producer.ledger_plan import LedgerPlan, adrive, drive
-from oncelog.producer.tool_model import (
-    AsyncReconcile,
-    AsyncToolFn,
-    SyncReconcile,
-    SyncToolFn,
-    ToolJob,
-    ToolOptions,
-    ToolRun,
-    ToolSpec,
-    ToolTarget,
-)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -135,6 +123,7 @@ class ClientCalls(ClientBase):
     fork_channel = ClientPlan(forks.fork_channel)
     channel_executions = ClientPlan(forks.read_executions)
     adopt_execution = ClientPlan(forks.adopt_execution)
+    run_tool = ClientPlan(ledger_plan.run_tool)
 
 
 class LedgerClient(ClientCalls):
@@ -152,24 +141,6 @@ class LedgerClient(ClientCalls):
     async def __aexit__(self, *exc_info: object) -> None:
         await asyncio.to_thread(self.close)
 
-    async def run_tool(
-        self,
-        channel_id: str,
-        key_name: str | None = None,
-        *,
-        step: int | None = None,
-        tool_name: str,
-        params: Mapping[str, Any],
-        fn: AsyncToolFn,
-        reconcile: AsyncReconcile | None = None,
-        **options: Unpack[ToolOptions],
-    ) -> ToolRun:
-        """Claim, run ``fn`` under a heartbeat, then complete or fail: see
-        :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
-        target = ToolTarget(channel_id, key_name, step)
-        job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
-        return await run_spec(self, job)
-
 
 class SyncLedgerClient(ClientCalls):
     """Claim, heartbeat, complete, fail, release and cancel executions, blocking.
@@ -184,21 +155,3 @@ class SyncLedgerClient(ClientCalls):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    def run_tool(
-        self,
-        channel_id: str,
-        key_name: str | None = None,
-        *,
-        step: int | None = None,
-        tool_name: str,
-        params: Mapping[str, Any],
-        fn: SyncToolFn,
-        reconcile: SyncReconcile | None = None,
-        **options: Unpack[ToolOptions],
-    ) -> ToolRun:
-        """Claim, run a blocking ``fn`` under a heartbeat thread, then complete or fail:
-        see :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields)."""
-        target = ToolTarget(channel_id, key_name, step)
-        job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
-        return run_spec_sync(self, job)

@@ -13,16 +13,27 @@ import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, Unpack
 
 from oncelog.producer.clock import Clock
 from oncelog.producer.executor import AsyncLedgerCalls, SyncLedgerCalls, run_spec, run_spec_sync
-from oncelog.producer.tool_model import ToolContext, ToolJob, ToolSpec, ToolTarget
+from oncelog.producer.tool_model import (
+    AsyncReconcile,
+    AsyncToolFn,
+    SyncReconcile,
+    SyncToolFn,
+    ToolContext,
+    ToolJob,
+    ToolOptions,
+    ToolRun,
+    ToolSpec,
+    ToolTarget,
+)
+from oncelog.producer.tool_plan import PlanRunner
 from oncelog.producer.transport import Transport
 from oncelog.schemas.models import Request
 
 T = TypeVar("T")
-S = TypeVar("S")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,52 +140,48 @@ class AsyncPlanClient(PlanClient, AsyncLedgerCalls, Protocol):
     """An async client (``LedgerClient``)."""
 
 
-class _Stepper(Generic[S, T]):
-    """Steps a plan: each answer, or the step's exception, goes back in."""
-
-    def __init__(self, plan: Generator[S, Any, T]) -> None:
-        self._plan = plan
-        self._reply: Any = None
-        self._error: BaseException | None = None
-        self.result: T | None = None
-
-    def next_step(self) -> S | None:
-        try:
-            if self._error is not None:
-                error, self._error = self._error, None
-                return self._plan.throw(error)
-            return self._plan.send(self._reply)
-        except StopIteration as done:
-            self.result = done.value
-            return None
-
-    def answer(self, reply: Any) -> None:
-        self._reply = reply
-
-    def fail(self, error: BaseException) -> None:
-        self._error = error
+def run_tool(
+    channel_id: str,
+    key_name: str | None = None,
+    *,
+    step: int | None = None,
+    fn: SyncToolFn | AsyncToolFn,
+    reconcile: SyncReconcile | AsyncReconcile | None = None,
+    tool_name: str,
+    params: Mapping[str, Any],
+    **options: Unpack[ToolOptions],
+) -> LedgerPlan[ToolRun]:
+    """Claim, run ``fn`` under a heartbeat, then complete or fail: see
+    :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields). ``fn``
+    and ``reconcile`` are async on a ``LedgerClient``, blocking on a ``SyncLedgerClient``
+    (which beats in a thread)."""
+    target = ToolTarget(channel_id, key_name, step)
+    run: ToolRun = yield RunTool(
+        ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
+    )
+    return run
 
 
 def drive(plan: LedgerPlan[T], client: SyncPlanClient) -> T:
     """Run ``plan``, blocking."""
-    stepper = _Stepper(plan)
-    while (step := stepper.next_step()) is not None:
+    runner = PlanRunner(plan)
+    while (step := runner.next_step()) is not None:
         try:
-            stepper.answer(_perform(step, client))
+            runner.answer(_perform(step, client))
         except BaseException as exc:  # the plan sees it where it yielded (its `with`s too)
-            stepper.fail(exc)
-    return stepper.result  # type: ignore[return-value]  # None only for a plan of None
+            runner.fail(exc)
+    return runner.result
 
 
 async def adrive(plan: LedgerPlan[T], client: AsyncPlanClient) -> T:
     """Run ``plan``, awaiting; blocking reads go to a worker thread."""
-    stepper = _Stepper(plan)
-    while (step := stepper.next_step()) is not None:
+    runner = PlanRunner(plan)
+    while (step := runner.next_step()) is not None:
         try:
-            stepper.answer(await _aperform(step, client))
+            runner.answer(await _aperform(step, client))
         except BaseException as exc:  # as in drive
-            stepper.fail(exc)
-    return stepper.result  # type: ignore[return-value]
+            runner.fail(exc)
+    return runner.result
 
 
 def _perform(step: LedgerStep, client: SyncPlanClient) -> Any:
@@ -234,4 +241,5 @@ __all__ = [
     "SyncPlanClient",
     "adrive",
     "drive",
+    "run_tool",
 ]
