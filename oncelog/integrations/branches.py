@@ -33,7 +33,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 from oncelog.errors import LedgerError
 from oncelog.integrations.run import Branch, LedgerRun
-from oncelog.producer.forks import fork_channel, read_executions
+from oncelog.producer.forks import channel_executions, fork_channel
 from oncelog.producer.ledger_plan import Blocking, Exclusive, LedgerPlan, Pause, PlanLock, Record
 from oncelog.producer.tool_model import ToolSpec, ToolTarget
 
@@ -251,7 +251,7 @@ class BranchTracker:
             fork = tree.fork_point(source)
             if fork is not None:
                 parent = tree.channel(root, fork[0])
-                executions = yield from read_executions(parent)
+                executions = yield from channel_executions(parent)
                 at = _fork_at(tree, executions, fork[0])
                 yield from fork_channel(parent, channel, at=at)
             self._done.add((channel, "fork"))

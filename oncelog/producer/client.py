@@ -121,7 +121,7 @@ class ClientCalls(ClientBase):
     get_execution = ClientCall(RequestBuilder.get_execution)
     cancel_execution = ClientCall(RequestBuilder.cancel_execution)
     fork_channel = ClientPlan(forks.fork_channel)
-    channel_executions = ClientPlan(forks.read_executions)
+    channel_executions = ClientPlan(forks.channel_executions)
     adopt_execution = ClientPlan(forks.adopt_execution)
     run_tool = ClientPlan(ledger_plan.run_tool)
 

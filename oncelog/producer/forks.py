@@ -125,7 +125,7 @@ def newest_of(snapshots: Iterable[ExecutionSnapshot], channel_id: str) -> list[E
     return sorted(newest.values(), key=lambda s: s.source_offset)
 
 
-def channel_executions(snapshots: Iterable[ExecutionSnapshot], channel_id: str) -> list[Execution]:
+def executions_of(snapshots: Iterable[ExecutionSnapshot], channel_id: str) -> list[Execution]:
     """Each of ``channel_id``'s operations as last published, in log order; ``position`` is
     where the request that made that version sits."""
     return [
@@ -241,11 +241,11 @@ def fork_channel(parent_channel: str, child_channel: str, *, at: ForkAt = None) 
     return plan.result(inherited)
 
 
-def read_executions(channel_id: str) -> LedgerPlan[list[Execution]]:
+def channel_executions(channel_id: str) -> LedgerPlan[list[Execution]]:
     """Each operation of ``channel_id`` as the projector last published it (the compacted
     executions topic), in log order, with the position of the request that made it."""
     channel = validation.validate_id("channel_id", channel_id)
-    return channel_executions((yield ReadChannel(channel)), channel)
+    return executions_of((yield ReadChannel(channel)), channel)
 
 
 def adopt_execution(
