@@ -7,7 +7,9 @@ async with LedgerClient() as client:          # reads ONCELOG_* settings
 Every call is written once, in :class:`~oncelog.producer.calls.RequestBuilder`, and
 listed once, in :class:`ClientCalls`: a :class:`ClientCall` is an async method on a
 ``LedgerClient`` (:func:`awaiting`) and a blocking one on a ``SyncLedgerClient``
-(:func:`blocking`).
+(:func:`blocking`). An operation of several requests (a fork, an adoption, a tool run) is
+written once as a plan (:mod:`oncelog.producer.ledger_plan`) and listed as a
+:class:`ClientPlan`, which each client runs with its driver.
 """
 
 from __future__ import annotations
