@@ -4,7 +4,9 @@ LangGraph's time travel (``graph.invoke(None, {"configurable": {"thread_id": t,
 "checkpoint_id": c}})``, or ``update_state`` at an earlier checkpoint and a resume) starts a
 new branch of the thread's checkpoint tree, and re-runs every tool after the fork point. The
 tools wrapped by :mod:`oncelog.integrations.langchain` see it and run in a branch of their
-own on the ledger, found from the graph's checkpointer alone (any ``BaseCheckpointSaver``):
+own on the ledger, found from the graph's checkpointer, given to the tools
+(``ledger_tools(..., checkpointer=saver)``; any ``BaseCheckpointSaver``, read through
+:class:`CheckpointHeads`):
 
 - **Naming.** A checkpoint belongs to its parent's branch when it is the parent's first
   child (checkpoint ids are time-ordered); the k-th child (k >= 1) of checkpoint ``p``
@@ -23,15 +25,17 @@ own on the ledger, found from the graph's checkpointer alone (any ``BaseCheckpoi
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol, runtime_checkable
 
 from oncelog.errors import LedgerError
 from oncelog.integrations.run import Branch, LedgerRun
+from oncelog.producer.forks import channel_executions, fork_channel
+from oncelog.producer.ledger_plan import Blocking, Exclusive, LedgerPlan, Pause, PlanLock, Record
+from oncelog.producer.tool_model import ToolSpec, ToolTarget
 
 MARK_TOOL: Final = "langgraph.checkpoint"
 """The tool name of the marks that place a checkpoint on its branch's channel."""
@@ -45,8 +49,11 @@ __all__ = [
     "MARK_PREFIX",
     "MARK_TOOL",
     "BranchTracker",
+    "CheckpointHeads",
     "CheckpointNotSavedError",
     "CheckpointTree",
+    "ListedHeads",
+    "heads_of",
 ]
 
 
@@ -66,6 +73,12 @@ class CheckpointTree:
             parent[t.config["configurable"]["checkpoint_id"]] = (
                 None if not up else up["configurable"]["checkpoint_id"]
             )
+        return cls.from_parents(parent)
+
+    @classmethod
+    def from_parents(cls, parent: Mapping[str, str | None]) -> CheckpointTree:
+        """From each checkpoint's parent (None: the first)."""
+        parent = dict(parent)
         kids: dict[str, list[str]] = {}
         for child, up in parent.items():
             if up is not None:
@@ -110,80 +123,143 @@ class CheckpointTree:
         return (*chain, *sorted(everyone - {own, *chain}))
 
 
+@runtime_checkable
+class CheckpointHeads(Protocol):
+    """What a branch tree needs of a checkpointer: ids and parents, nothing else.
+
+    ``OncelogSaver`` answers it with one small read; any other checkpointer is read
+    through its public ``list`` (:class:`ListedHeads`).
+    """
+
+    def checkpoint_heads(self, thread_id: str, after_id: str | None) -> Mapping[str, str | None]:
+        """The thread's root-namespace checkpoints with an id above ``after_id`` (every one:
+        None), each with its parent's id."""
+        ...
+
+
+class ListsCheckpoints(Protocol):
+    """A checkpointer's public listing (LangGraph's ``BaseCheckpointSaver.list``)."""
+
+    def list(self, config: Any) -> Iterator[Any]:
+        """``CheckpointTuple`` s of the thread ``config`` names, newest first."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ListedHeads:
+    """:class:`CheckpointHeads` of any checkpointer, from its public ``list`` (newest
+    first: the listing stops at the first checkpoint already known)."""
+
+    saver: ListsCheckpoints
+
+    def checkpoint_heads(self, thread_id: str, after_id: str | None) -> Mapping[str, str | None]:
+        """See :meth:`CheckpointHeads.checkpoint_heads`."""
+        config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        found: dict[str, str | None] = {}
+        for t in self.saver.list(config):
+            cid = t.config["configurable"]["checkpoint_id"]
+            if after_id is not None and cid <= after_id:
+                break
+            up = t.parent_config
+            found[cid] = None if not up else up["configurable"]["checkpoint_id"]
+        return found
+
+
+def heads_of(checkpointer: CheckpointHeads | ListsCheckpoints) -> CheckpointHeads:
+    """The :class:`CheckpointHeads` of a checkpointer: its own, else read from its listing."""
+    if isinstance(checkpointer, CheckpointHeads):
+        return checkpointer
+    return ListedHeads(checkpointer)
+
+
 @dataclass
 class BranchTracker:
     """Finds the branch of each tool call of a LangGraph run, forks and marks it once.
 
-    One tracker per :class:`LedgerRun` (``ledger_tools`` makes it); it only remembers what
-    it has done, to save round trips: forks and marks are idempotent on the ledger.
+    One tracker per :class:`LedgerRun` (``ledger_tools`` makes it) and checkpointer (the
+    graph's; None: no branches). It remembers what it has done, to save round trips
+    (forks and marks are idempotent on the ledger), and each thread's checkpoint tree:
+    a tool call reads only the checkpoints newer than the newest it knows.
     """
 
     run: LedgerRun
+    checkpointer: CheckpointHeads | ListsCheckpoints | None = None
     _done: set[tuple[str, str]] = field(default_factory=set)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _alock: asyncio.Lock | None = None
+    _lock: PlanLock = field(default_factory=PlanLock)
+    _known: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    _known_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def branch(self, config: Mapping[str, Any]) -> Branch | None:
         """The branch of a blocking tool call with LangGraph ``config`` (None: no checkpointer)."""
-        where = _where(config)
-        if where is None:
-            return None
-        saver, thread_id, source = where
-        config_ = {"configurable": {"thread_id": thread_id}}
-        tree = CheckpointTree.of(saver.list(config_))
-        deadline = time.monotonic() + SAVED_WITHIN_S
-        pause = 0.001
-        while source not in tree.parent:  # LangGraph saves it in the background meanwhile
-            if time.monotonic() > deadline:
-                raise _unsaved(thread_id, source)
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
-            tree = CheckpointTree.of(saver.list(config_))
-        root = self.run.channel(thread_id)
-        channel = tree.channel(root, source)
-        client: Any = self.run.client
-        with self._lock:  # parallel calls of one superstep: the first forks and marks
-            if (channel, "fork") not in self._done:
-                _fork(client, tree, root, source)
-                self._done.add((channel, "fork"))
-            if (channel, source) not in self._done:
-                client.run_tool(channel, MARK_PREFIX + source, **_mark_job(source, False))
-                self._done.add((channel, source))
-        return Branch(channel, tree.family(root, source))
+        return self.run.drive(self.plan(config))
 
     async def abranch(self, config: Mapping[str, Any]) -> Branch | None:
-        """:meth:`branch` of an async tool call (the saver's async listing)."""
+        """:meth:`branch` of an async tool call (reads go to a worker thread)."""
+        return await self.run.adrive(self.plan(config))
+
+    def plan(self, config: Mapping[str, Any]) -> LedgerPlan[Branch | None]:
+        """The branch of a tool call, as a plan for either kind of client."""
         where = _where(config)
-        if where is None:
+        if where is None or self.checkpointer is None:
             return None
-        saver, thread_id, source = where
-        config_ = {"configurable": {"thread_id": thread_id}}
-        tree = CheckpointTree.of([t async for t in saver.alist(config_)])
-        deadline = time.monotonic() + SAVED_WITHIN_S
-        pause = 0.001
-        while source not in tree.parent:  # LangGraph saves it in the background meanwhile
-            if time.monotonic() > deadline:
-                raise _unsaved(thread_id, source)
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, 0.05)
-            tree = CheckpointTree.of([t async for t in saver.alist(config_)])
+        thread_id, source = where
+        tree = yield from self._tree(heads_of(self.checkpointer), thread_id, source)
         root = self.run.channel(thread_id)
         channel = tree.channel(root, source)
-        client: Any = self.run.client
-        if self._alock is None:
-            self._alock = asyncio.Lock()
-        async with self._alock:
-            if (channel, "fork") not in self._done:
-                fork = tree.fork_point(source)
-                if fork is not None:
-                    parent = tree.channel(root, fork[0])
-                    at = _fork_at(tree, await client.channel_executions(parent), fork[0])
-                    await client.fork_channel(parent, channel, at=at)
-                self._done.add((channel, "fork"))
-            if (channel, source) not in self._done:
-                await client.run_tool(channel, MARK_PREFIX + source, **_mark_job(source, True))
-                self._done.add((channel, source))
+        # Parallel calls of one superstep: the first forks and marks, the others wait.
+        yield Exclusive(self._lock, self._fork_and_mark(tree, root, source, channel))
         return Branch(channel, tree.family(root, source))
+
+    def _tree(
+        self, heads: CheckpointHeads, thread_id: str, source: str
+    ) -> LedgerPlan[CheckpointTree]:
+        deadline = time.monotonic() + SAVED_WITHIN_S
+        pause, every = 0.001, False
+        while not self._learn(
+            thread_id, source, (yield self._read(heads, thread_id, source, every))
+        ):
+            # LangGraph saves the checkpoint in the background meanwhile: ask for what is
+            # newer again, and once, before giving up, for every checkpoint of the thread.
+            if every:
+                raise _unsaved(thread_id, source)
+            yield Pause(pause)
+            pause = min(pause * 2, 0.05)
+            every = time.monotonic() > deadline
+        with self._known_lock:
+            return CheckpointTree.from_parents(self._known[thread_id])
+
+    def _read(self, heads: CheckpointHeads, thread_id: str, source: str, every: bool) -> Blocking:
+        """The read of the checkpoints newer than the newest known (``every``: of all of
+        them); none when ``source`` is known already."""
+        with self._known_lock:
+            known = self._known.setdefault(thread_id, {})
+            if source in known:
+                return Blocking(dict)
+            newest = None if every else max(known, default=None)
+        return Blocking(lambda: heads.checkpoint_heads(thread_id, newest))
+
+    def _learn(self, thread_id: str, source: str, found: Mapping[str, str | None]) -> bool:
+        with self._known_lock:
+            known = self._known[thread_id]
+            known.update(found)
+            return source in known
+
+    def _fork_and_mark(
+        self, tree: CheckpointTree, root: str, source: str, channel: str
+    ) -> LedgerPlan[None]:
+        if (channel, "fork") not in self._done:
+            fork = tree.fork_point(source)
+            if fork is not None:
+                parent = tree.channel(root, fork[0])
+                executions = yield from channel_executions(parent)
+                at = _fork_at(tree, executions, fork[0])
+                yield from fork_channel(parent, channel, at=at)
+            self._done.add((channel, "fork"))
+        if (channel, source) not in self._done:
+            mark = {"checkpoint_id": source}
+            spec = ToolSpec(MARK_TOOL, effect="pure")
+            yield Record(spec, ToolTarget(channel, MARK_PREFIX + source, None), mark, mark)
+            self._done.add((channel, source))
 
 
 class CheckpointNotSavedError(LedgerError, code="checkpoint_not_saved", http_status=503):
@@ -198,30 +274,16 @@ def _unsaved(thread_id: str, source: str) -> LedgerError:
     )
 
 
-def _where(config: Mapping[str, Any]) -> tuple[Any, str, str] | None:
-    """The checkpointer, thread id and the checkpoint the running task was computed from."""
+def _where(config: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The thread id and the checkpoint the running task was computed from."""
     conf = config.get("configurable") or {}
-    saver = conf.get("__pregel_checkpointer")
     thread_id = conf.get("thread_id")
     # LangGraph hands each task the ids of the checkpoints it runs from, by namespace;
     # "" is the top-level graph's (the thread's own tree).
     source = (conf.get("checkpoint_map") or {}).get("")
-    if saver is None or thread_id is None or source is None or not hasattr(saver, "list"):
+    if thread_id is None or source is None:
         return None
-    return saver, str(thread_id), str(source)
-
-
-def _mark_job(source: str, is_async: bool) -> dict[str, Any]:
-    """The options of ``run_tool`` that record the mark of checkpoint ``source``."""
-    mark = {"checkpoint_id": source}
-
-    def fn(ctx: Any) -> Any:
-        return mark
-
-    async def afn(ctx: Any) -> Any:
-        return mark
-
-    return {"tool_name": MARK_TOOL, "params": mark, "fn": afn if is_async else fn, "effect": "pure"}
+    return str(thread_id), str(source)
 
 
 def _fork_at(tree: CheckpointTree, executions: Iterable[Any], fork_at: str) -> int | None:
@@ -234,13 +296,3 @@ def _fork_at(tree: CheckpointTree, executions: Iterable[Any], fork_at: str) -> i
         and tree.at_or_after(e.key_name.removeprefix(MARK_PREFIX), fork_at)
     ]
     return min(after) - 1 if after else None
-
-
-def _fork(client: Any, tree: CheckpointTree, root: str, source: str) -> None:
-    """Fork ``source``'s branch from its parent's at the fork point (blocking client)."""
-    fork = tree.fork_point(source)
-    if fork is None:
-        return
-    parent = tree.channel(root, fork[0])
-    at = _fork_at(tree, client.channel_executions(parent), fork[0])
-    client.fork_channel(parent, tree.channel(root, source), at=at)

@@ -25,12 +25,11 @@ records the message as the call's result instead, as LangChain alone would.
 from __future__ import annotations
 
 import contextlib
-import inspect
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from oncelog.errors import ExecutionFailedError
-from oncelog.integrations.branches import BranchTracker
+from oncelog.integrations.branches import BranchTracker, CheckpointHeads, ListsCheckpoints
 from oncelog.integrations.extras import requires_extra
 from oncelog.integrations.framework_spans import langchain_span
 from oncelog.integrations.run import LedgerRun
@@ -48,13 +47,17 @@ def ledger_tool(
     *,
     error_message_as_result: bool = False,
     branches: BranchTracker | None = None,
+    checkpointer: CheckpointHeads | ListsCheckpoints | None = None,
 ) -> StructuredTool:
     """``tool`` run through the ledger: claimed, replayed on rerun, completed or failed.
 
-    ``branches`` is shared by the tools of one run (:func:`ledger_tools` shares one).
+    ``checkpointer``: the graph's (``graph.compile(checkpointer=...)``): with it, a thread
+    resumed from an earlier checkpoint runs the tools in a branch of its own (see
+    :mod:`oncelog.integrations.branches`). ``branches`` is shared by the tools of one run
+    (:func:`ledger_tools` shares one, and then ``checkpointer`` is its).
     """
     name = tool.name
-    tracker = BranchTracker(run) if branches is None else branches
+    tracker = BranchTracker(run, checkpointer) if branches is None else branches
     run.check(name)
     # The ledger sees the tool's exception; LangChain's handling (if any) runs outside it.
     handles = False if error_message_as_result else tool.handle_tool_error
@@ -76,7 +79,7 @@ def ledger_tool(
             thread = _thread_id(config)
             return await run.acall(name, kwargs, thunk, framework_id=thread, branch=branch)
 
-    is_async = inspect.iscoroutinefunction(run.client.claim_execution)
+    is_async = run.awaits
     return StructuredTool(
         name=name,
         description=tool.description,
@@ -90,10 +93,14 @@ def ledger_tool(
 
 
 def ledger_tools(
-    tools: Iterable[BaseTool], run: LedgerRun, *, error_message_as_result: bool = False
+    tools: Iterable[BaseTool],
+    run: LedgerRun,
+    *,
+    error_message_as_result: bool = False,
+    checkpointer: CheckpointHeads | ListsCheckpoints | None = None,
 ) -> list[BaseTool]:
     """:func:`ledger_tool` of each tool, sharing one :class:`BranchTracker`."""
-    tracker = BranchTracker(run)
+    tracker = BranchTracker(run, checkpointer)
     return [
         ledger_tool(t, run, error_message_as_result=error_message_as_result, branches=tracker)
         for t in tools

@@ -32,7 +32,7 @@ import inspect
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final, TypedDict, TypeVar, Unpack
 
 from oncelog.errors import ConflictError, InvalidArgumentError, LedgerError
 from oncelog.identity.validation import validate_id
@@ -45,19 +45,17 @@ from oncelog.integrations.policy import (
     WarnOnce,
 )
 from oncelog.integrations.recorded import JSON_SHAPE, ResultShape, as_json, read_recorded
-from oncelog.producer.executor import (
-    AsyncLedgerCalls,
-    SyncLedgerCalls,
-    ToolContext,
-    ToolRun,
-    run_spec,
-    run_spec_sync,
-)
-from oncelog.producer.tool_model import ToolJob, ToolTarget
+from oncelog.producer import ledger_plan
+from oncelog.producer.client import LedgerClient, SyncLedgerClient
+from oncelog.producer.executor import ToolContext, ToolRun
+from oncelog.producer.forks import adopt_execution
+from oncelog.producer.ledger_plan import LedgerPlan, RunTool
+from oncelog.producer.tool_model import ToolJob, ToolTarget, blocking_hook
 from oncelog.schemas.models import PreviousAttempt
 
 __all__ = [
     "Branch",
+    "CallOptions",
     "Effect",
     "KeyRule",
     "LedgerRun",
@@ -69,6 +67,7 @@ __all__ = [
     "current_call",
 ]
 
+T = TypeVar("T")
 _CURRENT: Final[contextvars.ContextVar[ToolContext | None]] = contextvars.ContextVar(
     "oncelog_current_call", default=None
 )
@@ -108,7 +107,7 @@ class LedgerRun:
     tool names to a :class:`ToolPolicy`; other tools get ``default``.
     """
 
-    client: AsyncLedgerCalls | SyncLedgerCalls
+    client: LedgerClient | SyncLedgerClient
     channel_id: str | None = None
     policies: Mapping[str, ToolPolicy] = field(default_factory=dict)
     default: ToolPolicy = field(default_factory=ToolPolicy)
@@ -161,86 +160,97 @@ class LedgerRun:
             self._counts[(channel_id, tool_name)] = k
         return f"{tool_name}#{k}"
 
+    def drive(self, plan: LedgerPlan[T]) -> T:
+        """Run ``plan`` with the run's client, blocking (a ``SyncLedgerClient``)."""
+        client = self.client
+        if not isinstance(client, SyncLedgerClient):
+            raise _wrong_client("SyncLedgerClient (blocking)")
+        return ledger_plan.drive(plan, client)
+
+    async def adrive(self, plan: LedgerPlan[T]) -> T:
+        """Run ``plan`` with the run's client, awaited (a ``LedgerClient``)."""
+        client = self.client
+        if not isinstance(client, LedgerClient):
+            raise _wrong_client("LedgerClient (async)")
+        return await ledger_plan.adrive(plan, client)
+
+    @property
+    def awaits(self) -> bool:
+        """Whether the run's calls are awaited (a ``LedgerClient``) or blocking."""
+        return isinstance(self.client, LedgerClient)
+
     async def acall(
         self,
         tool_name: str,
         params: Mapping[str, Any],
         call: Callable[[], Awaitable[Any]],
-        *,
-        framework_id: str | None = None,
-        effect: Effect | None = None,
-        shape: ResultShape = JSON_SHAPE,
-        branch: Branch | None = None,
+        **how: Unpack[CallOptions],
     ) -> Any:
         """Run ``call()`` at most once for this call of ``tool_name``; its (recorded) result.
 
-        ``effect`` is the framework's declaration (see :meth:`policy`); ``shape`` how the
-        framework's results are recorded and read back. ``branch``: the call belongs to a
-        branch of a forked run (its channel instead of the run's, and its family).
+        ``how`` (:class:`CallOptions`): the framework's id, its declared effect, how its
+        results are recorded and read back, and the branch of a forked run.
         """
-        client = cast(AsyncLedgerCalls, self._client_of_kind(is_async=True))
-        policy = self.policy(tool_name, effect)
-        hook = policy.reconcile
+        shape, policy = how.get("shape", JSON_SHAPE), self.policy(tool_name, how.get("effect"))
 
         async def fn(ctx: ToolContext) -> Any:
-            token = _CURRENT.set(ctx)
-            try:
+            with _current(ctx):
                 return shape.record(await call())
-            finally:
-                _CURRENT.reset(token)
 
         async def reconcile(previous: PreviousAttempt, ctx: ToolContext) -> Any:
-            assert hook is not None
-            known = hook(previous, ctx)
-            known = await known if inspect.isawaitable(known) else known
-            return None if known is None else shape.record(known)
+            known = _hook_of(policy)(previous, ctx)
+            return _recorded(shape, await known if inspect.isawaitable(known) else known)
 
-        job = self._job(tool_name, params, framework_id, policy, branch, fn=fn, reconcile=reconcile)
-        with _naming_the_call(job):
-            family = _adopting(policy, branch)
-            if family:
-                await cast(Any, client).adopt_execution(**_adoption(job, policy, family))
-            return self._read(job, shape, await run_spec(client, job))
+        return await self.adrive(self._plan(tool_name, params, how, fn, reconcile))
 
     def call(
         self,
         tool_name: str,
         params: Mapping[str, Any],
         call: Callable[[], Any],
-        *,
-        framework_id: str | None = None,
-        effect: Effect | None = None,
-        shape: ResultShape = JSON_SHAPE,
-        branch: Branch | None = None,
+        **how: Unpack[CallOptions],
     ) -> Any:
         """Blocking :meth:`acall` (needs a ``SyncLedgerClient``)."""
-        client = cast(SyncLedgerCalls, self._client_of_kind(is_async=False))
-        policy = self.policy(tool_name, effect)
-        hook = policy.reconcile
-        if hook is not None and inspect.iscoroutinefunction(hook):
-            raise InvalidArgumentError(
-                f"{tool_name}: the reconcile hook is async and this call is blocking: "
-                "give ToolPolicy(reconcile=...) a plain function"
-            )
+        shape = how.get("shape", JSON_SHAPE)
+        hook = blocking_hook(tool_name, self.policy(tool_name, how.get("effect")).reconcile)
 
         def fn(ctx: ToolContext) -> Any:
-            token = _CURRENT.set(ctx)
-            try:
+            with _current(ctx):
                 return shape.record(call())
-            finally:
-                _CURRENT.reset(token)
 
         def reconcile(previous: PreviousAttempt, ctx: ToolContext) -> Any:
-            assert hook is not None
-            known = hook(previous, ctx)
-            return None if known is None else shape.record(known)
+            assert hook is not None  # the job keeps the wrapper only when there is a hook
+            return _recorded(shape, hook(previous, ctx))
 
-        job = self._job(tool_name, params, framework_id, policy, branch, fn=fn, reconcile=reconcile)
+        return self.drive(self._plan(tool_name, params, how, fn, reconcile))
+
+    def _plan(
+        self,
+        tool_name: str,
+        params: Mapping[str, Any],
+        how: CallOptions,
+        fn: Callable[[ToolContext], Any],
+        reconcile: Reconcile,
+    ) -> LedgerPlan[Any]:
+        """One call, for both kinds of client: adopt from the family, then run the tool."""
+        policy, branch = self.policy(tool_name, how.get("effect")), how.get("branch")
+        job = self._job(
+            tool_name, params, how.get("framework_id"), policy, branch, fn=fn, reconcile=reconcile
+        )
         with _naming_the_call(job):
             family = _adopting(policy, branch)
             if family:
-                cast(Any, client).adopt_execution(**_adoption(job, policy, family))
-            return self._read(job, shape, run_spec_sync(client, job))
+                t = job.target
+                yield from adopt_execution(
+                    t.channel_id,
+                    t.key_name or "",
+                    tool_name=job.spec.tool_name,
+                    params=job.params,
+                    from_channels=family,
+                    dedup_fields=policy.dedup_fields,
+                )
+            run: ToolRun = yield RunTool(job)
+            return self._read(job, how.get("shape", JSON_SHAPE), run)
 
     def _job(
         self,
@@ -268,11 +278,41 @@ class LedgerRun:
         where = f"operation {run.execution.id} (call {t.key_name!r} of run {t.channel_id!r})"
         return read_recorded(shape, run.result, where)
 
-    def _client_of_kind(self, *, is_async: bool) -> AsyncLedgerCalls | SyncLedgerCalls:
-        if inspect.iscoroutinefunction(self.client.claim_execution) != is_async:
-            wanted = "LedgerClient (async)" if is_async else "SyncLedgerClient (blocking)"
-            raise InvalidArgumentError(f"this call runs with a {wanted}: pass one to LedgerRun")
-        return self.client
+
+class CallOptions(TypedDict, total=False):
+    """How an adapter's call runs (:meth:`LedgerRun.acall`, :meth:`LedgerRun.call`)."""
+
+    framework_id: str | None
+    """The framework's own id of the run (its channel when the run names none)."""
+    effect: Effect | None
+    """What the framework declares of the tool (see :meth:`LedgerRun.policy`)."""
+    shape: ResultShape
+    """How the framework's results are recorded and read back (default: JSON)."""
+    branch: Branch | None
+    """The branch of a forked run the call belongs to (its channel, and its family)."""
+
+
+def _wrong_client(wanted: str) -> InvalidArgumentError:
+    return InvalidArgumentError(f"this call runs with a {wanted}: pass one to LedgerRun")
+
+
+@contextlib.contextmanager
+def _current(ctx: ToolContext) -> Iterator[None]:
+    """``ctx`` is :func:`current_call` while the tool runs."""
+    token = _CURRENT.set(ctx)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def _hook_of(policy: ToolPolicy) -> Reconcile:
+    assert policy.reconcile is not None  # the job keeps the wrapper only when there is one
+    return policy.reconcile
+
+
+def _recorded(shape: ResultShape, known: Any) -> Any:
+    return None if known is None else shape.record(known)
 
 
 def _adopting(policy: ToolPolicy, branch: Branch | None) -> Sequence[str]:
@@ -280,18 +320,6 @@ def _adopting(policy: ToolPolicy, branch: Branch | None) -> Sequence[str]:
     if branch is None or policy.effect != "external" or policy.per_branch:
         return ()
     return branch.family
-
-
-def _adoption(job: ToolJob[Any, Any], policy: ToolPolicy, family: Sequence[str]) -> dict[str, Any]:
-    t = job.target
-    return {
-        "channel_id": t.channel_id,
-        "key_name": t.key_name,
-        "tool_name": job.spec.tool_name,
-        "params": job.params,
-        "from_channels": family,
-        "dedup_fields": policy.dedup_fields,
-    }
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -62,6 +63,13 @@ class ClientBase:
     def transport(self) -> Transport:
         """The open transport (blocking: opens it on first use)."""
         self.open()
+        assert self._transport is not None
+        return self._transport
+
+    async def opened(self) -> Transport:
+        """The open transport; on first use it is opened on a worker thread."""
+        if self._transport is None:
+            await asyncio.to_thread(self.open)
         assert self._transport is not None
         return self._transport
 

@@ -7,42 +7,24 @@ async with LedgerClient() as client:          # reads ONCELOG_* settings
 Every call is written once, in :class:`~oncelog.producer.calls.RequestBuilder`, and
 listed once, in :class:`ClientCalls`: a :class:`ClientCall` is an async method on a
 ``LedgerClient`` (:func:`awaiting`) and a blocking one on a ``SyncLedgerClient``
-(:func:`blocking`).
+(:func:`blocking`). An operation of several requests (a fork, an adoption, a tool run) is
+written once as a plan (:mod:`oncelog.producer.ledger_plan`) and listed as a
+:class:`ClientPlan`, which each client runs with its driver.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from types import MethodType
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, Unpack, overload
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 from oncelog import tracing
-from oncelog.identity.validation import validate_id
+from oncelog.producer import forks, ledger_plan
 from oncelog.producer.base import ClientBase
 from oncelog.producer.calls import PendingCall, RequestBuilder
-from oncelog.producer.executor import run_spec, run_spec_sync
-from oncelog.producer.forks import (
-    Adoption,
-    Fork,
-    ForkAt,
-    ForkPlan,
-    channel_executions,
-    inherit_result,
-)
-from oncelog.producer.results import Execution
-from oncelog.producer.tool_model import (
-    AsyncReconcile,
-    AsyncToolFn,
-    SyncReconcile,
-    SyncToolFn,
-    ToolJob,
-    ToolOptions,
-    ToolRun,
-    ToolSpec,
-    ToolTarget,
-)
+from oncelog.producer.ledger_plan import LedgerPlan, adrive, drive
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -56,10 +38,7 @@ def awaiting(
     @functools.wraps(build)
     async def method(self: LedgerClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
         pending = build(self.requests, *args, **kwargs)
-        if self._transport is None:
-            await asyncio.to_thread(self.open)
-        transport = self._transport
-        assert transport is not None
+        transport = await self.opened()
         if not tracing.active():
             return pending.interpret(await transport.acall(pending.request))
         with self.traced(pending.request) as span:
@@ -115,6 +94,24 @@ class ClientCall(Generic[P, T]):
         return MethodType(self._blocking, client)
 
 
+class ClientPlan(ClientCall[P, T]):
+    """An operation of several requests, declared once as a plan
+    (:mod:`oncelog.producer.ledger_plan`): awaited on a :class:`LedgerClient`, blocking on
+    a :class:`SyncLedgerClient`."""
+
+    def __init__(self, make: Callable[P, LedgerPlan[T]]) -> None:
+        @functools.wraps(make)
+        async def awaited(client: LedgerClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
+            return await adrive(make(*args, **kwargs), client)
+
+        @functools.wraps(make)
+        def blocked(client: SyncLedgerClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
+            return drive(make(*args, **kwargs), client)
+
+        self._awaiting, self._blocking = awaited, blocked
+        self.__doc__ = make.__doc__
+
+
 class ClientCalls(ClientBase):
     """The calls both clients make, listed once (see :class:`ClientCall`)."""
 
@@ -125,6 +122,10 @@ class ClientCalls(ClientBase):
     release_execution = ClientCall(RequestBuilder.release_execution)
     get_execution = ClientCall(RequestBuilder.get_execution)
     cancel_execution = ClientCall(RequestBuilder.cancel_execution)
+    fork_channel = ClientPlan(forks.fork_channel)
+    channel_executions = ClientPlan(forks.channel_executions)
+    adopt_execution = ClientPlan(forks.adopt_execution)
+    run_tool = ClientPlan(ledger_plan.run_tool)
 
 
 class LedgerClient(ClientCalls):
@@ -142,83 +143,6 @@ class LedgerClient(ClientCalls):
     async def __aexit__(self, *exc_info: object) -> None:
         await asyncio.to_thread(self.close)
 
-    async def run_tool(
-        self,
-        channel_id: str,
-        key_name: str | None = None,
-        *,
-        step: int | None = None,
-        tool_name: str,
-        params: Mapping[str, Any],
-        fn: AsyncToolFn,
-        reconcile: AsyncReconcile | None = None,
-        **options: Unpack[ToolOptions],
-    ) -> ToolRun:
-        """Claim, run ``fn`` under a heartbeat, then complete or fail: see
-        :mod:`oncelog.producer.executor`.
-
-        ``**options`` are any of :class:`~oncelog.producer.tool_model.ToolOptions`:
-        ``dedup_fields``, ``lease_seconds``, ``retention_seconds``, ``effect``,
-        ``on_in_progress``, ``wait_timeout_s``, ``retry_on``.
-        """
-        target = ToolTarget(channel_id, key_name, step)
-        job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
-        job.spec.warn_if_unguarded(reconcile, stacklevel=2)
-        return await run_spec(self, job)
-
-    async def fork_channel(
-        self, parent_channel: str, child_channel: str, *, at: ForkAt = None
-    ) -> Fork:
-        """Give ``child_channel`` what ``parent_channel`` had completed by ``at``: see
-        :mod:`oncelog.producer.forks` (idempotent; call again to finish an interrupted fork)."""
-        plan = ForkPlan.of(parent_channel, child_channel, at)
-        if self._transport is None:
-            await asyncio.to_thread(self.open)
-        transport = self.transport
-        snapshots = await asyncio.to_thread(transport.channel_snapshots, plan.parent)
-        # In the parent's log order, one at a time: an interrupted fork is a prefix.
-        return plan.result(
-            [inherit_result(await transport.acall(r)) for r in plan.requests(snapshots)]
-        )
-
-    async def channel_executions(self, channel_id: str) -> list[Execution]:
-        """Each operation of ``channel_id`` as the projector last published it (the compacted
-        executions topic), in log order, with the position of the request that made it."""
-        if self._transport is None:
-            await asyncio.to_thread(self.open)
-        channel = validate_id("channel_id", channel_id)
-        snapshots = await asyncio.to_thread(self.transport.channel_snapshots, channel)
-        return channel_executions(snapshots, channel)
-
-    async def adopt_execution(
-        self,
-        channel_id: str,
-        key_name: str,
-        *,
-        tool_name: str,
-        params: Mapping[str, Any],
-        from_channels: Sequence[str],
-        dedup_fields: Sequence[str] | None = None,
-    ) -> Execution | None:
-        """Take the same request's completion from another branch of the family, if one
-        has it: see :mod:`oncelog.producer.forks`. None: nobody has; claim and run."""
-        adoption = Adoption.of(
-            channel_id,
-            key_name,
-            tool_name=tool_name,
-            params=params,
-            dedup_fields=dedup_fields,
-            from_channels=from_channels,
-        )
-        if self._transport is None:
-            await asyncio.to_thread(self.open)
-        transport = self.transport
-        for read in adoption.reads():
-            inherit = adoption.adopt(await transport.acall(read))
-            if inherit is not None:
-                return adoption.adopted(await transport.acall(inherit))
-        return None
-
 
 class SyncLedgerClient(ClientCalls):
     """Claim, heartbeat, complete, fail, release and cancel executions, blocking.
@@ -233,65 +157,3 @@ class SyncLedgerClient(ClientCalls):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    def run_tool(
-        self,
-        channel_id: str,
-        key_name: str | None = None,
-        *,
-        step: int | None = None,
-        tool_name: str,
-        params: Mapping[str, Any],
-        fn: SyncToolFn,
-        reconcile: SyncReconcile | None = None,
-        **options: Unpack[ToolOptions],
-    ) -> ToolRun:
-        """Claim, run a blocking ``fn`` under a heartbeat thread, then complete or fail:
-        see :mod:`oncelog.producer.executor`.
-
-        ``**options`` are any of :class:`~oncelog.producer.tool_model.ToolOptions`:
-        ``dedup_fields``, ``lease_seconds``, ``retention_seconds``, ``effect``,
-        ``on_in_progress``, ``wait_timeout_s``, ``retry_on``.
-        """
-        target = ToolTarget(channel_id, key_name, step)
-        job = ToolJob(ToolSpec(tool_name, **options), target, params, fn, reconcile)
-        job.spec.warn_if_unguarded(reconcile, stacklevel=2)
-        return run_spec_sync(self, job)
-
-    def fork_channel(self, parent_channel: str, child_channel: str, *, at: ForkAt = None) -> Fork:
-        """Blocking :meth:`LedgerClient.fork_channel`."""
-        plan = ForkPlan.of(parent_channel, child_channel, at)
-        transport = self.transport
-        snapshots = transport.channel_snapshots(plan.parent)
-        return plan.result([inherit_result(transport.call(r)) for r in plan.requests(snapshots)])
-
-    def channel_executions(self, channel_id: str) -> list[Execution]:
-        """Blocking :meth:`LedgerClient.channel_executions`."""
-        channel = validate_id("channel_id", channel_id)
-        return channel_executions(self.transport.channel_snapshots(channel), channel)
-
-    def adopt_execution(
-        self,
-        channel_id: str,
-        key_name: str,
-        *,
-        tool_name: str,
-        params: Mapping[str, Any],
-        from_channels: Sequence[str],
-        dedup_fields: Sequence[str] | None = None,
-    ) -> Execution | None:
-        """Blocking :meth:`LedgerClient.adopt_execution`."""
-        adoption = Adoption.of(
-            channel_id,
-            key_name,
-            tool_name=tool_name,
-            params=params,
-            dedup_fields=dedup_fields,
-            from_channels=from_channels,
-        )
-        transport = self.transport
-        for read in adoption.reads():
-            inherit = adoption.adopt(transport.call(read))
-            if inherit is not None:
-                return adoption.adopted(transport.call(inherit))
-        return None

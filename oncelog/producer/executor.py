@@ -48,7 +48,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar, Unpack
 
 from oncelog.producer import tool_plan, tool_spans
@@ -70,7 +71,6 @@ from oncelog.producer.tool_model import (
     ToolOutcome,
     ToolRun,
     ToolSpec,
-    ToolTarget,
 )
 from oncelog.producer.tool_plan import LedgerCalls, Plan, PlanRunner, Step
 
@@ -101,16 +101,10 @@ async def run_spec(client: AsyncLedgerCalls, job: ToolJob[AsyncToolFn, AsyncReco
     fn, reconcile = tool_spans.traced_async(job.fn), job.reconcile
 
     async def work(ctx: ToolContext) -> tuple[Any, Reconciled]:
-        if reconcile is None or ctx.previous is None:
-            return await fn(ctx), None
-        try:
-            known = await reconcile(ctx.previous, ctx)
-        except UnrecordableAnswerError as exc:
-            exc.reconciled_as = "found"  # the hook found the effect; its answer has no JSON
-            raise
-        if known is not None:
-            return known, "found"
-        return await fn(ctx), "not_found"
+        hook, previous = reconcile, ctx.previous
+        with _found_if_unrecordable():
+            known = None if hook is None or previous is None else await hook(previous, ctx)
+        return (known, "found") if known is not None else (await fn(ctx), _ran(hook, previous))
 
     plan = tool_plan.plan_run(job.spec, job.target, job.params, client.clock)
     with tool_spans.run_span(job) as span:
@@ -164,35 +158,26 @@ async def _guarded_async(
     return ToolOutcome(result, reconciled_as=reconciled)
 
 
-class LedgerTool(BoundTool[AsyncLedgerCalls, Callable[..., Awaitable[Any]], AsyncReconcile]):
-    """An async tool bound to a ledger: ``await tool("run-1", "charge:1", **params)``.
+class LedgerTool(
+    BoundTool[
+        AsyncLedgerCalls,
+        Callable[..., Awaitable[Any]],
+        AsyncReconcile,
+        Awaitable[ToolRun],
+        Awaitable[Any],
+    ]
+):
+    """An async tool bound to a ledger: ``await tool("run-1", "charge:1", **params)``
+    (``await tool.run(...)``: the whole :class:`ToolRun`).
 
     Made by :func:`ledger_tool`; see :class:`~oncelog.producer.tool_model.BoundTool`.
     """
 
-    async def __call__(
-        self,
-        channel_id: str,
-        key_name: str | None = None,
-        *,
-        step: int | None = None,
-        **params: Any,
-    ) -> Any:
-        """Run through the ledger and return the (possibly replayed) result."""
-        return (await self.run(channel_id, key_name, step=step, **params)).result
+    def _run(self, job: ToolJob[Any, AsyncReconcile]) -> Awaitable[ToolRun]:
+        return run_spec(self.client(), job)
 
-    async def run(
-        self,
-        channel_id: str,
-        key_name: str | None = None,
-        *,
-        step: int | None = None,
-        **params: Any,
-    ) -> ToolRun:
-        """Run through the ledger and return the whole :class:`ToolRun`."""
-        target = ToolTarget(channel_id, key_name, step)
-        job = ToolJob(self.spec, target, params, self.bind(params), self.reconcile)
-        return await run_spec(self.client(), job)
+    async def _result(self, run: Awaitable[ToolRun]) -> Any:
+        return (await run).result
 
 
 def ledger_tool(
@@ -245,20 +230,30 @@ def run_spec_sync(client: SyncLedgerCalls, job: ToolJob[SyncToolFn, SyncReconcil
     fn, reconcile = tool_spans.traced_sync(job.fn), job.reconcile
 
     def work(ctx: ToolContext) -> tuple[Any, Reconciled]:
-        if reconcile is None or ctx.previous is None:
-            return fn(ctx), None
-        try:
-            known = reconcile(ctx.previous, ctx)
-        except UnrecordableAnswerError as exc:
-            exc.reconciled_as = "found"  # the hook found the effect; its answer has no JSON
-            raise
-        if known is not None:
-            return known, "found"
-        return fn(ctx), "not_found"
+        hook, previous = reconcile, ctx.previous
+        with _found_if_unrecordable():
+            known = None if hook is None or previous is None else hook(previous, ctx)
+        return (known, "found") if known is not None else (fn(ctx), _ran(hook, previous))
 
     plan = tool_plan.plan_run(job.spec, job.target, job.params, client.clock)
     with tool_spans.run_span(job) as span:
         return tool_spans.ran(span, _drive_sync(plan, _Performer(client, work, threading.Event())))
+
+
+@contextmanager
+def _found_if_unrecordable() -> Iterator[None]:
+    """A reconcile hook's answer that has no JSON form is still an effect it found."""
+    try:
+        yield
+    except UnrecordableAnswerError as exc:
+        exc.reconciled_as = "found"
+        raise
+
+
+def _ran(hook: object, previous: object) -> Reconciled:
+    """How the tool's own run settles a previous attempt: ``not_found`` when a reconcile
+    hook was asked (and answered None), nothing when none was."""
+    return None if hook is None or previous is None else "not_found"
 
 
 def _drive_sync(plan: Plan[R], perform: Callable[[Step], Any]) -> R:
@@ -308,32 +303,14 @@ class _Performer:
         return ToolOutcome(result, reconciled_as=reconciled)
 
 
-class SyncLedgerTool(BoundTool[SyncLedgerCalls, Callable[..., Any], SyncReconcile]):
-    """The blocking twin of :class:`~oncelog.producer.executor.LedgerTool`."""
+class SyncLedgerTool(BoundTool[SyncLedgerCalls, Callable[..., Any], SyncReconcile, ToolRun, Any]):
+    """The blocking :class:`~oncelog.producer.executor.LedgerTool`."""
 
-    def __call__(
-        self,
-        channel_id: str,
-        key_name: str | None = None,
-        *,
-        step: int | None = None,
-        **params: Any,
-    ) -> Any:
-        """Run through the ledger and return the (possibly replayed) result."""
-        return self.run(channel_id, key_name, step=step, **params).result
-
-    def run(
-        self,
-        channel_id: str,
-        key_name: str | None = None,
-        *,
-        step: int | None = None,
-        **params: Any,
-    ) -> ToolRun:
-        """Run through the ledger and return the whole :class:`ToolRun`."""
-        target = ToolTarget(channel_id, key_name, step)
-        job = ToolJob(self.spec, target, params, self.bind(params), self.reconcile)
+    def _run(self, job: ToolJob[Any, SyncReconcile]) -> ToolRun:
         return run_spec_sync(self.client(), job)
+
+    def _result(self, run: ToolRun) -> Any:
+        return run.result
 
 
 def sync_ledger_tool(

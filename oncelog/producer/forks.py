@@ -27,7 +27,7 @@ ago may not be there yet; fork at a position the parent has passed.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -35,6 +35,7 @@ from typing import Any, Final
 from oncelog.errors import ForkConflictError, InvalidArgumentError, InvalidStateError
 from oncelog.identity import ids, validation
 from oncelog.producer import protocol
+from oncelog.producer.ledger_plan import LedgerPlan, ReadChannel, Send
 from oncelog.producer.protocol import Route
 from oncelog.producer.results import Execution
 from oncelog.schemas import models as m
@@ -124,7 +125,7 @@ def newest_of(snapshots: Iterable[ExecutionSnapshot], channel_id: str) -> list[E
     return sorted(newest.values(), key=lambda s: s.source_offset)
 
 
-def channel_executions(snapshots: Iterable[ExecutionSnapshot], channel_id: str) -> list[Execution]:
+def executions_of(snapshots: Iterable[ExecutionSnapshot], channel_id: str) -> list[Execution]:
     """Each of ``channel_id``'s operations as last published, in log order; ``position`` is
     where the request that made that version sits."""
     return [
@@ -223,3 +224,51 @@ class Adoption:
         if decision.outcome is Outcome.CONFLICT:
             return None
         return inherit_result(decision)
+
+
+# --- the plans both clients run (oncelog.producer.ledger_plan) --------------------------
+
+
+def fork_channel(parent_channel: str, child_channel: str, *, at: ForkAt = None) -> LedgerPlan[Fork]:
+    """Give ``child_channel`` what ``parent_channel`` had completed by ``at``: see
+    :mod:`oncelog.producer.forks` (idempotent; call again to finish an interrupted fork)."""
+    plan = ForkPlan.of(parent_channel, child_channel, at)
+    snapshots = yield ReadChannel(plan.parent)
+    inherited = []
+    # In the parent's log order, one at a time: an interrupted fork is a prefix.
+    for request in plan.requests(snapshots):
+        inherited.append(inherit_result((yield Send(request))))
+    return plan.result(inherited)
+
+
+def channel_executions(channel_id: str) -> LedgerPlan[list[Execution]]:
+    """Each operation of ``channel_id`` as the projector last published it (the compacted
+    executions topic), in log order, with the position of the request that made it."""
+    channel = validation.validate_id("channel_id", channel_id)
+    return executions_of((yield ReadChannel(channel)), channel)
+
+
+def adopt_execution(
+    channel_id: str,
+    key_name: str,
+    *,
+    tool_name: str,
+    params: Mapping[str, Any],
+    from_channels: Sequence[str],
+    dedup_fields: Sequence[str] | None = None,
+) -> LedgerPlan[Execution | None]:
+    """Take the same request's completion from another branch of the family, if one
+    has it: see :mod:`oncelog.producer.forks`. None: nobody has; claim and run."""
+    adoption = Adoption.of(
+        channel_id,
+        key_name,
+        tool_name=tool_name,
+        params=params,
+        dedup_fields=dedup_fields,
+        from_channels=from_channels,
+    )
+    for read in adoption.reads():
+        inherit = adoption.adopt((yield Send(read)))
+        if inherit is not None:
+            return adoption.adopted((yield Send(inherit)))
+    return None

@@ -7,6 +7,7 @@ drivers, async and blocking (:mod:`oncelog.producer.executor`).
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -285,11 +286,26 @@ SyncReconcile = Callable[[PreviousAttempt, ToolContext], Any]
 ClientT = TypeVar("ClientT")
 
 
-class BoundTool(Generic[ClientT, FnT, ReconcileT]):
+def blocking_hook(tool_name: str, hook: Callable[..., Any] | None) -> SyncReconcile | None:
+    """``hook`` checked to be a plain function: a blocking run cannot await an async one."""
+    if hook is not None and inspect.iscoroutinefunction(hook):
+        raise InvalidArgumentError(
+            f"{tool_name}: the reconcile hook is async and this call is blocking: "
+            "give ToolPolicy(reconcile=...) a plain function"
+        )
+    return hook
+
+
+RunT = TypeVar("RunT")
+ResultT = TypeVar("ResultT")
+
+
+class BoundTool(Generic[ClientT, FnT, ReconcileT, RunT, ResultT]):
     """A tool function bound to a client and a spec: what the decorators make.
 
     The wrapped function is called as ``fn(ctx, **params)``; ``channel_id``,
-    ``key_name`` and ``step`` are therefore reserved parameter names.
+    ``key_name`` and ``step`` are therefore reserved parameter names. A subclass says how
+    a job is run (:meth:`_run`: awaitable or blocking) and its result read (:meth:`_result`).
     """
 
     __name__: str  # set by functools.update_wrapper, like the rest of the metadata
@@ -313,3 +329,26 @@ class BoundTool(Generic[ClientT, FnT, ReconcileT]):
     def bind(self, params: Mapping[str, Any]) -> Callable[[ToolContext], Any]:
         """The tool as the executor calls it: ``fn(ctx, **params)``."""
         return lambda ctx: self._fn(ctx, **params)
+
+    def run(
+        self,
+        channel_id: str,
+        key_name: str | None = None,
+        *,
+        step: int | None = None,
+        **params: Any,
+    ) -> RunT:
+        """Run through the ledger: the whole :class:`ToolRun` (awaitable for an async tool)."""
+        target = ToolTarget(channel_id, key_name, step)
+        return self._run(ToolJob(self.spec, target, params, self.bind(params), self.reconcile))
+
+    def __call__(self, *args: Any, **params: Any) -> ResultT:
+        """Run through the ledger (as :meth:`run`) and return the (possibly replayed) result
+        (awaitable for an async tool)."""
+        return self._result(self.run(*args, **params))
+
+    def _run(self, job: ToolJob[Any, ReconcileT]) -> RunT:
+        raise NotImplementedError
+
+    def _result(self, run: RunT) -> ResultT:
+        raise NotImplementedError

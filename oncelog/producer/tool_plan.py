@@ -57,6 +57,7 @@ ClaimT_co = TypeVar("ClaimT_co", covariant=True)
 ExecutionT_co = TypeVar("ExecutionT_co", covariant=True)
 HeartbeatT_co = TypeVar("HeartbeatT_co", covariant=True)
 R = TypeVar("R")
+S = TypeVar("S")
 
 
 class LedgerCalls(Protocol[ClaimT_co, ExecutionT_co, HeartbeatT_co]):
@@ -389,16 +390,17 @@ def judge_heartbeat_error(exc: Exception, deadline_ms: int, stop: StopSignal, no
 # --- stepping ----------------------------------------------------------------------------
 
 
-class PlanRunner(Generic[R]):
-    """Steps a plan for a driver: each answer (or the call's exception) goes back in."""
+class PlanRunner(Generic[S, R]):
+    """Steps a plan for a driver: each answer (or the call's exception) goes back in.
+    The plans of :mod:`oncelog.producer.ledger_plan` are stepped here too."""
 
-    def __init__(self, plan: Plan[R]) -> None:
+    def __init__(self, plan: Generator[S, Any, R]) -> None:
         self._plan = plan
         self._reply: Any = None
-        self._error: Exception | None = None
+        self._error: BaseException | None = None
         self._result: R | None = None
 
-    def next_step(self) -> Step | None:
+    def next_step(self) -> S | None:
         """The next step to perform, or None once the plan has returned."""
         try:
             if self._error is not None:
@@ -413,7 +415,7 @@ class PlanRunner(Generic[R]):
         """The last step's answer."""
         self._reply = reply
 
-    def fail(self, error: Exception) -> None:
+    def fail(self, error: BaseException) -> None:
         """The last step's call raised ``error``: the plan judges it."""
         self._error = error
 

@@ -30,6 +30,7 @@ from oncelog.identity.ids import key_of
 from oncelog.query import checkpoint_routes as ckpt
 from oncelog.query import effects as effects_query
 from oncelog.query import merge, queries
+from oncelog.query.checkpoint_heads import CheckpointHead, thread_heads
 from oncelog.query.models import (
     Page,
     Positions,
@@ -260,6 +261,7 @@ CHECKPOINTS: Final = ApiRoute(
     paths.CHECKPOINTS, "every", ckpt.all_checkpoints, Page[CheckpointItem], ckpt.merge_checkpoints
 )
 THREAD_PARTS: Final = ApiRoute(paths.THREAD_PARTS, "owner", ckpt.thread_parts, Page[CheckpointPart])
+THREAD_HEADS: Final = ApiRoute(paths.THREAD_HEADS, "owner", thread_heads, Page[CheckpointHead])
 RUN_PARTS: Final = ApiRoute(
     paths.RUN_PARTS, "every", ckpt.run_parts, Page[CheckpointPart], ckpt.merge_parts
 )
@@ -276,6 +278,7 @@ ROUTES: Final = (
     CHECKPOINTS,
     THREAD_PARTS,
     RUN_PARTS,
+    THREAD_HEADS,
 )
 """Every route of the API, in the order of its OpenAPI schema; the UI's HTML pages and
 ``/metrics`` are added apart. The paths are :mod:`oncelog.schemas.read_api`'s, which the

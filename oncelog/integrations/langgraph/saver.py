@@ -156,6 +156,20 @@ class OncelogSaver(AsyncSide):
             cursor = _json([last.checkpoint_id, last.thread_id, last.checkpoint_ns])
         return items
 
+    def checkpoint_heads(self, thread_id: str, after_id: str | None) -> dict[str, str | None]:
+        """The thread's root-namespace checkpoints above ``after_id`` (every one: None), each
+        with its parent's id: one small read, without the checkpoints' data (what the
+        LangGraph adapter's branch tree needs, :mod:`oncelog.integrations.branches`)."""
+        found: dict[str, str | None] = {}
+        path = read_api.path(read_api.THREAD_HEADS, channel_id=thread_id)
+        while True:
+            query = {"after_id": after_id, "limit": PAGE, "after": self._writer.after(thread_id)}
+            page = self._reader.get(path, query)
+            found.update((h["checkpoint_id"], h["parent_checkpoint_id"]) for h in page["items"])
+            if not page["truncated"] or not page["items"]:
+                return found
+            after_id = page["items"][-1]["checkpoint_id"]
+
     def _parts(self, path: str, params: dict[str, Any], thread: str | None) -> _Parts:
         """Every page of a parts listing."""
         parts: _Parts = []

@@ -19,7 +19,8 @@ from typing import Any, Final
 import httpx
 
 from oncelog.integrations import LedgerRun, ToolPolicy, current_call
-from oncelog.producer.executor import AsyncLedgerCalls, ToolContext
+from oncelog.producer.client import LedgerClient
+from oncelog.producer.executor import ToolContext
 from oncelog.schemas.models import PreviousAttempt
 
 DIE_AFTER_EFFECT: Final = "ONCELOG_TEST_DIE_AFTER_EFFECT"
@@ -60,7 +61,7 @@ def reconcile_with(url: str) -> Callable[[PreviousAttempt, ToolContext], Awaitab
     return reconcile
 
 
-def ledger_run(client: AsyncLedgerCalls, channel: str, url: str, *, reconcile: bool) -> LedgerRun:
+def ledger_run(client: LedgerClient, channel: str, url: str, *, reconcile: bool) -> LedgerRun:
     """The run's ledger: a short lease, a rerun that waits it out, the hook if asked."""
     policy = ToolPolicy(
         reconcile=reconcile_with(url) if reconcile else None,

@@ -99,7 +99,7 @@ def agent_graph(run: LedgerRun, downstream: Downstream, saver: BaseCheckpointSav
 
     graph = StateGraph(MessagesState)
     graph.add_node("agent", agent)
-    graph.add_node("tools", ToolNode(ledger_tools(downstream.tools(), run)))
+    graph.add_node("tools", ToolNode(ledger_tools(downstream.tools(), run, checkpointer=saver)))
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", tools_condition)
     graph.add_edge("tools", "agent")

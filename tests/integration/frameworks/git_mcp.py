@@ -19,7 +19,8 @@ from mcp.types import CallToolResult, ListToolsResult, RequestParamsMeta, TextCo
 
 from oncelog.integrations import LedgerRun, ToolPolicy
 from oncelog.integrations.mcp import ToolCaller, ledger_session
-from oncelog.producer.executor import AsyncLedgerCalls, ToolContext
+from oncelog.producer.client import LedgerClient
+from oncelog.producer.executor import ToolContext
 from oncelog.schemas.models import PreviousAttempt
 from tests.integration.frameworks.crash_window import LEASE_S, die_here_if_asked
 
@@ -98,7 +99,7 @@ def reconcile_commit(
 
 
 async def commit_agent(
-    client: AsyncLedgerCalls, channel: str, repo_path: str, *,
+    client: LedgerClient, channel: str, repo_path: str, *,
     reconcile: HookShape | None, dies: bool,
 ) -> list[CallToolResult]:  # fmt: skip
     """Stage the invoice and commit it through the ledger; the two answers."""
