@@ -62,7 +62,8 @@ class Timeouts:
             request again. A re-send carries the same request id, so the ledger takes it
             once; it covers a request lost with a broker or a projector that restarted.
         connect_s: The longest connecting (the client's ``open``, or its first call)
-            waits for the broker's first answer; a broker that does not answer by then
+            waits for the broker's first answer (default: the ``connect_timeout_s`` setting,
+            ``ONCELOG_CONNECT_TIMEOUT_S``, 10 s); a broker that does not answer by then
             raises :class:`~oncelog.errors.BrokerUnreachableError`
             (``broker_unreachable``), naming the address tried.
 
@@ -72,7 +73,7 @@ class Timeouts:
 
     total_s: float = 30.0
     resend_after_s: float = 5.0
-    connect_s: float = 30.0
+    connect_s: float = 10.0
 
     def __post_init__(self) -> None:
         if not 0 < self.total_s <= MAX_CALL_TIMEOUT_S:
