@@ -109,7 +109,7 @@ class RequestBuilder:
         """
         if (key_name is None) == (step is None):
             raise InvalidArgumentError("give exactly one of key_name and step")
-        name = ids.step_key_name(step) if step is not None else key_name
+        name = ids.step_key_name(validation.validate_step(step)) if step is not None else key_name
         assert name is not None
         route = _checked_route(channel_id, name)
         validation.validate_claimed_names(channel_id, name)
@@ -185,7 +185,8 @@ class RequestBuilder:
     ) -> PendingCall[Heartbeat]:
         """Extend the lease; the answer says whether a cancel was requested."""
         route = self.route(execution_id, channel_id, key_name)
-        body = m.Heartbeat(None if lease_seconds is None else _lease_ms(lease_seconds))
+        lease_ms = None if lease_seconds is None else validation.lease_seconds_to_ms(lease_seconds)
+        body = m.Heartbeat(lease_ms)
         rid = _request_id(request_id)
         request = protocol.make_request(route, _token(claim_token), body, rid)
         return PendingCall(request, protocol.heartbeat_result)
@@ -262,10 +263,8 @@ def _claim_body(options: ClaimOptions, worker_id: str) -> m.Claim:
         tool_name=tool_name,
         params=canonical,
         request_hash=ids.request_hash_of_params(tool_name, counted),
-        lease_ms=_lease_ms(options["lease_seconds"]),
-        retention_ms=validation.validate_retention_ms(
-            _seconds_to_ms("retention_seconds", options["retention_seconds"])
-        ),
+        lease_ms=validation.lease_seconds_to_ms(options["lease_seconds"]),
+        retention_ms=validation.retention_seconds_to_ms(options["retention_seconds"]),
         effect=_EFFECTS[effect],
         worker_id=worker_id,
     )
@@ -298,16 +297,6 @@ def _reconciled(reconciled: object) -> str | None:
     )
 
 
-def _seconds_to_ms(field: str, seconds: object) -> int:
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-        raise InvalidArgumentError(f"{field} must be a number, got {type(seconds).__name__}")
-    return round(seconds * 1000)
-
-
-def _lease_ms(lease_seconds: object) -> int:
-    return validation.validate_lease_ms(_seconds_to_ms("lease_seconds", lease_seconds))
-
-
 def receipt(execution: Execution, key: bytes, ttl_seconds: float, now_ms: int) -> str:
     """A signed receipt of a completed execution (docs/spec.md §7), computed at the edge."""
     if not isinstance(execution, Execution):
@@ -315,9 +304,7 @@ def receipt(execution: Execution, key: bytes, ttl_seconds: float, now_ms: int) -
     if execution.status != "completed" or execution.result_hash is None:
         raise NotCompletedError(f"{execution.id} is {execution.status}, not completed")
     assert execution.completed_at_ms is not None
-    ttl_ms = _seconds_to_ms("ttl_seconds", ttl_seconds)
-    if ttl_ms <= 0:
-        raise InvalidArgumentError(f"ttl_seconds must be positive, got {ttl_seconds!r}")
+    ttl_ms = validation.seconds_to_ms("ttl_seconds", ttl_seconds, 1, validation.MAX_RETENTION_MS)
     claims = ReceiptClaims(
         operation_id=execution.id,
         idempotency_key=execution.idempotency_key,

@@ -23,6 +23,7 @@ from oncelog.errors import (
     NoProjectorError,
     NotAuthorizedError,
 )
+from oncelog.identity import validation
 from oncelog.identity.partitioner import cached_partition_for
 from oncelog.kafka.lanes import Lanes
 from oncelog.kafka.reader import read_to_end
@@ -54,7 +55,7 @@ class Timeouts:
 
     Attributes:
         total_s: The longest one call (claim, complete, heartbeat, ...) may take, its
-            re-sends included. At most :data:`MAX_CALL_TIMEOUT_S`. When it runs out, the
+            re-sends included. Each of the three is in (0, :data:`MAX_CALL_TIMEOUT_S`]. When it runs out, the
             call raises :class:`~oncelog.errors.LedgerTimeoutError` (code ``timeout``), or
             :class:`~oncelog.errors.NoProjectorError` (code ``no_projector``) when the
             broker acknowledged the request but no decision at all arrived meanwhile.
@@ -76,17 +77,12 @@ class Timeouts:
     connect_s: float = 10.0
 
     def __post_init__(self) -> None:
-        if not 0 < self.total_s <= MAX_CALL_TIMEOUT_S:
-            raise InvalidArgumentError(
-                f"total_s must be in (0, {MAX_CALL_TIMEOUT_S:.0f}] seconds, got {self.total_s}: "
-                "the ledger remembers a retried request for a bounded time"
-            )
-        if not self.resend_after_s > 0:
-            raise InvalidArgumentError(
-                f"resend_after_s must be positive, got {self.resend_after_s}"
-            )
-        if not self.connect_s > 0:
-            raise InvalidArgumentError(f"connect_s must be positive, got {self.connect_s}")
+        # Each bound is a number of (0, 300] seconds: the ledger remembers a retried
+        # request for a bounded time, and a longer wait is a hang.
+        for name in ("total_s", "resend_after_s", "connect_s"):
+            value = validation.validate_number(name, getattr(self, name), 0, MAX_CALL_TIMEOUT_S)
+            if value == 0:
+                raise InvalidArgumentError(f"{name} must be positive, got {value}")
 
 
 class Dispatcher:

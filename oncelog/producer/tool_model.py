@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Generic, Literal, TypedDict, TypeVar, cast
 
 from oncelog.errors import ExecutionCancelledError, InvalidArgumentError, LeaseLostError
+from oncelog.identity import validation
 from oncelog.producer.clock import Clock
 from oncelog.producer.protocol import DEFAULT_RETENTION_S, ClaimOptions
 from oncelog.producer.results import ClaimStatus, Execution
@@ -29,6 +30,8 @@ DEFAULT_RETRY_ON: Final[tuple[type[BaseException], ...]] = (
     TransientTransportError,
 )
 DEFAULT_WAIT_TIMEOUT_S: Final = 300.0
+MAX_WAIT_TIMEOUT_S: Final = 24 * 3600.0
+"""The longest ``wait_timeout_s``: a lease lasts at most as long."""
 
 
 class StopSignal:
@@ -158,6 +161,10 @@ class ToolSpec:
     def __post_init__(self) -> None:
         if self.on_in_progress not in ("raise", "wait"):
             raise InvalidArgumentError("on_in_progress must be 'raise' or 'wait'")
+        # The claim's numbers are checked when the tool is declared, not at its first call.
+        validation.lease_seconds_to_ms(self.lease_seconds)
+        validation.retention_seconds_to_ms(self.retention_seconds)
+        validation.validate_number("wait_timeout_s", self.wait_timeout_s, 0, MAX_WAIT_TIMEOUT_S)
 
     def claim_options(self, params: Mapping[str, Any]) -> ClaimOptions:
         """What the claim of ``params`` asks for."""
