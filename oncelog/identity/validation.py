@@ -179,6 +179,18 @@ def validate_result(result: Any) -> bytes:
     return _validate_json("result", result)
 
 
+def validate_text(field: str, value: object, max_bytes: int, what: str) -> str:
+    """Check a string of valid Unicode of at most ``max_bytes`` UTF-8 bytes (``what`` says
+    the limit to a person: "1 MiB")."""
+    if isinstance(value, str):
+        try:
+            if len(value.encode("utf-8")) <= max_bytes:
+                return value
+        except UnicodeEncodeError as exc:  # a lone surrogate, from JSON's \ud800
+            raise InvalidArgumentError(f"{field} is not valid Unicode") from exc
+    raise InvalidArgumentError(f"{field} must be a string of at most {what}")
+
+
 def validate_int(field: str, value: object) -> int:
     """Check that ``value`` is an int (a bool is not) and return it."""
     if isinstance(value, bool) or not isinstance(value, int):

@@ -232,8 +232,8 @@ class RequestBuilder:
     ) -> PendingCall[str]:
         """Ask the holder to stop; returns the outcome (``cancel_requested`` or the state)."""
         route = self.route(execution_id, channel_id, key_name)
-        if reason is not None and (not isinstance(reason, str) or len(reason) > 4096):
-            raise InvalidArgumentError("reason must be a string of at most 4096 characters")
+        if reason is not None:
+            validation.validate_text("reason", reason, 4096, "4096 bytes")
         request = protocol.make_request(route, None, m.Cancel(reason), _request_id(request_id))
         return PendingCall(request, _outcome_name)
 
@@ -271,8 +271,7 @@ def _claim_body(options: ClaimOptions, worker_id: str) -> m.Claim:
 
 
 def _fail_body(error: str, retryable: bool) -> m.Fail:
-    if not isinstance(error, str) or len(error.encode()) > validation.MAX_JSON_BYTES:
-        raise InvalidArgumentError("error must be a string of at most 1 MiB")
+    validation.validate_text("error", error, validation.MAX_JSON_BYTES, "1 MiB")
     if not isinstance(retryable, bool):
         raise InvalidArgumentError("retryable must be a bool")
     return m.Fail(error, retryable)
@@ -281,7 +280,7 @@ def _fail_body(error: str, retryable: bool) -> m.Fail:
 def _token(claim_token: object) -> str:
     if not isinstance(claim_token, str) or not 0 < len(claim_token) <= 256:
         raise InvalidArgumentError("claim_token must be the non-empty string a claim returned")
-    return claim_token
+    return validation.validate_text("claim_token", claim_token, 1024, "1024 bytes")
 
 
 def _request_id(request_id: object) -> str | None:

@@ -257,7 +257,7 @@ def test_bad_follow_up_arguments_are_refused_before_anything_is_produced(
     ex, token, op = claim.execution, claim.claim_token, claim.execution.id
     loose: Any = client  # the calls below pass what the signatures refuse
     token_hint = "claim_token must be the non-empty string a claim returned"
-    reason_hint = "reason must be a string of at most 4096 characters"
+    reason_hint = "reason must be a string of at most 4096 bytes"
     unknown = "unknown execution 'nope': pass the Execution, or channel_id and key_name"
     big = "r" * 1024 * 1024
     cases: list[tuple[Callable[[], object], str, str]] = [
