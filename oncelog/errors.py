@@ -53,7 +53,7 @@ class ConfigError(LedgerError, code="config_error"):
     """Settings are missing, contradictory or invalid."""
 
 
-class InvalidConfigurationError(ConfigError, code="invalid_configuration"):
+class InvalidConfigurationError(ConfigError, ValueError, code="invalid_configuration"):
     """An ``ONCELOG_*`` setting holds a value it cannot take; the message names the variable
     and what it takes."""
 

@@ -53,10 +53,12 @@ def test_known_names_are_not_warned_and_a_name_is_warned_once(
         warnings.simplefilter("error", UnknownSettingWarning)
         assert Settings().http_port == 8766
     monkeypatch.setenv("ONCELOG_NOTHING_LIKE_IT", "1")
-    with pytest.warns(UnknownSettingWarning, match=r"ONCELOG_NOTHING_LIKE_IT is not an") as seen:
-        Settings()
-        Settings()
-    assert len(seen) == 1
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            Settings()
+    (warning,) = (w for w in seen if issubclass(w.category, UnknownSettingWarning))
+    assert str(warning.message).startswith("ONCELOG_NOTHING_LIKE_IT is not an oncelog setting")
 
 
 def test_a_bad_value_is_one_error_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,8 +16,8 @@ so that a log folds as it always did.
 
 from __future__ import annotations
 
-import re
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 

@@ -55,10 +55,11 @@ class Timeouts:
 
     Attributes:
         total_s: The longest one call (claim, complete, heartbeat, ...) may take, its
-            re-sends included. Each of the three is in (0, :data:`MAX_CALL_TIMEOUT_S`]. When it runs out, the
-            call raises :class:`~oncelog.errors.LedgerTimeoutError` (code ``timeout``), or
-            :class:`~oncelog.errors.NoProjectorError` (code ``no_projector``) when the
-            broker acknowledged the request but no decision at all arrived meanwhile.
+            re-sends included (each of the three is in (0, :data:`MAX_CALL_TIMEOUT_S`]).
+            When it runs out, the call raises :class:`~oncelog.errors.LedgerTimeoutError`
+            (code ``timeout``), or :class:`~oncelog.errors.NoProjectorError` (code
+            ``no_projector``) when the broker acknowledged the request but no decision
+            at all arrived meanwhile.
         resend_after_s: How long a call waits for its decision before it sends the same
             request again. A re-send carries the same request id, so the ledger takes it
             once; it covers a request lost with a broker or a projector that restarted.

@@ -2,7 +2,7 @@
 
 The metrics themselves are the projector's (:mod:`oncelog.projector.metrics`);
 this module only exposes a registry. The route sits behind the API's bearer
-token like every path outside ``OPEN_PATHS``: a scraper sends it as
+token like every path outside ``oncelog.query.guard.OPEN_PATHS``: a scraper sends it as
 ``Authorization: Bearer <token>`` (``authorization`` in a Prometheus scrape config).
 """
 

@@ -59,7 +59,13 @@ BAD_CLAIMS: list[tuple[str, tuple[Any, ...], dict[str, Any], str, str]] = [
         "give exactly one of key_name and step",
     ),
     ("no key, no step", ("run",), OK, BAD_ARGS, "give exactly one of key_name and step"),
-    ("negative step", ("run",), {**OK, "step": -1}, BAD_ARGS, "step=-1 is outside [0, 9007199254740991]"),
+    (
+        "negative step",
+        ("run",),
+        {**OK, "step": -1},
+        BAD_ARGS,
+        "step=-1 is outside [0, 9007199254740991]",
+    ),
     ("bool step", ("run",), {**OK, "step": True}, BAD_ARGS, "step must be an integer, got bool"),
     ("empty tool", ("run", "k"), {**OK, "tool_name": ""}, BAD_ARGS, "tool_name must not be empty"),
     (
