@@ -104,7 +104,10 @@ async def _bad_request(request: Request, exc: Exception) -> ProblemResponse:
 
 async def _http_error(request: Request, exc: Exception) -> ProblemResponse:
     assert isinstance(exc, StarletteHTTPException)
-    code = "not_found" if exc.status_code == 404 else "http_error"
+    # A 400 here is a body FastAPI could not parse (not JSON, or nested past what its
+    # parser takes): bad input, answered as every other.
+    codes = {400: InvalidArgumentError.code, 404: "not_found"}
+    code = codes.get(exc.status_code, "http_error")
     # Kept: a 405's Allow header names the methods the path takes.
     return problem(exc.status_code, code, str(exc.detail), **(exc.headers or {}))
 
