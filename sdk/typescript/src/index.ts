@@ -5,3 +5,4 @@ export * from "./identity.js";
 export * from "./results.js";
 export * from "./runTool.js";
 export * from "./tools.js";
+export * from "./limits.js";
