@@ -15,7 +15,7 @@ valid W3C ``traceparent`` rides on its request record (docs/tracing.md).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Final, TypeVar
+from typing import Annotated, Any, Final, TypedDict, TypeVar
 
 from fastapi import Depends, FastAPI, Header, Query
 from pydantic import BaseModel, SecretStr
@@ -32,6 +32,7 @@ from oncelog.gateway.models import (
     FailBody,
     HeartbeatAnswer,
     HeartbeatBody,
+    OperationBody,
     ReleaseBody,
 )
 from oncelog.producer.calls import PendingCall, RequestBuilder
@@ -73,6 +74,31 @@ _WRITE_ERRORS: Final = problem_responses(400, 401, 409, 422, 503, 504)
 _READ_ERRORS: Final = problem_responses(400, 401, 404, 409, 422, 503, 504)
 # Its own name in the audit for the calls that claim nothing (cancel, get).
 _GATEWAY_WORKER: Final = "oncelog-http"
+
+
+def _on(operation_id: str, action: str) -> str:
+    """The route of a call on an operation, as an idempotency key's fingerprint names it."""
+    return f"{EXECUTIONS}{operation_id}/{action}"
+
+
+def _key(idempotency_key: KeyHeader = None) -> str | None:
+    return parse_key(idempotency_key)
+
+
+# The Idempotency-Key's value, checked (None: no header).
+Key = Annotated[str | None, Depends(_key)]
+
+
+class _Where(TypedDict):
+    """The arguments naming the operation and the request, the same in each call."""
+
+    channel_id: str
+    key_name: str
+    request_id: str | None
+
+
+def _where(body: OperationBody, key: str | None) -> _Where:
+    return _Where(channel_id=body.channel_id, key_name=body.key_name, request_id=key)
 
 
 def claim_call(body: ClaimBody, key: str | None, token: str | None) -> PendingCall[Claim]:
@@ -140,11 +166,8 @@ class WriteApi:
 
     # --- the routes: each maps its body to its call, field by field ----------------------
 
-    async def claim(
-        self, body: ClaimBody, trace: Trace, idempotency_key: KeyHeader = None
-    ) -> ClaimAnswer:
+    async def claim(self, body: ClaimBody, trace: Trace, key: Key = None) -> ClaimAnswer:
         """Claim an operation: claimed/reclaimed (you hold it), in_progress or replayed."""
-        key = parse_key(idempotency_key)
         token = None
         if key is not None:
             token = self._tokens.token(key, body.channel_id, body.key_name, body.step)
@@ -152,89 +175,59 @@ class WriteApi:
         return ClaimAnswer.of(await self._send(CLAIMS, body, key, pending, trace))
 
     async def heartbeat(
-        self,
-        operation_id: str,
-        body: HeartbeatBody,
-        trace: Trace,
-        idempotency_key: KeyHeader = None,
+        self, operation_id: str, body: HeartbeatBody, trace: Trace, key: Key = None
     ) -> HeartbeatAnswer:
         """Extend the lease; the answer says whether a cancel was requested."""
-        key = parse_key(idempotency_key)
         pending = self._builder.heartbeat_execution(
-            operation_id,
-            body.claim_token,
-            body.lease_seconds,
-            channel_id=body.channel_id,
-            key_name=body.key_name,
-            request_id=key,
+            operation_id, body.claim_token, body.lease_seconds, **_where(body, key)
         )
-        route = f"{EXECUTIONS}{operation_id}/heartbeat"
-        return HeartbeatAnswer.of(await self._send(route, body, key, pending, trace))
+        return HeartbeatAnswer.of(
+            await self._send(_on(operation_id, "heartbeat"), body, key, pending, trace)
+        )
 
     async def complete(
-        self, operation_id: str, body: CompleteBody, trace: Trace, idempotency_key: KeyHeader = None
+        self, operation_id: str, body: CompleteBody, trace: Trace, key: Key = None
     ) -> ExecutionAnswer:
         """Record the result (fenced unless you hold the claim)."""
-        key = parse_key(idempotency_key)
+        how = body.reconciled
         pending = self._builder.complete_execution(
-            operation_id,
-            body.claim_token,
-            body.result,
-            channel_id=body.channel_id,
-            key_name=body.key_name,
-            request_id=key,
-            reconciled=body.reconciled,
+            operation_id, body.claim_token, body.result, reconciled=how, **_where(body, key)
         )
-        route = f"{EXECUTIONS}{operation_id}/complete"
-        return ExecutionAnswer.of(await self._send(route, body, key, pending, trace))
+        return ExecutionAnswer.of(
+            await self._send(_on(operation_id, "complete"), body, key, pending, trace)
+        )
 
     async def fail(
-        self, operation_id: str, body: FailBody, trace: Trace, idempotency_key: KeyHeader = None
+        self, operation_id: str, body: FailBody, trace: Trace, key: Key = None
     ) -> ExecutionAnswer:
         """Record a failure; a retryable one can be reclaimed at once."""
-        key = parse_key(idempotency_key)
+        error, retryable, how = body.error, body.retryable, body.reconciled
         pending = self._builder.fail_execution(
-            operation_id,
-            body.claim_token,
-            body.error,
-            body.retryable,
-            channel_id=body.channel_id,
-            key_name=body.key_name,
-            request_id=key,
-            reconciled=body.reconciled,
+            operation_id, body.claim_token, error, retryable, reconciled=how, **_where(body, key)
         )
-        route = f"{EXECUTIONS}{operation_id}/fail"
-        return ExecutionAnswer.of(await self._send(route, body, key, pending, trace))
+        return ExecutionAnswer.of(
+            await self._send(_on(operation_id, "fail"), body, key, pending, trace)
+        )
 
     async def release(
-        self, operation_id: str, body: ReleaseBody, trace: Trace, idempotency_key: KeyHeader = None
+        self, operation_id: str, body: ReleaseBody, trace: Trace, key: Key = None
     ) -> ExecutionAnswer:
         """Give the lease back without a result."""
-        key = parse_key(idempotency_key)
         pending = self._builder.release_execution(
-            operation_id,
-            body.claim_token,
-            channel_id=body.channel_id,
-            key_name=body.key_name,
-            request_id=key,
+            operation_id, body.claim_token, **_where(body, key)
         )
-        route = f"{EXECUTIONS}{operation_id}/release"
-        return ExecutionAnswer.of(await self._send(route, body, key, pending, trace))
+        return ExecutionAnswer.of(
+            await self._send(_on(operation_id, "release"), body, key, pending, trace)
+        )
 
     async def cancel(
-        self, operation_id: str, body: CancelBody, trace: Trace, idempotency_key: KeyHeader = None
+        self, operation_id: str, body: CancelBody, trace: Trace, key: Key = None
     ) -> CancelAnswer:
         """Ask the holder to stop (it learns at its next heartbeat)."""
-        key = parse_key(idempotency_key)
-        pending = self._builder.cancel_execution(
-            operation_id,
-            body.reason,
-            channel_id=body.channel_id,
-            key_name=body.key_name,
-            request_id=key,
-        )
-        route = f"{EXECUTIONS}{operation_id}/cancel"
-        return CancelAnswer(outcome=await self._send(route, body, key, pending, trace))
+        where = _where(body, key)
+        pending = self._builder.cancel_execution(operation_id, body.reason, **where)
+        outcome = await self._send(_on(operation_id, "cancel"), body, key, pending, trace)
+        return CancelAnswer(outcome=outcome)
 
     async def get(
         self,
