@@ -210,9 +210,8 @@ def test_no_call_body_is_a_server_error(write_api: WriteClient) -> None:
     @given(body=_CALLS | _VALUES, action=_ACTIONS, op=_OPERATIONS)
     @_EXAMPLES
     def post(body: Any, action: str, op: str) -> None:
-        quoted = urllib.parse.quote(
-            op, safe="", errors="surrogatepass"
-        )  # raw bytes, as a client may
+        # A lone surrogate goes as its raw bytes, as a client may send them.
+        quoted = urllib.parse.quote(op, safe="", errors="surrogatepass")
         path = f"/v1/executions/{quoted}/{action}"
         _no_server_error(_post(write_api, path, json.dumps(body)))
 
