@@ -156,3 +156,15 @@ def test_the_connect_timeout_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(BrokerUnreachableError, match="within 1s"):
         client.open()
     assert time.monotonic() - began <= 1.0 + SLACK_S
+
+
+def test_a_command_with_no_broker_fails_within_the_connect_timeout() -> None:
+    address = f"127.0.0.1:{free_port()}"
+    began = time.monotonic()
+    done = _oncelog(
+        "topics", "create", ONCELOG_BOOTSTRAP_SERVERS=address, ONCELOG_CONNECT_TIMEOUT_S="1"
+    )
+    assert time.monotonic() - began <= 1.0 + 2 * SLACK_S  # the interpreter's start too
+    assert done.returncode == 2
+    assert done.stderr.startswith("error [broker_unreachable] ")
+    assert address in done.stderr and "within 1s" in done.stderr
