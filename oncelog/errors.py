@@ -75,6 +75,11 @@ class ConfigError(LedgerError, code="config_error"):
     """Settings are missing, contradictory or invalid."""
 
 
+class InvalidConfigurationError(ConfigError, ValueError, code="invalid_configuration"):
+    """An ``ONCELOG_*`` setting holds a value it cannot take; the message names the variable
+    and what it takes."""
+
+
 class JavaNotFoundError(ConfigError, code="java_not_found"):
     """No Java runtime, or one too old for the pinned Kafka broker."""
 

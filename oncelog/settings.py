@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, overload
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
+
+from oncelog import settings_env
 
 #: How every client of the ledger (SDK, projector, admin) meets a bad network: chosen with
 #: the network drill (``python -m drills.faults network``; docs/reliability.md, "Network
@@ -68,6 +71,23 @@ class Settings(BaseSettings):
     """All configuration of oncelog. Build it once and pass it down."""
 
     model_config = SettingsConfigDict(env_prefix="ONCELOG_", frozen=True, extra="ignore")
+
+    def __init__(self, **values: Any) -> None:
+        """Read ``values``, then the ``ONCELOG_*`` variables.
+
+        Raises:
+            InvalidConfigurationError: a value a setting cannot take (it names the variable).
+
+        An ``ONCELOG_*`` variable that no setting reads is warned about
+        (:class:`~oncelog.settings_env.UnknownSettingWarning`), naming the nearest setting.
+        """
+        fields = type(self).model_fields
+        settings_env.warn_unknown(os.environ, (f"ONCELOG_{name.upper()}" for name in fields))
+        try:
+            super().__init__(**values)
+        except (ValidationError, SettingsError) as exc:
+            secret = frozenset(n for n, f in fields.items() if "SecretStr" in str(f.annotation))
+            raise settings_env.invalid_configuration(exc, secret) from None
 
     bootstrap_servers: str | None = Field(
         default=None,
@@ -175,6 +195,13 @@ class Settings(BaseSettings):
     projector_id: str = Field(
         default="projector-0",
         description="Static group membership id: a restarted projector takes its place at once.",
+    )
+    connect_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        description="How long a client (the SDK, the write API) waits for the broker's first "
+        "answer before it fails with broker_unreachable (Timeouts.connect_s when none is given).",
     )
     group_session_timeout_ms: int = Field(
         default=10000,

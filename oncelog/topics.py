@@ -103,25 +103,31 @@ def ledger_topics(
 
 
 class LedgerAdmin(AdminClient):
-    """An AdminClient that knows the address it was given, to name it when none answers."""
+    """An AdminClient that knows the address it was given, to name it when none answers, and
+    how long to wait for it (``connect_timeout_s``) when asked for the cluster's metadata."""
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: dict[str, Any], connect_timeout_s: float = _ADMIN_TIMEOUT_S) -> None:
         super().__init__(config)
         self.bootstrap = str(config.get("bootstrap.servers"))
+        self.connect_timeout_s = connect_timeout_s
 
 
 def admin_client(settings: Settings, bootstrap: str) -> AdminClient:
     """An AdminClient with the shared librdkafka settings (SASL/TLS passthrough)."""
-    return LedgerAdmin(logged({**settings.kafka_config(bootstrap), "log_level": 3}))
+    config = logged({**settings.kafka_config(bootstrap), "log_level": 3})
+    return LedgerAdmin(config, settings.connect_timeout_s)
 
 
-def cluster_metadata(admin: AdminClient, timeout_s: float = _ADMIN_TIMEOUT_S) -> Any:
-    """The cluster's metadata (brokers and topics).
+def cluster_metadata(admin: AdminClient, timeout_s: float | None = None) -> Any:
+    """The cluster's metadata (brokers and topics), waited for ``timeout_s`` (default: the
+    admin's ``connect_timeout_s`` setting, the first answer a command waits for).
 
     Raises:
         BrokerUnreachableError: no broker answered within ``timeout_s``; names the address.
         KafkaOperationError: any other failure.
     """
+    if timeout_s is None:
+        timeout_s = float(getattr(admin, "connect_timeout_s", _ADMIN_TIMEOUT_S))
     try:
         return admin.list_topics(timeout=timeout_s)
     except KafkaException as exc:

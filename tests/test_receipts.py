@@ -105,7 +105,7 @@ def test_only_completed_executions_get_receipts() -> None:
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("ttl_seconds", [0, -5, True])
+@pytest.mark.parametrize("ttl_seconds", [0, -5, True, float("inf"), 1e20])
 def test_ttl_must_be_positive(ttl_seconds: float) -> None:
     client, done = completed()
     with pytest.raises(InvalidArgumentError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 import typer
 from rich.console import Console
@@ -10,12 +11,28 @@ from rich.markup import escape
 
 from oncelog.cli import broker_cmd, query_cmd, rebuild_cmd, serve_cmd, topics_cmd
 from oncelog.errors import LedgerError
+from oncelog.settings import Settings
+from oncelog.settings_env import UnknownSettingWarning
 
 app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     help="oncelog: an execution ledger for agent fleets, on Kafka and DuckDB.",
 )
+
+
+@app.callback()
+def _check_settings() -> None:
+    # Every command reads the ONCELOG_* settings: a bad value fails here, before any
+    # command starts, with the one error main() prints; an unknown name is one line too.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnknownSettingWarning)
+        Settings()
+    for warning in caught:
+        message = f"[yellow]warning[/yellow] {escape(str(warning.message))}"
+        Console(stderr=True).print(message, highlight=False, soft_wrap=True)
+
+
 app.add_typer(broker_cmd.app, name="broker")
 app.add_typer(topics_cmd.app, name="topics")
 app.command("serve")(serve_cmd.serve)
@@ -32,5 +49,7 @@ def main() -> None:
     try:
         app()
     except LedgerError as exc:
-        Console(stderr=True).print(f"[red]error[/red] {escape(str(exc))}", highlight=False)
+        # One line, however narrow the terminal: scripts grep it, and the code leads it.
+        message = f"[red]error[/red] {escape(str(exc))}"
+        Console(stderr=True).print(message, highlight=False, soft_wrap=True)
         sys.exit(2)

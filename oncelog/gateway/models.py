@@ -1,32 +1,37 @@
-"""What the HTTP write API takes and answers: the SDK's calls and results as JSON.
+"""What the HTTP write API takes and answers: its own models of the SDK's calls and results.
 
-An execution and a heartbeat are answered as the SDK's own results
-(:class:`~oncelog.producer.results.Execution`, :class:`~oncelog.producer.results.Heartbeat`,
-dataclasses FastAPI describes and serialises as they are); a claim's answer is its own
-model, since it holds the token only for its owner.
+The answers are models of this API (:class:`ExecutionAnswer`, :class:`HeartbeatAnswer`,
+:class:`ClaimAnswer`, :class:`CancelAnswer`), each made from the SDK's result by its
+``of``: the HTTP contract is these models, not the SDK's classes. A claim's answer holds
+the token only for its owner.
 
 The bodies only carry the calls' arguments; every check of their values is the SDK's
 own (:class:`~oncelog.producer.calls.RequestBuilder`), made once, when the request is
-built. Here JSON types alone are checked, strictly (no "5" for 5) and with no unknown
-field, so that a typo is a 400 rather than a silently ignored option.
+built (:mod:`oncelog.gateway.routes` maps each body to its call, field by field). Here
+JSON types alone are checked, strictly (no "5" for 5) and with no unknown field, so
+that a typo is a 400 rather than a silently ignored option; the ranges are the SDK's,
+told to the schema's readers.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from oncelog.identity import validation
 from oncelog.producer.protocol import DEFAULT_RETENTION_S
-from oncelog.producer.results import Claim, Execution
-from oncelog.schemas.models import PreviousAttempt
+from oncelog.producer.results import Claim, Execution, Heartbeat
+from oncelog.schemas.models import Inheritance, PreviousAttempt
 
 # --- bodies ------------------------------------------------------------------------------
 
 # The limits the SDK checks, told to the schema's readers (its own checks still apply).
 _MIN_LEASE_S: Final = validation.MIN_LEASE_MS / 1000
 _MAX_LEASE_S: Final = validation.MAX_LEASE_MS / 1000
+_MIN_RETENTION_S: Final = 1 / 1000
+_MAX_RETENTION_S: Final = validation.MAX_RETENTION_MS / 1000
 
 
 class _Body(BaseModel):
@@ -38,12 +43,14 @@ class ClaimBody(_Body):
 
     channel_id: str
     key_name: str | None = Field(None, description="Give this or step, not both.")
-    step: int | None = Field(None, ge=0, description="Stands for the key name step-<N>.")
+    step: int | None = Field(
+        None, ge=0, le=validation.MAX_STEP, description="Stands for the key name step-<N>."
+    )
     tool_name: str
     params: dict[str, Any]
     dedup_fields: list[str] | None = None
     lease_seconds: float = Field(60, ge=_MIN_LEASE_S, le=_MAX_LEASE_S)
-    retention_seconds: float = Field(DEFAULT_RETENTION_S, gt=0)
+    retention_seconds: float = Field(DEFAULT_RETENTION_S, ge=_MIN_RETENTION_S, le=_MAX_RETENTION_S)
     effect: Literal["pure", "external"] = "external"
     worker_id: str = Field(min_length=1, description="The claimer's name, kept in the audit.")
 
@@ -95,6 +102,66 @@ class ReleaseBody(HeldBody):
 # --- answers -----------------------------------------------------------------------------
 
 
+class ExecutionAnswer(BaseModel):
+    """One operation as the ledger decided it (the SDK's ``Execution``)."""
+
+    id: str
+    channel_id: str
+    key_name: str
+    tool_name: str
+    params: dict[str, Any]
+    request_hash: str
+    idempotency_key: str
+    epoch: int
+    status: str
+    worker_id: str
+    lease_deadline_ms: int
+    cancel_requested: bool
+    result: Any = None
+    result_hash: str | None = None
+    completed_at_ms: int | None = None
+    expires_at_ms: int | None = None
+    error: str | None = None
+    position: tuple[int, int] | None = None
+    inherited: Inheritance | None = None
+
+    @classmethod
+    def of(cls, execution: Execution) -> ExecutionAnswer:
+        """The answer for an SDK execution, field by field."""
+        values = {f.name: getattr(execution, f.name) for f in dataclasses.fields(execution)}
+        return cls.model_construct(**values)
+
+
+def _same_fields(answer: type[BaseModel], result: type[Any]) -> None:
+    """Refuse, at import, an answer model that drifted from the SDK result it answers."""
+    mine, theirs = list(answer.model_fields), [f.name for f in dataclasses.fields(result)]
+    if mine != theirs:
+        raise TypeError(f"{answer.__name__} has fields {mine}, {result.__name__} {theirs}")
+
+
+_same_fields(ExecutionAnswer, Execution)
+
+
+class HeartbeatAnswer(BaseModel):
+    """The new lease deadline, and whether a cancel is pending (and why)."""
+
+    lease_deadline_ms: int
+    cancel_requested: bool
+    cancel_reason: str | None = None
+
+    @classmethod
+    def of(cls, heartbeat: Heartbeat) -> HeartbeatAnswer:
+        """The answer for an SDK heartbeat."""
+        return cls(
+            lease_deadline_ms=heartbeat.lease_deadline_ms,
+            cancel_requested=heartbeat.cancel_requested,
+            cancel_reason=heartbeat.cancel_reason,
+        )
+
+
+_same_fields(HeartbeatAnswer, Heartbeat)
+
+
 class PreviousAnswer(BaseModel):
     """The attempt a grant superseded: what to reconcile with."""
 
@@ -119,7 +186,7 @@ class ClaimAnswer(BaseModel):
     """The answer to a claim; ``claim_token`` only when this claim holds the lease."""
 
     status: Literal["claimed", "reclaimed", "in_progress", "replayed"]
-    execution: Execution
+    execution: ExecutionAnswer
     claim_token: str | None = Field(
         None, description="Only on claimed/reclaimed, only to this caller; send it back in bodies."
     )
@@ -133,7 +200,7 @@ class ClaimAnswer(BaseModel):
         """The answer for an SDK claim."""
         return cls(
             status=claim.status.value,
-            execution=claim.execution,
+            execution=ExecutionAnswer.of(claim.execution),
             claim_token=claim.claim_token if claim.owned else None,
             result=claim.result,
             holder=claim.holder,

@@ -1,10 +1,11 @@
 """The write API's routes: each builds the SDK's request, sends it and awaits its decision.
 
-Nothing is checked or built twice: a route hands its body to the SDK's
-:class:`~oncelog.producer.calls.RequestBuilder` (the same checks as a Python caller's,
-raising the same typed errors before anything is produced), sends the request on
-the Kafka transport of this ``serve`` process, and answers the decision read through
-the same interpretation as the SDK's (:class:`~oncelog.producer.calls.PendingCall`).
+Nothing is checked or built twice: a route maps its body, field by field, to a call of
+the SDK's :class:`~oncelog.producer.calls.RequestBuilder` (the same checks as a Python
+caller's, raising the same typed errors before anything is produced, an idempotency key
+taken or a payload hashed), sends the request on the Kafka transport of this ``serve``
+process, and answers the decision read through the same interpretation as the SDK's
+(:class:`~oncelog.producer.calls.PendingCall`), as this API's own answer models.
 
 The routes need ``Authorization: Bearer <ONCELOG_HTTP_WRITE_TOKEN>``; a claim token
 travels only in bodies and in the answer to its own claim (spec section 8). A caller's
@@ -13,14 +14,13 @@ valid W3C ``traceparent`` rides on its request record (docs/tracing.md).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Annotated, Any, Final, TypeVar
+from collections.abc import Callable
+from typing import Annotated, Any, Final, TypedDict, TypeVar
 
-from fastapi import Depends, FastAPI, Header, Query, Request, Response
-from pydantic import SecretStr
+from fastapi import Depends, FastAPI, Header, Query
+from pydantic import BaseModel, SecretStr
 
-from oncelog.errors import NotFoundError, UnauthorizedError
+from oncelog.errors import NotFoundError
 from oncelog.gateway.idempotency import ClaimTokens, KeyMemory, fingerprint, parse_key
 from oncelog.gateway.models import (
     CancelAnswer,
@@ -28,16 +28,17 @@ from oncelog.gateway.models import (
     ClaimAnswer,
     ClaimBody,
     CompleteBody,
+    ExecutionAnswer,
     FailBody,
+    HeartbeatAnswer,
     HeartbeatBody,
     OperationBody,
     ReleaseBody,
 )
 from oncelog.producer.calls import PendingCall, RequestBuilder
-from oncelog.producer.results import Execution, Heartbeat
+from oncelog.producer.results import Claim
 from oncelog.producer.transport import Transport
-from oncelog.query.bearer import bearer_matches
-from oncelog.query.problem import problem, problem_responses
+from oncelog.query.problem import problem_responses
 from oncelog.tracing.propagation import Headers, caller_headers
 
 T = TypeVar("T")
@@ -75,46 +76,62 @@ _READ_ERRORS: Final = problem_responses(400, 401, 404, 409, 422, 503, 504)
 _GATEWAY_WORKER: Final = "oncelog-http"
 
 
-@dataclass(frozen=True)
-class _Call:
-    """A call on an operation: ``POST /v1/executions/{operation_id}/<action>``."""
-
-    action: str
-    body: type[OperationBody]
-    answer: type[Any]
+def _on(operation_id: str, action: str) -> str:
+    """The route of a call on an operation, as an idempotency key's fingerprint names it."""
+    return f"{EXECUTIONS}{operation_id}/{action}"
 
 
-# The one table of the calls on an operation: the routes, their bodies and answers.
-_CALLS: Final = (
-    _Call("heartbeat", HeartbeatBody, Heartbeat),
-    _Call("complete", CompleteBody, Execution),
-    _Call("fail", FailBody, Execution),
-    _Call("release", ReleaseBody, Execution),
-    _Call("cancel", CancelBody, CancelAnswer),
-)
-# Each route's description in the OpenAPI schema.
-_DOCS: Final = {
-    "heartbeat": "Extend the lease; the answer says whether a cancel was requested.",
-    "complete": "Record the result (fenced unless you hold the claim).",
-    "fail": "Record a failure; a retryable one can be reclaimed at once.",
-    "release": "Give the lease back without a result.",
-    "cancel": "Ask the holder to stop (it learns at its next heartbeat).",
-}
+def _key(idempotency_key: KeyHeader = None) -> str | None:
+    return parse_key(idempotency_key)
+
+
+# The Idempotency-Key's value, checked (None: no header).
+Key = Annotated[str | None, Depends(_key)]
+
+
+class _Where(TypedDict):
+    """The arguments naming the operation and the request, the same in each call."""
+
+    channel_id: str
+    key_name: str
+    request_id: str | None
+
+
+def _where(body: OperationBody, key: str | None) -> _Where:
+    return _Where(channel_id=body.channel_id, key_name=body.key_name, request_id=key)
+
+
+def claim_call(body: ClaimBody, key: str | None, token: str | None) -> PendingCall[Claim]:
+    """The SDK's claim for a claim body (``key``, ``token``: from an Idempotency-Key)."""
+    return RequestBuilder(body.worker_id).claim_execution(
+        body.channel_id,
+        body.key_name,
+        step=body.step,
+        tool_name=body.tool_name,
+        params=body.params,
+        dedup_fields=body.dedup_fields,
+        lease_seconds=body.lease_seconds,
+        retention_seconds=body.retention_seconds,
+        effect=body.effect,
+        request_id=key,
+        claim_token=token,
+    )
 
 
 class WriteApi:
     """Claim, heartbeat, complete, fail, release, cancel and get, over HTTP.
 
     ``transport`` is open and belongs to the caller (``serve`` closes it after the API).
-    ``claim_key`` keys the claim tokens derived from idempotency keys (None: a random
-    key of this process).
+    ``token`` is the bearer its paths need (the app's guard checks it). ``claim_key``
+    keys the claim tokens derived from idempotency keys (None: a random key of this
+    process).
     """
 
     def __init__(
         self, transport: Transport, token: SecretStr, *, claim_key: SecretStr | None = None
     ) -> None:
         self._transport = transport
-        self._expected = token.get_secret_value().encode()
+        self.token = token
         secret = None if claim_key is None else claim_key.get_secret_value().encode()
         self._tokens = ClaimTokens(secret)
         #: The idempotency keys this process has seen.
@@ -126,20 +143,16 @@ class WriteApi:
         return path == CLAIMS or path.startswith(EXECUTIONS)
 
     def install(self, app: FastAPI) -> None:
-        """Add the routes, and the write token's check in front of them."""
-
-        @app.middleware("http")
-        async def require_write_token(
-            request: Request, call_next: Callable[[Request], Awaitable[Response]]
-        ) -> Response:
-            header = request.headers.get("authorization")
-            if not self.owns(request.url.path) or bearer_matches(header, self._expected):
-                return await call_next(request)
-            why = "no bearer token" if header is None else "a wrong bearer token"
-            message = f"the write API needs ONCELOG_HTTP_WRITE_TOKEN as its bearer; got {why}"
-            return problem(401, UnauthorizedError.code, message, **{"WWW-Authenticate": "Bearer"})
-
-        for path, endpoint, answer in self._routes():
+        """Add the routes (the app's guard checks their token)."""
+        posts: list[tuple[str, Callable[..., Any], type[BaseModel]]] = [
+            (CLAIMS, self.claim, ClaimAnswer),
+            (f"{EXECUTION}/heartbeat", self.heartbeat, HeartbeatAnswer),
+            (f"{EXECUTION}/complete", self.complete, ExecutionAnswer),
+            (f"{EXECUTION}/fail", self.fail, ExecutionAnswer),
+            (f"{EXECUTION}/release", self.release, ExecutionAnswer),
+            (f"{EXECUTION}/cancel", self.cancel, CancelAnswer),
+        ]
+        for path, endpoint, answer in posts:
             app.add_api_route(
                 path, endpoint, methods=["POST"], response_model=answer, responses=_WRITE_ERRORS
             )
@@ -147,57 +160,74 @@ class WriteApi:
             EXECUTION,
             self.get,
             methods=["GET"],
-            response_model=Execution,
+            response_model=ExecutionAnswer,
             responses=_READ_ERRORS,
         )
 
-    def _routes(self) -> list[tuple[str, Callable[..., Awaitable[Any]], type[Any]]]:
-        """The POST routes, from the one table of calls (:data:`_CALLS`)."""
-        routes: list[tuple[str, Callable[..., Awaitable[Any]], type[Any]]] = [
-            (CLAIMS, self.claim, ClaimAnswer)
-        ]
-        for call in _CALLS:
-            routes.append((f"{EXECUTION}/{call.action}", self._endpoint(call), call.answer))
-        return routes
+    # --- the routes: each maps its body to its call, field by field ----------------------
 
-    # --- the routes ----------------------------------------------------------------------
-
-    async def claim(
-        self, body: ClaimBody, trace: Trace, idempotency_key: KeyHeader = None
-    ) -> ClaimAnswer:
+    async def claim(self, body: ClaimBody, trace: Trace, key: Key = None) -> ClaimAnswer:
         """Claim an operation: claimed/reclaimed (you hold it), in_progress or replayed."""
-        key = parse_key(idempotency_key)
-        with self.keys.hold(key, fingerprint(CLAIMS, body.model_dump(mode="json"))):
-            token = None
-            if key is not None:
-                token = self._tokens.token(key, body.channel_id, body.key_name, body.step)
-            # The body's fields are claim_execution's arguments (gateway/models.py).
-            arguments = body.model_dump(exclude={"worker_id"})
-            builder = RequestBuilder(body.worker_id)
-            pending = builder.claim_execution(**arguments, request_id=key, claim_token=token)
-            return ClaimAnswer.of(await self._decide(pending, trace))
+        token = None
+        if key is not None:
+            token = self._tokens.token(key, body.channel_id, body.key_name, body.step)
+        pending = claim_call(body, key, token)
+        return ClaimAnswer.of(await self._send(CLAIMS, body, key, pending, trace))
 
-    def _endpoint(self, call: _Call) -> Callable[..., Awaitable[Any]]:
-        """The route of one call on an operation: its body's fields are the arguments of
-        the builder's ``<action>_execution`` after the operation id."""
-        build = getattr(self._builder, f"{call.action}_execution")
+    async def heartbeat(
+        self, operation_id: str, body: HeartbeatBody, trace: Trace, key: Key = None
+    ) -> HeartbeatAnswer:
+        """Extend the lease; the answer says whether a cancel was requested."""
+        pending = self._builder.heartbeat_execution(
+            operation_id, body.claim_token, body.lease_seconds, **_where(body, key)
+        )
+        return HeartbeatAnswer.of(
+            await self._send(_on(operation_id, "heartbeat"), body, key, pending, trace)
+        )
 
-        async def endpoint(
-            operation_id: str, body: OperationBody, trace: Trace, idempotency_key: KeyHeader = None
-        ) -> Any:
-            key = parse_key(idempotency_key)
-            route = f"{EXECUTIONS}{operation_id}/{call.action}"
-            with self.keys.hold(key, fingerprint(route, body.model_dump(mode="json"))):
-                arguments = body.model_dump()
-                pending = build(operation_id, **arguments, request_id=key)
-                answer = await self._decide(pending, trace)
-            return call.answer(outcome=answer) if call.answer is CancelAnswer else answer
+    async def complete(
+        self, operation_id: str, body: CompleteBody, trace: Trace, key: Key = None
+    ) -> ExecutionAnswer:
+        """Record the result (fenced unless you hold the claim)."""
+        how = body.reconciled
+        pending = self._builder.complete_execution(
+            operation_id, body.claim_token, body.result, reconciled=how, **_where(body, key)
+        )
+        return ExecutionAnswer.of(
+            await self._send(_on(operation_id, "complete"), body, key, pending, trace)
+        )
 
-        # FastAPI reads the body's model, the operation's name and its description here.
-        endpoint.__annotations__ = {**endpoint.__annotations__, "body": call.body}
-        endpoint.__name__ = endpoint.__qualname__ = call.action
-        endpoint.__doc__ = _DOCS[call.action]
-        return endpoint
+    async def fail(
+        self, operation_id: str, body: FailBody, trace: Trace, key: Key = None
+    ) -> ExecutionAnswer:
+        """Record a failure; a retryable one can be reclaimed at once."""
+        error, retryable, how = body.error, body.retryable, body.reconciled
+        pending = self._builder.fail_execution(
+            operation_id, body.claim_token, error, retryable, reconciled=how, **_where(body, key)
+        )
+        return ExecutionAnswer.of(
+            await self._send(_on(operation_id, "fail"), body, key, pending, trace)
+        )
+
+    async def release(
+        self, operation_id: str, body: ReleaseBody, trace: Trace, key: Key = None
+    ) -> ExecutionAnswer:
+        """Give the lease back without a result."""
+        pending = self._builder.release_execution(
+            operation_id, body.claim_token, **_where(body, key)
+        )
+        return ExecutionAnswer.of(
+            await self._send(_on(operation_id, "release"), body, key, pending, trace)
+        )
+
+    async def cancel(
+        self, operation_id: str, body: CancelBody, trace: Trace, key: Key = None
+    ) -> CancelAnswer:
+        """Ask the holder to stop (it learns at its next heartbeat)."""
+        where = _where(body, key)
+        pending = self._builder.cancel_execution(operation_id, body.reason, **where)
+        outcome = await self._send(_on(operation_id, "cancel"), body, key, pending, trace)
+        return CancelAnswer(outcome=outcome)
 
     async def get(
         self,
@@ -205,7 +235,7 @@ class WriteApi:
         channel_id: Annotated[str, Query()],
         key_name: Annotated[str, Query()],
         trace: Trace,
-    ) -> Execution:
+    ) -> ExecutionAnswer:
         """The execution after every request sent before this one (a read through the log)."""
         pending = self._builder.get_execution(
             operation_id, channel_id=channel_id, key_name=key_name
@@ -213,9 +243,22 @@ class WriteApi:
         execution = await self._decide(pending, trace)
         if execution is None:
             raise NotFoundError(f"execution {operation_id} ({channel_id}/{key_name}) is absent")
-        return execution
+        return ExecutionAnswer.of(execution)
 
     # --- how ----------------------------------------------------------------------------
+
+    async def _send(
+        self,
+        route: str,
+        body: BaseModel,
+        key: str | None,
+        pending: PendingCall[T],
+        trace: Headers | None,
+    ) -> T:
+        """Send a request its call built (so checked), held under its idempotency key."""
+        # Hashed only once the call's checks passed: they bound what is hashed (its depth).
+        with self.keys.hold(key, fingerprint(route, body.model_dump(mode="json"))):
+            return await self._decide(pending, trace)
 
     async def _decide(self, pending: PendingCall[T], trace: Headers | None) -> T:
         # The caller's trace context rides on the request record (docs/tracing.md).

@@ -37,7 +37,7 @@ def open_write_api(settings: Settings, bootstrap: str) -> OpenWriteApi | None:
             "ONCELOG_HTTP_WRITE_TOKEN equals ONCELOG_HTTP_TOKEN: give the write API a token "
             "of its own, so that a reader cannot write"
         )
-    transport = Dispatcher(settings, bootstrap, Timeouts())
+    transport = Dispatcher(settings, bootstrap, Timeouts(connect_s=settings.connect_timeout_s))
     transport.start()
     api = WriteApi(transport, token, claim_key=settings.http_claim_key)
     return OpenWriteApi(api, transport)

@@ -2,11 +2,21 @@
 
 The SDK checks each argument once with these, at its public call
 (:mod:`oncelog.producer.calls`), before anything is produced; the projector checks
-every request it folds against the same rules and limits.
+every request it folds against the same rules and limits. The HTTP write API builds
+its requests with the same calls, so its checks are these too.
+
+The documented ranges (docs/spec.md §2, "Limits"): a lease of 1 s to 24 h, a result
+retention of 1 ms to 100 years, a receipt's lifetime of 1 ms to 100 years, a step of 0
+to 2**53 - 1, a client's waits of at most 300 s (:class:`~oncelog.producer.dispatch.Timeouts`)
+and params and results of at most 1 MiB of canonical JSON nested at most
+:data:`MAX_JSON_DEPTH` deep. The SDK checks the seconds ranges and the depth; the fold
+keeps its own older rules (:func:`validate_lease_ms`, :func:`validate_retention_ms`),
+so that a log folds as it always did.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -18,6 +28,13 @@ MAX_ID_BYTES: Final = 256
 MAX_JSON_BYTES: Final = 1024 * 1024
 MIN_LEASE_MS: Final = 1_000
 MAX_LEASE_MS: Final = 24 * 60 * 60 * 1_000
+MAX_RETENTION_MS: Final = 100 * 365 * 24 * 60 * 60 * 1_000
+"""The longest result retention (and receipt lifetime) a caller may ask: 100 years."""
+MAX_STEP: Final = 2**53 - 1
+"""The largest step number: every JSON reader holds it exactly."""
+MAX_JSON_DEPTH: Final = 100
+"""How deeply params and a result may nest objects and arrays (``{"a": [1]}`` is 2)."""
+_CONTAINERS: Final = (Mapping, list, tuple)
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _ASCII_NUMBER = re.compile(r"[0-9]+")
@@ -115,7 +132,33 @@ def validate_claimed_names(channel_id: str, key_name: str) -> None:
         )
 
 
+def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``value`` nests objects and arrays more than ``limit`` deep (walked level by
+    level, without recursion, so that any depth is answered)."""
+    level = [value] if isinstance(value, _CONTAINERS) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        for container in level:
+            items = container.values() if isinstance(container, Mapping) else container
+            below.extend(item for item in items if isinstance(item, _CONTAINERS))
+        level = below
+    return False
+
+
+def validate_depth(field: str, value: Any) -> None:
+    """Refuse a value nested more than :data:`MAX_JSON_DEPTH` deep (``invalid_argument``)."""
+    if json_depth_exceeds(value):
+        raise InvalidArgumentError(
+            f"{field} nests objects and arrays more than {MAX_JSON_DEPTH} deep"
+        )
+
+
 def _validate_json(field: str, value: Any) -> bytes:
+    validate_depth(field, value)
     data = canonical_json(value)
     if len(data) > MAX_JSON_BYTES:
         raise InvalidArgumentError(
@@ -136,10 +179,56 @@ def validate_result(result: Any) -> bytes:
     return _validate_json("result", result)
 
 
+def validate_text(field: str, value: object, max_bytes: int, what: str) -> str:
+    """Check a string of valid Unicode of at most ``max_bytes`` UTF-8 bytes (``what`` says
+    the limit to a person: "1 MiB")."""
+    if isinstance(value, str):
+        try:
+            if len(value.encode("utf-8")) <= max_bytes:
+                return value
+        except UnicodeEncodeError as exc:  # a lone surrogate, from JSON's \ud800
+            raise InvalidArgumentError(f"{field} is not valid Unicode") from exc
+    raise InvalidArgumentError(f"{field} must be a string of at most {what}")
+
+
 def validate_int(field: str, value: object) -> int:
     """Check that ``value`` is an int (a bool is not) and return it."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidArgumentError(f"{field} must be an integer, got {type(value).__name__}")
+    return value
+
+
+def validate_number(field: str, value: object, low: float, high: float) -> float:
+    """Check a finite int or float (a bool is not) within ``[low, high]`` and return it."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidArgumentError(f"{field} must be a number, got {type(value).__name__}")
+    if not (math.isfinite(value) and low <= value <= high):
+        raise InvalidArgumentError(f"{field}={value!r} is outside [{low:g}, {high:g}]")
+    return value
+
+
+def seconds_to_ms(field: str, seconds: object, low_ms: int, high_ms: int) -> int:
+    """Seconds as whole milliseconds, checked within ``[low_ms, high_ms]`` before anything is
+    computed from them (``inf``, ``nan`` or ``1e20`` would not fit a record's long)."""
+    value = validate_number(field, seconds, low_ms / 1000, high_ms / 1000)
+    return min(max(round(value * 1000), low_ms), high_ms)
+
+
+def lease_seconds_to_ms(lease_seconds: object) -> int:
+    """A lease in seconds as milliseconds: 1 s to 24 h inclusive."""
+    return seconds_to_ms("lease_seconds", lease_seconds, MIN_LEASE_MS, MAX_LEASE_MS)
+
+
+def retention_seconds_to_ms(retention_seconds: object) -> int:
+    """A result retention in seconds as milliseconds: 1 ms to 100 years inclusive."""
+    return seconds_to_ms("retention_seconds", retention_seconds, 1, MAX_RETENTION_MS)
+
+
+def validate_step(step: object) -> int:
+    """Check a step number: an int from 0 to :data:`MAX_STEP`."""
+    value = validate_int("step", step)
+    if not 0 <= value <= MAX_STEP:
+        raise InvalidArgumentError(f"step={value} is outside [0, {MAX_STEP}]")
     return value
 
 

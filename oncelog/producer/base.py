@@ -45,7 +45,7 @@ class ClientBase:
         self.settings = settings or Settings()
         self._reply_partition = reply_partition
         self.requests = RequestBuilder(worker_id)
-        self._timeouts = timeouts or Timeouts()
+        self._timeouts = timeouts or Timeouts(connect_s=self.settings.connect_timeout_s)
         self._given = transport
         self._transport: Transport | None = transport
 

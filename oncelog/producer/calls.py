@@ -112,7 +112,7 @@ class RequestBuilder:
         """
         if (key_name is None) == (step is None):
             raise InvalidArgumentError("give exactly one of key_name and step")
-        name = ids.step_key_name(step) if step is not None else key_name
+        name = ids.step_key_name(validation.validate_step(step)) if step is not None else key_name
         assert name is not None
         route = _checked_route(channel_id, name)
         validation.validate_claimed_names(channel_id, name)
@@ -189,7 +189,8 @@ class RequestBuilder:
     ) -> PendingCall[Heartbeat]:
         """Extend the lease; the answer says whether a cancel was requested."""
         route = self.route(execution_id, channel_id, key_name)
-        body = m.Heartbeat(None if lease_seconds is None else _lease_ms(lease_seconds))
+        lease_ms = None if lease_seconds is None else validation.lease_seconds_to_ms(lease_seconds)
+        body = m.Heartbeat(lease_ms)
         rid = _request_id(request_id)
         request = protocol.make_request(route, _token(claim_token), body, rid)
         return PendingCall(request, protocol.heartbeat_result)
@@ -235,8 +236,8 @@ class RequestBuilder:
     ) -> PendingCall[str]:
         """Ask the holder to stop; returns the outcome (``cancel_requested`` or the state)."""
         route = self.route(execution_id, channel_id, key_name)
-        if reason is not None and (not isinstance(reason, str) or len(reason) > 4096):
-            raise InvalidArgumentError("reason must be a string of at most 4096 characters")
+        if reason is not None:
+            validation.validate_text("reason", reason, 4096, "4096 bytes")
         request = protocol.make_request(route, None, m.Cancel(reason), _request_id(request_id))
         return PendingCall(request, _outcome_name)
 
@@ -266,18 +267,15 @@ def _claim_body(options: ClaimOptions, worker_id: str) -> m.Claim:
         tool_name=tool_name,
         params=canonical,
         request_hash=ids.request_hash_of_params(tool_name, counted),
-        lease_ms=_lease_ms(options["lease_seconds"]),
-        retention_ms=validation.validate_retention_ms(
-            _seconds_to_ms("retention_seconds", options["retention_seconds"])
-        ),
+        lease_ms=validation.lease_seconds_to_ms(options["lease_seconds"]),
+        retention_ms=validation.retention_seconds_to_ms(options["retention_seconds"]),
         effect=_EFFECTS[effect],
         worker_id=worker_id,
     )
 
 
 def _fail_body(error: str, retryable: bool) -> m.Fail:
-    if not isinstance(error, str) or len(error.encode()) > validation.MAX_JSON_BYTES:
-        raise InvalidArgumentError("error must be a string of at most 1 MiB")
+    validation.validate_text("error", error, validation.MAX_JSON_BYTES, "1 MiB")
     if not isinstance(retryable, bool):
         raise InvalidArgumentError("retryable must be a bool")
     return m.Fail(error, retryable)
@@ -286,7 +284,7 @@ def _fail_body(error: str, retryable: bool) -> m.Fail:
 def _token(claim_token: object) -> str:
     if not isinstance(claim_token, str) or not 0 < len(claim_token) <= 256:
         raise InvalidArgumentError("claim_token must be the non-empty string a claim returned")
-    return claim_token
+    return validation.validate_text("claim_token", claim_token, 1024, "1024 bytes")
 
 
 def _request_id(request_id: object) -> str | None:
@@ -302,16 +300,6 @@ def _reconciled(reconciled: object) -> str | None:
     )
 
 
-def _seconds_to_ms(field: str, seconds: object) -> int:
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-        raise InvalidArgumentError(f"{field} must be a number, got {type(seconds).__name__}")
-    return round(seconds * 1000)
-
-
-def _lease_ms(lease_seconds: object) -> int:
-    return validation.validate_lease_ms(_seconds_to_ms("lease_seconds", lease_seconds))
-
-
 def receipt(execution: Execution, key: bytes, ttl_seconds: float, now_ms: int) -> str:
     """A signed receipt of a completed execution (docs/spec.md §7), computed at the edge."""
     if not isinstance(execution, Execution):
@@ -319,9 +307,7 @@ def receipt(execution: Execution, key: bytes, ttl_seconds: float, now_ms: int) -
     if execution.status != "completed" or execution.result_hash is None:
         raise NotCompletedError(f"{execution.id} is {execution.status}, not completed")
     assert execution.completed_at_ms is not None
-    ttl_ms = _seconds_to_ms("ttl_seconds", ttl_seconds)
-    if ttl_ms <= 0:
-        raise InvalidArgumentError(f"ttl_seconds must be positive, got {ttl_seconds!r}")
+    ttl_ms = validation.seconds_to_ms("ttl_seconds", ttl_seconds, 1, validation.MAX_RETENTION_MS)
     claims = ReceiptClaims(
         operation_id=execution.id,
         idempotency_key=execution.idempotency_key,

@@ -23,6 +23,7 @@ from oncelog.errors import (
     NoProjectorError,
     NotAuthorizedError,
 )
+from oncelog.identity import validation
 from oncelog.identity.partitioner import cached_partition_for
 from oncelog.kafka.lanes import Lanes
 from oncelog.kafka.reader import read_to_end
@@ -55,15 +56,17 @@ class Timeouts:
 
     Attributes:
         total_s: The longest one call (claim, complete, heartbeat, ...) may take, its
-            re-sends included. At most :data:`MAX_CALL_TIMEOUT_S`. When it runs out, the
-            call raises :class:`~oncelog.errors.LedgerTimeoutError` (code ``timeout``), or
-            :class:`~oncelog.errors.NoProjectorError` (code ``no_projector``) when the
-            broker acknowledged the request but no decision at all arrived meanwhile.
+            re-sends included (each of the three is in (0, :data:`MAX_CALL_TIMEOUT_S`]).
+            When it runs out, the call raises :class:`~oncelog.errors.LedgerTimeoutError`
+            (code ``timeout``), or :class:`~oncelog.errors.NoProjectorError` (code
+            ``no_projector``) when the broker acknowledged the request but no decision
+            at all arrived meanwhile.
         resend_after_s: How long a call waits for its decision before it sends the same
             request again. A re-send carries the same request id, so the ledger takes it
             once; it covers a request lost with a broker or a projector that restarted.
         connect_s: The longest connecting (the client's ``open``, or its first call)
-            waits for the broker's first answer; a broker that does not answer by then
+            waits for the broker's first answer (default: the ``connect_timeout_s`` setting,
+            ``ONCELOG_CONNECT_TIMEOUT_S``, 10 s); a broker that does not answer by then
             raises :class:`~oncelog.errors.BrokerUnreachableError`
             (``broker_unreachable``), naming the address tried.
 
@@ -73,20 +76,15 @@ class Timeouts:
 
     total_s: float = 30.0
     resend_after_s: float = 5.0
-    connect_s: float = 30.0
+    connect_s: float = 10.0
 
     def __post_init__(self) -> None:
-        if not 0 < self.total_s <= MAX_CALL_TIMEOUT_S:
-            raise InvalidArgumentError(
-                f"total_s must be in (0, {MAX_CALL_TIMEOUT_S:.0f}] seconds, got {self.total_s}: "
-                "the ledger remembers a retried request for a bounded time"
-            )
-        if not self.resend_after_s > 0:
-            raise InvalidArgumentError(
-                f"resend_after_s must be positive, got {self.resend_after_s}"
-            )
-        if not self.connect_s > 0:
-            raise InvalidArgumentError(f"connect_s must be positive, got {self.connect_s}")
+        # Each bound is a number of (0, 300] seconds: the ledger remembers a retried
+        # request for a bounded time, and a longer wait is a hang.
+        for name in ("total_s", "resend_after_s", "connect_s"):
+            value = validation.validate_number(name, getattr(self, name), 0, MAX_CALL_TIMEOUT_S)
+            if value == 0:
+                raise InvalidArgumentError(f"{name} must be positive, got {value}")
 
 
 class Dispatcher:

@@ -152,7 +152,10 @@ def run_tool(
     **options: Unpack[ToolOptions],
 ) -> LedgerPlan[ToolRun]:
     """Claim, run ``fn`` under a heartbeat, then complete or fail: see
-    :mod:`oncelog.producer.executor` (``options`` are :class:`ToolSpec`'s fields). ``fn``
+    :mod:`oncelog.producer.executor`. ``**options`` are any of
+    :class:`~oncelog.producer.tool_model.ToolOptions`: ``dedup_fields``, ``lease_seconds``,
+    ``retention_seconds``, ``effect``, ``on_in_progress``, ``wait_timeout_s``, ``retry_on``,
+    ``result_encoder``, ``downstream_dedupes``. ``fn``
     and ``reconcile`` are async on a ``LedgerClient``, blocking on a ``SyncLedgerClient``
     (which beats in a thread). An external tool with neither ``reconcile`` nor
     ``downstream_dedupes`` is warned of (:class:`UnguardedToolWarning`) at the caller's line."""

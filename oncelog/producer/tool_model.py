@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Generic, Literal, TypedDict, TypeVar, cast
 
 from oncelog.errors import ExecutionCancelledError, InvalidArgumentError, LeaseLostError
+from oncelog.identity import validation
 from oncelog.producer.clock import Clock
 from oncelog.producer.protocol import DEFAULT_RETENTION_S, ClaimOptions
 from oncelog.producer.results import ClaimStatus, Execution
@@ -31,6 +32,8 @@ DEFAULT_RETRY_ON: Final[tuple[type[BaseException], ...]] = (
     TransientTransportError,
 )
 DEFAULT_WAIT_TIMEOUT_S: Final = 300.0
+MAX_WAIT_TIMEOUT_S: Final = 24 * 3600.0
+"""The longest ``wait_timeout_s``: a lease lasts at most as long."""
 
 
 class UnguardedToolWarning(UserWarning):
@@ -203,6 +206,10 @@ class ToolSpec:
             raise InvalidArgumentError("on_in_progress must be 'raise' or 'wait'")
         if self.result_encoder is not None and not callable(self.result_encoder):
             raise InvalidArgumentError("result_encoder must be a function of the result")
+        # The claim's numbers are checked when the tool is declared, not at its first call.
+        validation.lease_seconds_to_ms(self.lease_seconds)
+        validation.retention_seconds_to_ms(self.retention_seconds)
+        validation.validate_number("wait_timeout_s", self.wait_timeout_s, 0, MAX_WAIT_TIMEOUT_S)
 
     def guarded(self, reconcile: object | None) -> bool:
         """True when a crash after the effect cannot lead to a second one unnoticed."""

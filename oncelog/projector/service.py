@@ -139,7 +139,9 @@ class Projector:
         counts = check_topics(admin, specs, self._settings.replication_factor)
         self._publisher.reply_partitions = counts[self._settings.decisions_topic]
         consumer = self.group.join()
-        self._partitions = partition_count(consumer, self._settings.requests_topic)
+        self._partitions = partition_count(
+            consumer, self._settings.requests_topic, timeout_s=self._settings.connect_timeout_s
+        )
         self._memory.partitions = self._partitions
         clocks = self.assignment.clocks
         self._folder = BatchFolder(self._settings.requests_topic, self._partitions, clocks)

@@ -18,11 +18,10 @@ and then says so in the ``Oncelog-Results-Redacted`` header of its answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal, Protocol, TypeVar
 
-import duckdb
 from fastapi import Depends, FastAPI, Query, Request, Response
 from pydantic import BaseModel
 
@@ -41,6 +40,7 @@ from oncelog.query.models import (
     Version,
 )
 from oncelog.query.owners import OwnerView
+from oncelog.query.paging import Con, Limit, MaxRows, page_of
 from oncelog.query.problem import problem_responses
 from oncelog.schemas import read_api as paths
 from oncelog.schemas.checkpoint_answers import CheckpointItem, CheckpointPart
@@ -73,27 +73,7 @@ def _as_is(answer: M) -> M:
     return answer
 
 
-def page_of(fetch: Callable[[int], list[T]], limit: int, max_rows: int) -> Page[T]:
-    """Ask for one row more than the cap, to tell a full page from a truncated one."""
-    cap = min(limit, max_rows)
-    rows = fetch(cap + 1)
-    return Page[T](items=rows[:cap], limit=cap, truncated=len(rows) > cap)
-
-
 # --- what the handlers depend on -------------------------------------------------------
-
-
-def _cursor(request: Request) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A cursor of its own for one HTTP request, closed afterwards."""
-    con: duckdb.DuckDBPyConnection = request.app.state.cursor_factory()
-    try:
-        yield con
-    finally:
-        con.close()
-
-
-def _max_rows(request: Request) -> int:
-    return int(request.app.state.max_rows)
 
 
 class Shower(Protocol):
@@ -117,10 +97,7 @@ def _show(request: Request, response: Response) -> Shower:
     return shower(redact)
 
 
-Con = Annotated[duckdb.DuckDBPyConnection, Depends(_cursor)]
-MaxRows = Annotated[int, Depends(_max_rows)]
 Show = Annotated[Shower, Depends(_show)]
-Limit = Annotated[int, Query(ge=0, description="Rows wanted; capped at the server's max_rows")]
 AsOf = Annotated[str | None, Query(description="An offset of the channel's partition, or ISO-8601")]
 Offset = Annotated[int | None, Query(description="An offset of the channel's partition")]
 Time = Annotated[str | None, Query(description="A log time, ISO-8601 with a zone")]

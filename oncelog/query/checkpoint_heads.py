@@ -13,8 +13,9 @@ import duckdb
 from fastapi import Query, Request
 from pydantic import BaseModel, ConfigDict
 
-from oncelog.query.checkpoint_routes import After, Limit, _page, _reading
+from oncelog.query.checkpoint_routes import After, await_fold
 from oncelog.query.models import Page
+from oncelog.query.paging import Con, Limit, MaxRows, page_of
 
 
 class CheckpointHead(BaseModel):
@@ -44,6 +45,8 @@ def heads(
 
 def thread_heads(
     request: Request,
+    con: Con,
+    max_rows: MaxRows,
     channel_id: str,
     *,
     after_id: AfterId = None,
@@ -51,5 +54,5 @@ def thread_heads(
     after: After = None,
 ) -> Page[CheckpointHead]:
     """A thread's checkpoint ids and parents (root namespace), oldest first: its tree."""
-    with _reading(request, after, owner=True) as con:
-        return _page(lambda n: heads(con, channel_id, after_id, n), request, limit)
+    await_fold(request, after, owner=True)
+    return page_of(lambda n: heads(con, channel_id, after_id, n), limit, max_rows)

@@ -17,9 +17,8 @@ holds what the graph's tools returned.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from typing import Annotated, Any, Final, TypeVar
+from collections.abc import Mapping
+from typing import Annotated, Any, Final
 
 import duckdb
 from fastapi import Query, Request
@@ -34,9 +33,8 @@ from oncelog.query.checkpoints import (
 )
 from oncelog.query.models import Page
 from oncelog.query.owners import OwnerView
+from oncelog.query.paging import Con, Limit, MaxRows, page_of
 from oncelog.schemas.checkpoint_answers import CheckpointItem, CheckpointPart
-
-T = TypeVar("T")
 
 #: How long a read waits for the fold to reach the position it names.
 WAIT_S: Final = 30.0
@@ -51,7 +49,6 @@ After = Annotated[
     str | None,
     Query(description="partition:offset,...: wait until the fold is there (own writes)"),
 ]
-Limit = Annotated[int, Query(ge=0, description="Rows wanted; capped at the server's max_rows")]
 
 
 def parse_after(text: str | None) -> dict[int, int]:
@@ -67,13 +64,10 @@ def parse_after(text: str | None) -> dict[int, int]:
         ) from exc
 
 
-@contextmanager
-def _reading(
-    request: Request, after: str | None, *, owner: bool
-) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A cursor of its own, once the fold reached ``after`` here (bounded): on every
-    partition named when this instance answers as the thread's ``owner``, else on those
-    it folds (a gathered read)."""
+def await_fold(request: Request, after: str | None, *, owner: bool) -> None:
+    """Return once the fold reached ``after`` here (bounded): on every partition named when
+    this instance answers as the thread's ``owner``, else on those it folds (a gathered
+    read). Refused on an API that redacts results."""
     if request.app.state.redact_results or "oncelog-redact-results" in request.headers:
         raise CheckpointsRedactedError(
             "this API redacts results, and a checkpoint's state holds them: read checkpoints "
@@ -88,29 +82,20 @@ def _reading(
                 f"the checkpoints topic is not folded up to {targets} within {WAIT_S} s here; "
                 f"records missing per partition: {missing} (is `oncelog serve` keeping up?)"
             )
-    con: duckdb.DuckDBPyConnection = request.app.state.cursor_factory()
-    try:
-        yield con
-    finally:
-        con.close()
-
-
-def _page(fetch: Callable[[int], list[T]], request: Request, limit: int) -> Page[T]:
-    cap = min(limit, int(request.app.state.max_rows))
-    rows = fetch(cap + 1)
-    return Page[T](items=rows[:cap], limit=cap, truncated=len(rows) > cap)
 
 
 def _checkpoint_page(
-    con: duckdb.DuckDBPyConnection, q: CheckpointQuery, request: Request, limit: int
+    con: duckdb.DuckDBPyConnection, q: CheckpointQuery, limit: int, max_rows: int
 ) -> Page[CheckpointItem]:
-    cap = min(limit, int(request.app.state.max_rows))
+    cap = min(limit, max_rows)
     items, more = list_checkpoints(con, q, cap)
     return Page[CheckpointItem](items=items, limit=cap, truncated=more)
 
 
 def thread_checkpoints(
     request: Request,
+    con: Con,
+    max_rows: MaxRows,
     channel_id: str,
     *,
     ns: Ns = None,
@@ -125,12 +110,14 @@ def thread_checkpoints(
     q = CheckpointQuery(
         channel_id, ns, checkpoint_id, before, parse_filter(filter), parse_cursor(cursor)
     )
-    with _reading(request, after, owner=True) as con:
-        return _checkpoint_page(con, q, request, limit)
+    await_fold(request, after, owner=True)
+    return _checkpoint_page(con, q, limit, max_rows)
 
 
 def all_checkpoints(
     request: Request,
+    con: Con,
+    max_rows: MaxRows,
     *,
     ns: Ns = None,
     before: Before = None,
@@ -141,8 +128,8 @@ def all_checkpoints(
 ) -> Page[CheckpointItem]:
     """Every thread's checkpoints, newest first."""
     q = CheckpointQuery(None, ns, None, before, parse_filter(filter), parse_cursor(cursor))
-    with _reading(request, after, owner=False) as con:
-        return _checkpoint_page(con, q, request, limit)
+    await_fold(request, after, owner=False)
+    return _checkpoint_page(con, q, limit, max_rows)
 
 
 StartAfter = Annotated[
@@ -165,6 +152,8 @@ def _start_after(text: str | None) -> tuple[str, int] | None:
 
 def thread_parts(
     request: Request,
+    con: Con,
+    max_rows: MaxRows,
     channel_id: str,
     *,
     start_after: StartAfter = None,
@@ -173,12 +162,19 @@ def thread_parts(
     after: After = None,
 ) -> Page[CheckpointPart]:
     """A thread's stored parts (what deleting, pruning or copying it works from)."""
-    where = {"thread_id": channel_id, "with_data": data}
-    return _parts_page(request, after, limit, owner=True, start_after=start_after, **where)
+    await_fold(request, after, owner=True)
+    first = _start_after(start_after)
+    return page_of(
+        lambda n: list_parts(con, thread_id=channel_id, with_data=data, start_after=first, limit=n),
+        limit,
+        max_rows,
+    )
 
 
 def run_parts(
     request: Request,
+    con: Con,
+    max_rows: MaxRows,
     run_id: Annotated[list[str], Query(description="The runs (repeat the parameter)")],
     *,
     start_after: StartAfter = None,
@@ -186,22 +182,11 @@ def run_parts(
     after: After = None,
 ) -> Page[CheckpointPart]:
     """The parts of the checkpoints the runs made, and of the writes pending on them."""
-    return _parts_page(request, after, limit, owner=False, start_after=start_after, run_ids=run_id)
-
-
-def _parts_page(
-    request: Request,
-    after: str | None,
-    limit: int,
-    *,
-    owner: bool,
-    start_after: str | None,
-    **where: Any,
-) -> Page[CheckpointPart]:
-    """A page of the parts ``where`` selects, read when the fold has passed ``after``."""
-    with _reading(request, after, owner=owner) as con:
-        first = _start_after(start_after)
-        return _page(lambda n: list_parts(con, **where, start_after=first, limit=n), request, limit)
+    await_fold(request, after, owner=False)
+    first = _start_after(start_after)
+    return page_of(
+        lambda n: list_parts(con, run_ids=run_id, start_after=first, limit=n), limit, max_rows
+    )
 
 
 # --- how a group merges the members' answers -------------------------------------------

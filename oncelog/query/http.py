@@ -1,38 +1,33 @@
-"""The read-only HTTP API over the projection (FastAPI; its OpenAPI schema at ``/openapi.json``).
+"""The HTTP app of ``oncelog serve``, composed here once: the read API over the projection,
+the write API when there is one, the UI pages, ``/metrics`` (FastAPI; its OpenAPI schema at
+``/openapi.json``).
 
 No ``/docs`` or ``/redoc`` page: FastAPI's load Swagger UI and ReDoc from a CDN, blank
 offline (or behind a strict proxy); the docs site renders the same schema instead.
 
-It never writes: a middleware refuses every method but GET with 405 before any
-routing, so no route added later can accept a write by accident. Each request
-gets its own DuckDB cursor from ``cursor_factory`` (DuckDB connections are not
-shared across threads), closed when the request ends. Errors are RFC 9457 problem
+Its middleware is one ordered list (:func:`create_app`), outermost first:
+
+1. :class:`~oncelog.query.guard.Guard`: the one bearer check, by the path's realm (read,
+   write, UI, open), then the 405 for any method but GET outside the write API.
+2. With a ``router`` (``oncelog serve`` in a group), the routing: it forwards to the
+   partition's owner or gathers from every member (:mod:`oncelog.query.routing`). It runs
+   after the guard, so only a caller holding the token is ever forwarded.
+
+Each request gets its own DuckDB cursor from ``cursor_factory`` (DuckDB connections are
+not shared across threads), closed when the request ends. Errors are RFC 9457 problem
 details with the ``LedgerError``'s ``code`` and HTTP status (:mod:`oncelog.query.problem`).
-The routes are the table of :mod:`oncelog.query.api`, declared once for the API and
-the routing.
-
-With ``writes`` (``oncelog serve`` with ``ONCELOG_HTTP_WRITE_TOKEN``), the paths that
-:class:`WriteRoutes` owns are the write API's (:mod:`oncelog.gateway`): they pass the
-read-only guard and the read token's check, and the write API checks its own token.
-
-With a bearer token configured, a second middleware answers 401 to every path
-but ``OPEN_PATHS`` unless ``Authorization: Bearer <token>`` matches (compared in
-constant time). With ``redact_results`` every answer's ``result`` is null and
-``result_redacted`` is true (:func:`oncelog.query.api.redacted`); ``result_hash``
-stays, so auditors can compare.
-Parameters are never part of an answer, so there is nothing more to redact.
-
-With a ``router`` (``oncelog serve`` in a group), a middleware answers for any
-channel: it forwards to the partition's owner or gathers from every member
-(:mod:`oncelog.query.routing`). It runs after the token check, so only a
-caller holding the token is ever forwarded.
+The read routes are the table of :mod:`oncelog.query.api`, declared once for the API and
+the routing. With ``redact_results`` every answer's ``result`` is null and
+``result_redacted`` is true (:func:`oncelog.query.api.redacted`); ``result_hash`` stays,
+so auditors can compare. Parameters are never part of an answer, so there is nothing
+more to redact.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Protocol, TypedDict
+from typing import Any, Protocol, TypedDict
 
 import duckdb
 from fastapi import FastAPI, Request, Response
@@ -40,32 +35,34 @@ from fastapi.exceptions import RequestValidationError
 from prometheus_client import CollectorRegistry
 from pydantic import SecretStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.types import ASGIApp
 
-from oncelog.errors import InvalidArgumentError, LedgerError, UnauthorizedError
+from oncelog.errors import InvalidArgumentError, LedgerError
 from oncelog.query.api import install_routes
-from oncelog.query.bearer import bearer_matches
 from oncelog.query.export import install_export
+from oncelog.query.guard import Access, CallNext, Guard
 from oncelog.query.metrics_endpoint import install_metrics
 from oncelog.query.problem import ProblemResponse, problem
 from oncelog.query.routing import QueryRouter
-from oncelog.query.ui import install_ui, is_login_post, is_ui_path
-
-ALLOWED_METHODS = frozenset({"GET"})
-# Open without the token: /healthz answers only "ok" (process supervisors probe it), and
-# the OpenAPI schema describes routes and models, with no data and no secrets. Every other
-# path, including ones added later, needs the token.
-OPEN_PATHS = frozenset({"/healthz", "/openapi.json"})
+from oncelog.query.ui import install_ui
 
 
 class WriteRoutes(Protocol):
     """The write API mounted beside the read API (:class:`oncelog.gateway.WriteApi`)."""
 
+    @property
+    def token(self) -> SecretStr:
+        """The bearer token of its paths (``ONCELOG_HTTP_WRITE_TOKEN``)."""
+        ...
+
     def owns(self, path: str) -> bool:
-        """Whether ``path`` is one of the write API's (it checks its own token)."""
+        """Whether ``path`` is one of the write API's."""
         ...
 
     def install(self, app: FastAPI) -> None:
-        """Add the write routes (and their token check) to ``app``."""
+        """Add the write routes to ``app``."""
         ...
 
 
@@ -79,70 +76,62 @@ class FoldWaiter(Protocol):
         ...
 
 
-def _owned(writes: WriteRoutes | None, path: str) -> bool:
-    return writes is not None and writes.owns(path)
+class Routing(BaseHTTPMiddleware):
+    """Answers for every channel of the group: forwards or gathers (:class:`QueryRouter`)."""
 
+    def __init__(self, app: ASGIApp, router: QueryRouter) -> None:
+        super().__init__(app)
+        self._router = router
 
-def _install_auth(app: FastAPI, token: SecretStr, writes: WriteRoutes | None) -> None:
-    """401 (JSON, ``WWW-Authenticate: Bearer``) for any closed path without the token."""
-    expected = token.get_secret_value().encode()
-
-    @app.middleware("http")
-    async def require_token(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        header = request.headers.get("authorization")
-        path = request.url.path
-        # The UI checks the same token itself, and also takes its session cookie; the
-        # write API checks its own.
-        if path in OPEN_PATHS or is_ui_path(path) or _owned(writes, path):
-            return await call_next(request)
-        if bearer_matches(header, expected):
-            return await call_next(request)
-        why = "no bearer token" if header is None else "a wrong bearer token"
-        message = f"this API needs its bearer token (Authorization: Bearer ...); got {why}"
-        return problem(401, UnauthorizedError.code, message, **{"WWW-Authenticate": "Bearer"})
-
-
-def _install_guards(app: FastAPI, writes: WriteRoutes | None) -> None:
-    @app.middleware("http")
-    async def refuse_writes(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        path = request.url.path
-        allowed = request.method in ALLOWED_METHODS or _owned(writes, path)
-        if not allowed and not is_login_post(request.method, path):
-            message = f"{request.method} is not allowed: this API is read-only"
-            return problem(405, "method_not_allowed", message, Allow="GET")
-        return await call_next(request)
-
-    @app.exception_handler(LedgerError)
-    async def ledger_error(request: Request, exc: LedgerError) -> ProblemResponse:
-        return problem(exc.http_status, exc.code, exc.message)
-
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(request: Request, exc: RequestValidationError) -> ProblemResponse:
-        details = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
-        return problem(InvalidArgumentError.http_status, InvalidArgumentError.code, details)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> ProblemResponse:
-        code = "not_found" if exc.status_code == 404 else "http_error"
-        # Kept: a 405's Allow header names the methods the path takes.
-        return problem(exc.status_code, code, str(exc.detail), **(exc.headers or {}))
-
-
-def _install_routing(app: FastAPI, router: QueryRouter) -> None:
-    @app.middleware("http")
-    async def route(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
+    async def dispatch(self, request: Request, call_next: CallNext) -> Response:
+        """Route the request (a LedgerError raised here is outside the routes' handlers)."""
         try:
-            return await router.dispatch(request, call_next)
-        except LedgerError as exc:  # raised outside the routes: their handlers do not see it
+            return await self._router.dispatch(request, call_next)
+        except LedgerError as exc:
             return problem(exc.http_status, exc.code, exc.message)
+
+
+async def _ledger_error(request: Request, exc: Exception) -> ProblemResponse:
+    assert isinstance(exc, LedgerError)
+    return problem(exc.http_status, exc.code, exc.message)
+
+
+async def _bad_request(request: Request, exc: Exception) -> ProblemResponse:
+    assert isinstance(exc, RequestValidationError)
+    details = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+    return problem(InvalidArgumentError.http_status, InvalidArgumentError.code, details)
+
+
+async def _http_error(request: Request, exc: Exception) -> ProblemResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    # A 400 here is a body FastAPI could not parse (not JSON, or nested past what its
+    # parser takes): bad input, answered as every other.
+    codes = {400: InvalidArgumentError.code, 404: "not_found"}
+    code = codes.get(exc.status_code, "http_error")
+    # Kept: a 405's Allow header names the methods the path takes.
+    return problem(exc.status_code, code, str(exc.detail), **(exc.headers or {}))
+
+
+_HANDLERS: dict[Any, Callable[[Request, Exception], Any]] = {
+    LedgerError: _ledger_error,
+    RequestValidationError: _bad_request,
+    StarletteHTTPException: _http_error,
+}
+
+
+def _middleware(
+    token: SecretStr | None, writes: WriteRoutes | None, router: QueryRouter | None
+) -> list[Middleware]:
+    """The app's middleware, outermost first: the guard, then a group's routing."""
+    access = Access(
+        read_token=token,
+        write_token=None if writes is None else writes.token,
+        writes=None if writes is None else writes.owns,
+    )
+    middleware = [Middleware(Guard, access=access)]
+    if router is not None:
+        middleware.append(Middleware(Routing, router=router))
+    return middleware
 
 
 class AppOptions(TypedDict, total=False):
@@ -169,7 +158,7 @@ def create_app(
     writes: WriteRoutes | None = None,
     checkpoints: FoldWaiter | None = None,
 ) -> FastAPI:
-    """The read-only API; ``cursor_factory`` gives a fresh cursor (``Store.cursor``) per request.
+    """The HTTP app; ``cursor_factory`` gives a fresh cursor (``Store.cursor``) per request.
 
     ``token``: the bearer token every closed path requires (None: no check; then bind
     loopback only, see :func:`oncelog.query.server.require_safe_bind`).
@@ -198,14 +187,11 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        middleware=_middleware(token, writes, router),
+        exception_handlers=_HANDLERS,
     )
-    if router is not None:
-        _install_routing(app, router)  # added first, so it runs after the guards
-    _install_guards(app, writes)
-    if token is not None:
-        _install_auth(app, token, writes)
     if writes is not None:
-        writes.install(app)  # its token check added last, so it runs first
+        writes.install(app)
     app.state.cursor_factory = cursor_factory
     app.state.max_rows = max_rows
     app.state.redact_results = redact_results
@@ -214,7 +200,5 @@ def create_app(
         install_metrics(app, metrics)
     install_routes(app)
     install_export(app, cursor_factory, redact=redact_results)
-    install_ui(  # added last
-        app, token=token, max_rows=max_rows, redact_results=redact_results, router=router
-    )
+    install_ui(app, token=token, max_rows=max_rows, redact_results=redact_results, router=router)
     return app

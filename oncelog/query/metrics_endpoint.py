@@ -4,8 +4,8 @@ The projector's metrics are :mod:`oncelog.projector.metrics`; this module expose
 registry and adds the one metric read from the projection at scrape time: the audit's
 operations by verdict (``oncelog_audit_operations``), which a fold batch cannot count
 (a verdict changes as the attempt that took over ends). The route sits behind the
-API's bearer token like every path outside ``OPEN_PATHS``: a scraper sends it as
-``Authorization: Bearer <token>`` (``authorization`` in a Prometheus scrape config).
+API's bearer token like every path outside ``oncelog.query.guard.OPEN_PATHS``: a scraper
+sends it as ``Authorization: Bearer <token>`` (``authorization`` in a Prometheus scrape config).
 """
 
 from __future__ import annotations

@@ -146,10 +146,12 @@ def test_run_tool_s_options_and_the_decorators_have_reference_entries() -> None:
     options = tool_model.ToolOptions.__annotations__
     spec_fields = {f for f in tool_model.ToolSpec.__dataclass_fields__ if f != "tool_name"}
     assert set(options) == spec_fields
-    documented = [client.LedgerClient.run_tool, client.SyncLedgerClient.run_tool]
+    documented: list[object] = [client.LedgerClient.run_tool, client.SyncLedgerClient.run_tool]
     documented.append(executor.ledger_tool)
     for function in documented:
-        assert all(f"``{name}``" in (function.__doc__ or "") for name in options), function
+        assert all(f"``{name}``" in (getattr(function, "__doc__", "") or "") for name in options), (
+            function
+        )
 
 
 def test_the_topic_prefix_setting_names_every_topic() -> None:

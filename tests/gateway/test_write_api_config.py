@@ -32,5 +32,5 @@ def test_the_write_token_must_not_be_the_read_token() -> None:
 
 @pytest.mark.parametrize("field", ["http_write_token", "http_claim_key"])
 def test_an_empty_or_short_secret_is_refused(field: str) -> None:
-    with pytest.raises(ValueError, match=field):
+    with pytest.raises(ValueError, match=f"ONCELOG_{field.upper()}"):
         Settings.model_validate({field: SecretStr("")})

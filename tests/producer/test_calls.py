@@ -26,6 +26,18 @@ OK: dict[str, Any] = {"tool_name": "t", "params": {"a": 1}}
 BAD_ARGS = "invalid_argument"
 BAD_JSON = "non_canonical_json"
 
+
+def _nested(depth: int) -> dict[str, Any]:
+    """An object ``depth`` levels deep: ``{"a": {"a": ... {}}}``."""
+    value: dict[str, Any] = {}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
+NESTED_101 = _nested(101)
+NESTED_5000 = _nested(5000)
+
 # (case, positional arguments, keyword arguments, code, message)
 BAD_CLAIMS: list[tuple[str, tuple[Any, ...], dict[str, Any], str, str]] = [
     ("empty channel", ("", "k"), OK, BAD_ARGS, "channel_id must not be empty"),
@@ -47,7 +59,13 @@ BAD_CLAIMS: list[tuple[str, tuple[Any, ...], dict[str, Any], str, str]] = [
         "give exactly one of key_name and step",
     ),
     ("no key, no step", ("run",), OK, BAD_ARGS, "give exactly one of key_name and step"),
-    ("negative step", ("run",), {**OK, "step": -1}, BAD_ARGS, "step must not be negative, got -1"),
+    (
+        "negative step",
+        ("run",),
+        {**OK, "step": -1},
+        BAD_ARGS,
+        "step=-1 is outside [0, 9007199254740991]",
+    ),
     ("bool step", ("run",), {**OK, "step": True}, BAD_ARGS, "step must be an integer, got bool"),
     ("empty tool", ("run", "k"), {**OK, "tool_name": ""}, BAD_ARGS, "tool_name must not be empty"),
     (
@@ -118,7 +136,7 @@ BAD_CLAIMS: list[tuple[str, tuple[Any, ...], dict[str, Any], str, str]] = [
         ("run", "k"),
         {**OK, "lease_seconds": 0.5},
         BAD_ARGS,
-        "lease_ms=500 is outside [1000, 86400000] (1 s to 24 h)",
+        "lease_seconds=0.5 is outside [1, 86400]",
     ),
     (
         "lease a string",
@@ -139,7 +157,49 @@ BAD_CLAIMS: list[tuple[str, tuple[Any, ...], dict[str, Any], str, str]] = [
         ("run", "k"),
         {**OK, "retention_seconds": 0},
         BAD_ARGS,
-        "retention_ms must be positive, got 0",
+        "retention_seconds=0 is outside [0.001, 3.1536e+09]",
+    ),
+    (
+        "retention past an Avro long",
+        ("run", "k"),
+        {**OK, "retention_seconds": 1e20},
+        BAD_ARGS,
+        "retention_seconds=1e+20 is outside [0.001, 3.1536e+09]",
+    ),
+    (
+        "retention infinite",
+        ("run", "k"),
+        {**OK, "retention_seconds": float("inf")},
+        BAD_ARGS,
+        "retention_seconds=inf is outside [0.001, 3.1536e+09]",
+    ),
+    (
+        "lease not a number",
+        ("run", "k"),
+        {**OK, "lease_seconds": float("nan")},
+        BAD_ARGS,
+        "lease_seconds=nan is outside [1, 86400]",
+    ),
+    (
+        "step past 2**53 - 1",
+        ("run",),
+        {**OK, "step": 2**53},
+        BAD_ARGS,
+        "step=9007199254740992 is outside [0, 9007199254740991]",
+    ),
+    (
+        "params nested too deeply",
+        ("run", "k"),
+        {**OK, "params": NESTED_101},
+        BAD_ARGS,
+        "params nests objects and arrays more than 100 deep",
+    ),
+    (
+        "params nested past the recursion limit",
+        ("run", "k"),
+        {**OK, "params": NESTED_5000},
+        BAD_ARGS,
+        "params nests objects and arrays more than 100 deep",
     ),
     (
         "unknown effect",
@@ -203,7 +263,7 @@ def test_bad_follow_up_arguments_are_refused_before_anything_is_produced(
     ex, token, op = claim.execution, claim.claim_token, claim.execution.id
     loose: Any = client  # the calls below pass what the signatures refuse
     token_hint = "claim_token must be the non-empty string a claim returned"
-    reason_hint = "reason must be a string of at most 4096 characters"
+    reason_hint = "reason must be a string of at most 4096 bytes"
     unknown = "unknown execution 'nope': pass the Execution, or channel_id and key_name"
     big = "r" * 1024 * 1024
     cases: list[tuple[Callable[[], object], str, str]] = [
@@ -249,7 +309,7 @@ def test_bad_follow_up_arguments_are_refused_before_anything_is_produced(
         (
             lambda: loose.heartbeat_execution(ex, token, lease_seconds=0),
             BAD_ARGS,
-            "lease_ms=0 is outside [1000, 86400000] (1 s to 24 h)",
+            "lease_seconds=0 is outside [1, 86400]",
         ),
         (
             lambda: loose.heartbeat_execution(ex, token, lease_seconds="5"),
@@ -289,7 +349,7 @@ def test_a_receipt_refuses_a_bad_ttl() -> None:
     done = client.complete_execution(claim.execution, claim.claim_token, "ok")
     loose: Any = client
     assert _refused(lambda: loose.receipt(done, ttl_seconds=0)).message == (
-        "ttl_seconds must be positive, got 0"
+        "ttl_seconds=0 is outside [0.001, 3.1536e+09]"
     )
     assert _refused(lambda: loose.receipt(done, ttl_seconds="1")).message == (
         "ttl_seconds must be a number, got str"

@@ -25,6 +25,7 @@ CODES = {
     "InProgressError": ("in_progress", 409),
     "InsecureBindError": ("insecure_bind", 500),
     "InvalidArgumentError": ("invalid_argument", 400),
+    "InvalidConfigurationError": ("invalid_configuration", 500),
     "InvalidRequestError": ("invalid_request", 422),
     "InvalidStateError": ("invalid_state", 409),
     "JavaNotFoundError": ("java_not_found", 500),

@@ -81,4 +81,8 @@ def test_the_decorators_warn_when_they_wrap_the_tool() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnguardedToolWarning)
         assert send("run-1", "send:1", to="a") == "a"  # warned once, at the wrap
-        assert asyncio.run(asend("run-1", "send:2", to="b")) == "b"
+
+        async def call() -> str:
+            return str(await asend("run-1", "send:2", to="b"))
+
+        assert asyncio.run(call()) == "b"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from pydantic import SecretStr, ValidationError
+from pydantic import SecretStr
 
 from oncelog.cli import serve_cmd
-from oncelog.errors import InsecureBindError, UnauthorizedError
+from oncelog.errors import InsecureBindError, InvalidConfigurationError, UnauthorizedError
 from oncelog.identity.ids import operation_id
 from oncelog.query.http import create_app
 from oncelog.query.server import is_loopback, require_safe_bind, start_http
@@ -81,7 +81,7 @@ def test_writes_are_still_refused_on_open_paths(guarded: TestClient) -> None:
 
 
 def test_an_empty_token_is_not_a_token() -> None:
-    with pytest.raises(ValidationError):
+    with pytest.raises(InvalidConfigurationError, match="ONCELOG_HTTP_TOKEN"):
         Settings(http_token=SecretStr(""))
 
 

@@ -16,7 +16,7 @@ import hashlib
 import hmac
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Annotated, Final
 
 from fastapi import FastAPI, Query, Request, Response
@@ -33,7 +33,6 @@ SESSION_S: Final = 12 * 3600
 MAX_FORM_BYTES: Final = 4096
 
 Clock = Callable[[], float]
-CallNext = Callable[[Request], Awaitable[Response]]
 
 
 def is_ui_path(path: str) -> bool:
@@ -87,21 +86,23 @@ class Sessions:
         return hmac.new(self._token, message, hashlib.sha256).hexdigest()
 
 
-def install_login(app: FastAPI, sessions: Sessions) -> None:
-    """The login form, its POST, and the guard every other UI path goes through."""
+def login_redirect(sessions: Sessions, request: Request) -> Response | None:
+    """For a GET of a UI page without the token or a valid session cookie, the redirect
+    to the login form (None: let it through). The app's guard asks it
+    (:mod:`oncelog.query.guard`)."""
+    path = request.url.path
+    if path == LOGIN_PATH:
+        return None
+    header = request.headers.get("authorization")
+    if sessions.bearer_matches(header) or sessions.cookie_valid(request.cookies.get(COOKIE)):
+        return None
+    wanted = path + (f"?{request.url.query}" if request.url.query else "")
+    target = f"{LOGIN_PATH}?{urllib.parse.urlencode({'next': wanted})}"
+    return RedirectResponse(target, status_code=303)
 
-    @app.middleware("http")
-    async def ui_guard(request: Request, call_next: CallNext) -> Response:
-        path = request.url.path
-        # Writes go on to the API's GET-only guard, which refuses them all but the login's.
-        if not is_ui_path(path) or path == LOGIN_PATH or request.method != "GET":
-            return await call_next(request)
-        header = request.headers.get("authorization")
-        if sessions.bearer_matches(header) or sessions.cookie_valid(request.cookies.get(COOKIE)):
-            return await call_next(request)
-        wanted = path + (f"?{request.url.query}" if request.url.query else "")
-        target = f"{LOGIN_PATH}?{urllib.parse.urlencode({'next': wanted})}"
-        return RedirectResponse(target, status_code=303)
+
+def install_login(app: FastAPI, sessions: Sessions) -> None:
+    """The login form and its POST (the app's guard sends a UI page here without a session)."""
 
     @app.get(LOGIN_PATH, include_in_schema=False)
     def login_form(wanted: Annotated[str | None, Query(alias="next")] = None) -> HTMLResponse:

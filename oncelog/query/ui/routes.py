@@ -80,7 +80,7 @@ def install_ui(
     redact_results: bool = False,
     router: QueryRouter | None = None,
 ) -> None:
-    """Add the UI to the API's ``app`` (call it last: its guard must run first).
+    """Add the UI to the API's ``app`` (the app's guard checks its token or session).
 
     ``token``: the API's bearer token; the UI then asks for it, or its session cookie.
     ``max_rows``: the API's page cap. ``redact_results``: the API's redaction.

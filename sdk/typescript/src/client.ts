@@ -15,6 +15,18 @@ import {
   errorOf,
 } from "./errors.js";
 import { type Json, canonicalJson, operationId, stepKeyName } from "./identity.js";
+import {
+  MAX_ATTEMPTS,
+  MAX_ATTEMPT_TIMEOUT_MS,
+  MAX_LEASE_S,
+  MAX_RETENTION_S,
+  MAX_STEP,
+  MIN_LEASE_S,
+  MIN_RETENTION_S,
+  checkDepth,
+  checkInteger,
+  checkNumber,
+} from "./limits.js";
 import { type Execution, type Claim, type Heartbeat, claimOf, executionOf } from "./results.js";
 import { type Attributes, type Trace, answerAttributes, inSpan, otel } from "./tracing.js";
 
@@ -76,8 +88,9 @@ export class LedgerClient {
     }
     this.auth = `Bearer ${token}`;
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 6)}`;
-    this.attemptTimeoutMs = options.attemptTimeoutMs ?? 35_000;
-    this.attempts = options.attempts ?? 4;
+    const timeoutMs = options.attemptTimeoutMs ?? 35_000;
+    this.attemptTimeoutMs = checkNumber("attemptTimeoutMs", timeoutMs, 1, MAX_ATTEMPT_TIMEOUT_MS);
+    this.attempts = checkInteger("attempts", options.attempts ?? 4, 1, MAX_ATTEMPTS);
     this.fetcher = options.fetch ?? fetch;
   }
 
@@ -87,15 +100,21 @@ export class LedgerClient {
     if ((args.keyName === undefined) === (args.step === undefined)) {
       throw new InvalidArgumentError("give exactly one of keyName and step");
     }
+    const step = args.step === undefined ? 0 : checkInteger("step", args.step, 0, MAX_STEP);
+    const leaseSeconds = args.leaseSeconds ?? 60;
+    const retentionSeconds = args.retentionSeconds ?? 7 * 24 * 3600;
+    checkNumber("lease_seconds", leaseSeconds, MIN_LEASE_S, MAX_LEASE_S);
+    checkNumber("retention_seconds", retentionSeconds, MIN_RETENTION_S, MAX_RETENTION_S);
+    checkDepth("params", args.params);
     canonicalJson(args.params);
     const body = {
       channel_id: args.channelId,
-      key_name: args.keyName ?? stepKeyName(args.step ?? 0),
+      key_name: args.keyName ?? stepKeyName(step),
       tool_name: args.toolName,
       params: args.params,
       dedup_fields: args.dedupFields ?? null,
-      lease_seconds: args.leaseSeconds ?? 60,
-      retention_seconds: args.retentionSeconds ?? 7 * 24 * 3600,
+      lease_seconds: leaseSeconds,
+      retention_seconds: retentionSeconds,
       effect: args.effect ?? "external",
       worker_id: this.workerId,
     };
@@ -116,6 +135,7 @@ export class LedgerClient {
     result: Json,
     options: { reconciled?: "found" | "not_found" } = {},
   ): Promise<Execution> {
+    checkDepth("result", result);
     canonicalJson(result);
     const body = { claim_token: claimToken, result, reconciled: options.reconciled ?? null };
     return executionOf(await this.act(execution, "complete", body));
@@ -143,6 +163,9 @@ export class LedgerClient {
     claimToken: string,
     leaseSeconds?: number,
   ): Promise<Heartbeat> {
+    if (leaseSeconds !== undefined) {
+      checkNumber("lease_seconds", leaseSeconds, MIN_LEASE_S, MAX_LEASE_S);
+    }
     const body = { claim_token: claimToken, lease_seconds: leaseSeconds ?? null };
     const answer = (await this.act(execution, "heartbeat", body)) as Record<string, unknown>;
     return {

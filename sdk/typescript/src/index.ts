@@ -6,3 +6,4 @@ export * from "./recordable.js";
 export * from "./results.js";
 export * from "./runTool.js";
 export * from "./tools.js";
+export * from "./limits.js";

@@ -1,0 +1,109 @@
+"""Who may call which path of the HTTP app: one check of the bearer token, by the path's realm.
+
+Every path belongs to one realm (:func:`Access.realm`):
+
+- ``open``: ``/healthz`` answers only "ok" (process supervisors probe it), and the
+  OpenAPI schema describes routes and models, with no data and no secrets.
+- ``write``: the write API's paths (:mod:`oncelog.gateway`), which need
+  ``ONCELOG_HTTP_WRITE_TOKEN``.
+- ``ui``: ``/ui`` and below. A browser cannot easily send ``Authorization: Bearer``,
+  so a page takes the read token or the UI's session cookie, else redirects to the
+  login form (:mod:`oncelog.query.ui.login`).
+- ``read``: every other path, including ones added later, which needs
+  ``ONCELOG_HTTP_TOKEN`` when one is set.
+
+Then only the write realm takes a method other than GET (and the login form its
+POST): a 405 answers any other before routing, so that no route added later can accept
+a write by accident. Tokens are compared in constant time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Final, Literal
+
+from fastapi import Request, Response
+from pydantic import SecretStr
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.types import ASGIApp
+
+from oncelog.errors import UnauthorizedError
+from oncelog.query.bearer import bearer_matches
+from oncelog.query.problem import problem
+from oncelog.query.ui.login import Sessions, is_login_post, is_ui_path, login_redirect
+
+Realm = Literal["open", "read", "write", "ui"]
+CallNext = Callable[[Request], Awaitable[Response]]
+
+OPEN_PATHS: Final = frozenset({"/healthz", "/openapi.json"})
+"""The paths open without a token."""
+ALLOWED_METHODS: Final = frozenset({"GET"})
+"""The methods of every realm but the write API's."""
+
+# What a 401 tells the caller it lacks, by realm.
+_NEEDS: Final = {
+    "read": "this API needs its bearer token (Authorization: Bearer ...)",
+    "write": "the write API needs ONCELOG_HTTP_WRITE_TOKEN as its bearer",
+}
+
+
+@dataclass(frozen=True)
+class Access:
+    """The tokens of each realm. ``writes`` tells the write API's paths (None: no write API,
+    its realm is empty); ``read_token`` None leaves the read and UI realms open."""
+
+    read_token: SecretStr | None
+    write_token: SecretStr | None
+    writes: Callable[[str], bool] | None
+
+    @cached_property
+    def _sessions(self) -> Sessions:
+        assert self.read_token is not None
+        return Sessions(self.read_token)
+
+    def realm(self, path: str) -> Realm:
+        """The realm of ``path``."""
+        if path in OPEN_PATHS:
+            return "open"
+        if self.writes is not None and self.writes(path):
+            return "write"
+        return "ui" if is_ui_path(path) else "read"
+
+    def refusal(self, request: Request) -> Response | None:
+        """The answer that refuses ``request`` (401, a login redirect or 405), or None."""
+        path = request.url.path
+        realm = self.realm(path)
+        header = request.headers.get("authorization")
+        if realm in _NEEDS:
+            token = self.read_token if realm == "read" else self.write_token
+            if token is not None and not bearer_matches(header, token.get_secret_value().encode()):
+                why = "no bearer token" if header is None else "a wrong bearer token"
+                message = f"{_NEEDS[realm]}; got {why}"
+                return problem(
+                    401, UnauthorizedError.code, message, **{"WWW-Authenticate": "Bearer"}
+                )
+        elif realm == "ui" and self.read_token is not None and request.method == "GET":
+            redirect = login_redirect(self._sessions, request)
+            if redirect is not None:
+                return redirect
+        if realm == "write" or request.method in ALLOWED_METHODS:
+            return None
+        if is_login_post(request.method, path):
+            return None
+        message = f"{request.method} is not allowed: this API is read-only"
+        return problem(405, "method_not_allowed", message, Allow="GET")
+
+
+class Guard(BaseHTTPMiddleware):
+    """The app's first middleware: :meth:`Access.refusal`, before anything else runs."""
+
+    def __init__(self, app: ASGIApp, access: Access) -> None:
+        super().__init__(app)
+        self._access = access
+
+    async def dispatch(self, request: Request, call_next: CallNext) -> Response:
+        """Refuse, or pass the request on."""
+        refusal = self._access.refusal(request)
+        return refusal if refusal is not None else await call_next(request)
