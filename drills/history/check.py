@@ -8,13 +8,14 @@ writes Porcupine's visualization (an HTML page) beside the history.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from drills.binaries import beside_python
 
 BINARY = "oncelog-linearizability"
 _TIMEOUT_S = 300.0
@@ -26,16 +27,13 @@ class HistoryCheckError(RuntimeError):
 
 def find_checker() -> Path:
     """``oncelog-linearizability`` beside this Python (``make linearizability``), else on PATH."""
-    beside = Path(sys.executable).parent / BINARY
-    if beside.exists():
-        return beside
-    found = shutil.which(BINARY)
+    found = beside_python(BINARY)
     if found is None:
         raise HistoryCheckError(
             f"{BINARY} not found beside {sys.executable} nor on PATH: run `make linearizability`"
             " (Go >= 1.23; builds drills/linearizability with Porcupine)"
         )
-    return Path(found)
+    return found
 
 
 @dataclass(frozen=True)
