@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from drills.chaos.harness import ChaosReport, check_history, failed_expectations
 from drills.chaos.runner import ChaosConfig
-from drills.history.check import HistoryCheckError, find_checker
 from drills.history.record import Recorder
-
-
-def _require_checker() -> None:
-    try:
-        find_checker()
-    except HistoryCheckError as exc:
-        if os.environ.get("ONCELOG_REQUIRE_GO"):
-            pytest.fail(f"ONCELOG_REQUIRE_GO is set: {exc}")
-        pytest.skip(str(exc))
+from tests.history_checker import require_checker
 
 
 def _attempt(path: Path, token: str, epoch: int) -> None:
@@ -33,7 +23,7 @@ def _attempt(path: Path, token: str, epoch: int) -> None:
 def test_the_drill_fails_on_a_history_that_is_not_linearizable(
     tmp_path: Path, second_epoch: int, linearizable: bool
 ) -> None:
-    _require_checker()
+    require_checker()
     _attempt(tmp_path / "run.json.crash.history.jsonl", "first", 1)
     _attempt(tmp_path / "run.json.retry.history.jsonl", "second", second_epoch)
     verdict = check_history(tmp_path)

@@ -7,23 +7,18 @@ Without the checker binary (``make linearizability``, needs Go) the tests skip, 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from drills.history.check import HistoryCheckError, Verdict, check, find_checker
+from drills.history.check import Verdict, check
+from tests.history_checker import require_checker
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _checker() -> None:
-    try:
-        find_checker()
-    except HistoryCheckError as exc:
-        if os.environ.get("ONCELOG_REQUIRE_GO"):
-            pytest.fail(f"ONCELOG_REQUIRE_GO is set: {exc}")
-        pytest.skip(str(exc))
+    require_checker()
 
 
 class History:
