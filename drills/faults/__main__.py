@@ -102,6 +102,7 @@ def _drills_on(bootstrap: str, fuzz: int, kills: int) -> dict[str, Any]:
         "kills": report.kills, "requests": log.requests, "undecided": log.undecided,
         "divergent": log.divergent_decisions + log.divergent_snapshots,
         "verify_differences": len(log.verify_differences), "ok": report.ok,
+        "linearizability": None if report.history is None else report.history.figures(),
     }  # fmt: skip
     console.print(f"projector kills: {out['projector_kills']} in {report.seconds:.0f} s")
     return out

@@ -37,23 +37,25 @@ class RecordingClient:
     def claim(
         self,
         channel_id: str,
-        step: int,
+        key_name: str | None = None,
         *,
+        step: int | None = None,
         tool_name: str,
         params: Mapping[str, Any],
         dedup_fields: Sequence[str] | None = None,
         **options: Any,
     ) -> Claim:
-        """``claim_execution`` by step, with a token minted before the call."""
+        """``claim_execution`` (by key name or step), with a token minted before the call."""
         token = protocol.new_claim_token()
-        op = f"{channel_id}/{ids.step_key_name(step)}"
+        name = key_name if step is None else ids.step_key_name(step)
+        op = f"{channel_id}/{name}"
         call = self.recorder.call(
             op, "claim", token, hash=claim_hash(tool_name, params, dedup_fields)
         )
 
         def run() -> Claim:
             return self.client.claim_execution(
-                channel_id, step=step, tool_name=tool_name, params=params,
+                channel_id, key_name, step=step, tool_name=tool_name, params=params,
                 dedup_fields=dedup_fields, claim_token=token, **options,
             )  # fmt: skip
 
