@@ -117,6 +117,7 @@ def _broker_restart() -> dict[str, Any]:
         "acknowledged": broker.acknowledged, "acknowledged_lost": broker.acknowledged_lost,
         "requests_on_log": broker.log.requests, "undecided": broker.log.undecided,
         "projector_survived": broker.projector_survived,
+        "linearizability": None if broker.history is None else broker.history.figures(),
     }  # fmt: skip
     console.print(f"broker restart: {figures}")
     return figures
