@@ -171,11 +171,13 @@ def _broker_disk() -> dict[str, Any]:
         "verify_differences": len(log.verify_differences), "same_address": report.same_address,
         "serve_exit": report.serve_exit, "note": report.message,
         "phases_s": {k: round(v, 1) for k, v in report.phases_s.items()},
+        "linearizability": None if report.history is None else report.history.figures(),
     }  # fmt: skip
     # Not acknowledged_after_halt: a decision read just before the halt may be counted
     # just after it; what must hold is that nothing acknowledged is lost.
     zero = ("lost", "untyped_errors", "undecided", "verify_differences")
     ok = report.stopped and report.same_address and report.serve_exit is None
+    ok = ok and report.history is not None and report.history.linearizable
     console.print(f"broker disk full ({workdir}): {figures}", markup=False)
     return {**figures, "ok": ok and log.requests > 0 and all(figures[k] == 0 for k in zero)}
 
