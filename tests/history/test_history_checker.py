@@ -1,5 +1,6 @@
 """The history checker (drills/linearizability, Porcupine) against the model of
-docs/spec.md §4: correct histories pass, and each injected bug fails with its visualization written.
+docs/spec.md §4: correct histories pass, and each injected bug fails with its visualization
+written.
 
 Without the checker binary (``make linearizability``, needs Go) the tests skip, unless
 ``ONCELOG_REQUIRE_GO`` is set (CI): then they fail.
