@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars phoenix toxiproxy test lint format docs docs-reference broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults sdk-ts clean
+.PHONY: venv jars phoenix toxiproxy linearizability test lint format docs docs-reference broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults sdk-ts clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -39,10 +39,19 @@ $(TOXIPROXY): | $(STAMP)
 
 toxiproxy: $(TOXIPROXY)
 
+# The drills' history checker (drills/linearizability, Go): Porcupine from the Go module
+# proxy at the version drills/linearizability/go.mod pins, built like Toxiproxy.
+LINEARIZABILITY := $(VENV)/bin/oncelog-linearizability
+
+$(LINEARIZABILITY): drills/linearizability/go.mod drills/linearizability/*.go | $(STAMP)
+	cd drills/linearizability && GOFLAGS=-buildvcs=false go build -o $(abspath $(LINEARIZABILITY)) .
+
+linearizability: $(LINEARIZABILITY)
+
 # Two workers (pytest-xdist), each with its own session broker: the Kafka tests mostly wait
 # on the log, so a second worker overlaps those waits with the CPU-bound property tests.
 # loadgroup: the tests of one xdist_group (the three-node cluster's) share one worker.
-test: jars toxiproxy  ## the whole suite against a real broker
+test: jars toxiproxy linearizability  ## the whole suite against a real broker
 	ONCELOG_THOROUGH=1 $(PY) -m pytest -q -n 2 --dist loadgroup --durations=10
 
 # lint-imports checks the layer and fold-purity contracts of pyproject.toml. No cache: it
@@ -82,13 +91,13 @@ demo: jars
 screenshot: jars  ## regenerate docs/img/timeline.png (needs Debian's chromium, chromium-driver)
 	$(PY) -m drills.demo.screenshot
 
-chaos: jars  ## crash-consistency matrix: SIGKILLed workers x strategies (a few minutes)
+chaos: jars linearizability  ## crash-consistency matrix: SIGKILLed workers x strategies (a few minutes)
 	$(PY) -m drills.chaos
 
 bench: jars  ## ledger figures against raw Kafka (a few minutes)
 	$(PY) -m bench.bench_ledger
 
-faults: jars toxiproxy  ## fuzz, projector kills, a broker restart, failover on 3 nodes, network faults
+faults: jars toxiproxy linearizability  ## fuzz, projector kills, a broker restart, failover on 3 nodes, network faults
 	$(PY) -m drills.faults
 
 bench-core: venv

@@ -14,6 +14,8 @@ from drills.chaos import score
 from drills.chaos.env import environment, stop_serve
 from drills.chaos.model import AFTER_EFFECT, LEASE, NAIVE, NOT_IDEMPOTENT, RECONCILE, cell_name
 from drills.chaos.runner import ChaosConfig, plan, run_all
+from drills.history import record
+from drills.history.check import Verdict, check
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.net import free_port
 from oncelog.settings import Settings
@@ -26,6 +28,7 @@ class ChaosReport:
     cells: dict[str, dict[str, score.Cell]]
     seconds: float
     config: ChaosConfig
+    history: Verdict | None = None  # the ledger calls' history, checked (None: nothing recorded)
 
     @property
     def matrix(self) -> dict[str, Any]:
@@ -47,10 +50,18 @@ class ChaosReport:
         """Runs whose crash or retry did not go as planned."""
         return score.anomalies(self.cells)
 
+    @property
+    def linearizability(self) -> dict[str, Any]:
+        """Operations checked, unknown ones, and whether the history is linearizable."""
+        if self.history is None:
+            return {"operations_checked": 0, "unknown": 0, "linearizable": True}
+        return self.history.figures()
+
     def document(self) -> dict[str, Any]:
         """Everything, for the JSON file."""
         return {
             "matrix": self.matrix, "cross_check": self.cross_check, **self.audit,
+            "linearizability": self.linearizability,
             "expectations_failed": failed_expectations(self), "anomalies": self.anomalies,
             "runtime_s": round(self.seconds, 1), "runs_per_cell": self.config.runs,
             "concurrency": self.config.concurrency,
@@ -85,6 +96,9 @@ def failed_expectations(report: ChaosReport) -> list[str]:
                 failed.append(f"{where}: {c.unlisted} duplicates `oncelog duplicates` misses")
             if name.startswith(f"{RECONCILE}/") and c.unresolved:
                 failed.append(f"{where}: {c.unresolved} unknown outcomes left unreconciled")
+    if report.history is not None and not report.history.linearizable:
+        failed.append(f"the history of ledger calls is not linearizable: see "
+                      f"{report.history.visualization}")  # fmt: skip
     return failed + report.anomalies
 
 
@@ -115,4 +129,13 @@ def run_chaos(
         stop_serve(env)  # DuckDB has one writer: read the file once serve let go of it
         facts = score.read_ledger(settings.db_path, channels)
     cells = score.score(outcomes, counts, facts)
-    return ChaosReport(cells, time.monotonic() - began, config)
+    history = check_history(workdir)
+    return ChaosReport(cells, time.monotonic() - began, config, history)
+
+
+def check_history(workdir: Path) -> Verdict | None:
+    """Check every attempt's recorded calls as one history (per operation); None if none."""
+    operations = record.load(workdir.glob("*.history.jsonl"))
+    if not operations:
+        return None
+    return check(operations, workdir / "history.json")

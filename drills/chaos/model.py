@@ -68,6 +68,11 @@ class RunSpec:
         """True when the strategy goes through the ledger."""
         return self.strategy != NAIVE
 
+    @property
+    def history_path(self) -> str:
+        """Where this attempt records its ledger calls (drills/history): one file per attempt."""
+        return f"{self.result_path}.{'crash' if self.crash_point else 'retry'}.history.jsonl"
+
     def op(self, step: int) -> str:
         """The downstream's operation name of one step (the same for every strategy)."""
         return f"{self.channel_id}/step-{step}"

@@ -53,6 +53,9 @@ def print_report(report: ChaosReport, console: Console, json_path: Path | None) 
                     f"{c['duplicated_steps']} duplicated steps shown by the ledger "
                     "(suspected_duplicates or the reclaimed attempt's record)"
                 )
+    lin = report.linearizability
+    console.print(f"history: {lin['operations_checked']} calls checked per operation, "
+                  f"{lin['unknown']} unknown, linearizable: {lin['linearizable']}")  # fmt: skip
     failed = failed_expectations(report)
     for line in failed:
         console.print(f"[red]EXPECTATION FAILED[/red] {line}")
@@ -62,4 +65,5 @@ def print_report(report: ChaosReport, console: Console, json_path: Path | None) 
     if json_path is not None:
         json_path.write_text(json.dumps(report.document(), indent=2) + "\n")
         console.print(f"wrote {json_path}")
-    print(json.dumps({**report.matrix, **report.audit}, separators=(",", ":")), flush=True)
+    last = {**report.matrix, **report.audit, "linearizability": report.linearizability}
+    print(json.dumps(last, separators=(",", ":")), flush=True)

@@ -28,6 +28,8 @@ from drills.chaos.model import (
     RECONCILE,
     RunSpec,
 )
+from drills.history.client import RecordingClient, operation_key
+from drills.history.record import Recorder, canonical
 from drills.sample.downstream import DownstreamClient
 from drills.sample.workflow import STEPS
 from oncelog.errors import LedgerError
@@ -63,6 +65,11 @@ class Worker:
     def __init__(self, spec: RunSpec, client: SyncLedgerClient | None) -> None:
         self.spec = spec
         self.client = client
+        self.recorder: Recorder | None = None
+        self.calls: RecordingClient | None = None
+        if client is not None:  # each ledger call is recorded for the history check
+            self.recorder = Recorder(Path(spec.history_path))
+            self.calls = RecordingClient(client, self.recorder)
         self.downstream = DownstreamClient(spec.downstream_url)
         self.records: list[dict[str, Any]] = []
 
@@ -112,10 +119,10 @@ class Worker:
 
     def claim(self, step: int) -> Claim:
         """Claim ``step``; while a (dead) holder's lease is live, wait it out and ask again."""
-        assert self.client is not None
+        assert self.calls is not None
         tool, kind = STEPS[step - 1]
         for _ in range(_CLAIM_ATTEMPTS):
-            claim = self.client.claim_execution(
+            claim = self.calls.claim(
                 self.spec.channel_id, step=step, tool_name=tool, params=_params(self.spec, step),
                 dedup_fields=["run", "step", "amount_cents"], lease_seconds=LEASE_SECONDS,
                 effect=kind,
@@ -130,7 +137,7 @@ class Worker:
 
     def act(self, claim: Claim, step: int) -> Any:
         """The owned path: heartbeat, reconcile or apply, complete."""
-        assert self.client is not None
+        assert self.calls is not None
         ex, token = claim.execution, claim.claim_token
         if self.crash_here(step, AFTER_CLAIM):
             die(self.spec)
@@ -139,7 +146,7 @@ class Worker:
             # An external step is slow: it heartbeats once before calling out.
             if self.crash_here(step, DURING_HEARTBEAT):
                 self.send_only("heartbeat", claim)
-            self.client.heartbeat_execution(ex, token)
+            self.calls.heartbeat(ex, token)
         result, settled = self.reconciled(claim) if external else (None, None)
         if result is None:
             passthrough = self.spec.strategy in (PASSTHROUGH, RECONCILE)
@@ -148,7 +155,7 @@ class Worker:
             die(self.spec)
         if self.crash_here(step, AFTER_COMPLETE):
             self.send_only("complete", claim, result, settled)
-        self.client.complete_execution(ex, token, result, reconciled=settled)
+        self.calls.complete(ex, token, result, reconciled=settled)
         return result
 
     def reconciled(self, claim: Claim) -> tuple[Any, str | None]:
@@ -165,14 +172,19 @@ class Worker:
     ) -> NoReturn:
         """Deliver a heartbeat or completion to Kafka, then die before reading its decision."""
         assert self.client is not None
+        assert self.recorder is not None
         ex = claim.execution
         # The SDK's own request builders and transport, minus the wait for the answer.
         requests = self.client.requests
         if kind == "complete":
             pending = requests.complete_execution(ex, claim.claim_token, result, reconciled=settled)
             request = pending.request
+            payload = {"result": canonical(result)}
         else:
             request = requests.heartbeat_execution(ex, claim.claim_token).request
+            payload = {}
+        # Recorded without an answer: the history holds it as unknown.
+        self.recorder.call(operation_key(ex), kind, claim.claim_token, **payload)
         self.client.transport.send_acknowledged(request, timeout_s=30)
         die(self.spec)
 
@@ -195,5 +207,7 @@ def run(spec: RunSpec) -> None:
     finally:
         if client is not None:
             client.close()
+        if worker.recorder is not None:
+            worker.recorder.close()
         out = {"steps": worker.records, "error": error}
         Path(spec.result_path).write_text(json.dumps(out, default=str))

@@ -102,6 +102,7 @@ def _drills_on(bootstrap: str, fuzz: int, kills: int) -> dict[str, Any]:
         "kills": report.kills, "requests": log.requests, "undecided": log.undecided,
         "divergent": log.divergent_decisions + log.divergent_snapshots,
         "verify_differences": len(log.verify_differences), "ok": report.ok,
+        "linearizability": None if report.history is None else report.history.figures(),
     }  # fmt: skip
     console.print(f"projector kills: {out['projector_kills']} in {report.seconds:.0f} s")
     return out
@@ -116,6 +117,7 @@ def _broker_restart() -> dict[str, Any]:
         "acknowledged": broker.acknowledged, "acknowledged_lost": broker.acknowledged_lost,
         "requests_on_log": broker.log.requests, "undecided": broker.log.undecided,
         "projector_survived": broker.projector_survived,
+        "linearizability": None if broker.history is None else broker.history.figures(),
     }  # fmt: skip
     console.print(f"broker restart: {figures}")
     return figures
@@ -169,11 +171,13 @@ def _broker_disk() -> dict[str, Any]:
         "verify_differences": len(log.verify_differences), "same_address": report.same_address,
         "serve_exit": report.serve_exit, "note": report.message,
         "phases_s": {k: round(v, 1) for k, v in report.phases_s.items()},
+        "linearizability": None if report.history is None else report.history.figures(),
     }  # fmt: skip
     # Not acknowledged_after_halt: a decision read just before the halt may be counted
     # just after it; what must hold is that nothing acknowledged is lost.
     zero = ("lost", "untyped_errors", "undecided", "verify_differences")
     ok = report.stopped and report.same_address and report.serve_exit is None
+    ok = ok and report.history is not None and report.history.linearizable
     console.print(f"broker disk full ({workdir}): {figures}", markup=False)
     return {**figures, "ok": ok and log.requests > 0 and all(figures[k] == 0 for k in zero)}
 

@@ -19,6 +19,7 @@ from drills.faults.drill import (
     settle,
     start_serve,
 )
+from drills.history.check import Verdict
 from oncelog.broker.local import LocalBroker
 from oncelog.producer.dispatch import Timeouts
 from oncelog.projector.process import stop as stop_serve
@@ -40,6 +41,7 @@ class BrokerReport:
     acknowledged_lost: int = 0
     projector_survived: bool = False
     log: LogCheck = field(default_factory=LogCheck)
+    history: Verdict | None = None  # the load's calls, checked linearizable per operation
 
 
 def broker_restart_drill(
@@ -63,7 +65,8 @@ def _drill(broker: LocalBroker, workdir: Path, outage_s: float, phase_s: float) 
     create_topics(admin_client(settings, info.bootstrap), ledger_topics(settings))
     db = workdir / "live.duckdb"
     serve = start_serve(settings, db, workdir / "serve.log")
-    load = Load(settings, Timeouts(total_s=3.0, resend_after_s=1.0), threads=3)
+    timeouts = Timeouts(total_s=3.0, resend_after_s=1.0)
+    load = Load(settings, timeouts, threads=3, history_dir=workdir / "history")
     report = BrokerReport(outage_s=outage_s)
     try:
         _run_phases(broker, load, report, outage_s, phase_s)
@@ -75,6 +78,7 @@ def _drill(broker: LocalBroker, workdir: Path, outage_s: float, phase_s: float) 
     report.acknowledged = len(load.completed)
     report.acknowledged_lost = acknowledged_lost(db, load.completed)
     report.log = check_log(settings, db, workdir / "scratch.duckdb")
+    report.history = load.check_history()
     return report
 
 

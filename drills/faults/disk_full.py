@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from drills.faults.drill import Load, LogCheck, acknowledged_lost, check_log, settle, start_serve
+from drills.history.check import Verdict
 from oncelog.broker.local import LocalBroker
 from oncelog.producer.dispatch import Timeouts
 from oncelog.projector.process import stop as stop_serve
@@ -80,6 +81,7 @@ class DiskFullReport:
     typed_errors: dict[str, int] = field(default_factory=dict)
     untyped_errors: list[str] = field(default_factory=list)
     log: LogCheck = field(default_factory=LogCheck)
+    history: Verdict | None = None  # the filler's calls, checked linearizable per operation
     acknowledged_after_halt: int = 0  # the broker: completions acknowledged once it halted
     same_address: bool = True  # the broker: restarted where serve and the clients look
     serve_exit: str | None = None  # the broker: serve's exit while it ran, a finding
@@ -93,7 +95,7 @@ def projector_disk_full(settings: Settings, workdir: Path, size_mib: int = 8) ->
         db = vol / "live.duckdb"
         log = workdir / "serve.log"
         serve = start_serve(settings, db, log)
-        load = filler(settings)
+        load = filler(settings, workdir / "history")
         load.start()
         try:
             report.stopped = _exited(serve, _FILL_BOUND_S)
@@ -127,9 +129,11 @@ def _error_line(log: Path) -> str:
     return "" if at < 0 else "".join(text[at:].splitlines())
 
 
-def filler(settings: Settings) -> Load:
-    """One thread of claim+complete cycles whose parameters DuckDB cannot compress."""
-    return Load(settings, _CALLS, threads=1, params=lambda _: {"pad": _random_pad()})
+def filler(settings: Settings, history_dir: Path | None = None) -> Load:
+    """One thread of claim+complete cycles whose parameters DuckDB cannot compress; its
+    calls are recorded in ``history_dir`` when given."""
+    return Load(settings, _CALLS, threads=1, params=lambda _: {"pad": _random_pad()},
+                history_dir=history_dir)  # fmt: skip
 
 
 def _random_pad() -> str:
@@ -144,6 +148,7 @@ def _judge(
     report.typed_errors = dict(filler.typed_errors)
     report.untyped_errors = filler.untyped_errors
     report.log = check_log(settings, db, workdir / "scratch.duckdb")
+    report.history = filler.check_history()
 
 
 def broker_disk_full(workdir: Path, size_mib: int = 64) -> DiskFullReport:
@@ -183,7 +188,7 @@ def broker_disk_full(workdir: Path, size_mib: int = 64) -> DiskFullReport:
 def _fill_broker(
     broker: LocalBroker, settings: Settings, report: DiskFullReport, vol: Path, size_mib: int
 ) -> Load:
-    load = filler(settings)
+    load = filler(settings, vol.parent / "history")
     load.start()
     began = time.monotonic()
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
@@ -11,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from drills.history import record
+from drills.history.check import Verdict, check
+from drills.history.client import RecordingClient
 from oncelog.errors import LedgerError
 from oncelog.identity import ids
 from oncelog.identity.partitioner import partition_for
@@ -43,6 +47,7 @@ class Load:
     typed_errors: Counter[str] = field(default_factory=Counter)
     untyped_errors: list[str] = field(default_factory=list)
     wrong_answers: list[str] = field(default_factory=list)  # a fresh key not granted at once
+    history_dir: Path | None = None  # where each thread records its calls (drills/history)
     stop: threading.Event = field(default_factory=threading.Event)
     _workers: list[threading.Thread] = field(default_factory=list)
 
@@ -68,24 +73,44 @@ class Load:
         for worker in self._workers:
             worker.join(timeout=timeout_s)
 
+    def check_history(self) -> Verdict | None:
+        """Check the threads' recorded calls as one history; None when none was recorded."""
+        if self.history_dir is None:
+            return None
+        operations = record.load(self.history_dir.glob("*.history.jsonl"))
+        return check(operations, self.history_dir / "history.json") if operations else None
+
+    def _recorder(self, n: int) -> record.Recorder:
+        if self.history_dir is None:
+            return record.Recorder(Path(os.devnull))
+        self.history_dir.mkdir(parents=True, exist_ok=True)
+        return record.Recorder(self.history_dir / f"load-{n}.history.jsonl")
+
     def _run(self, n: int) -> None:
         with SyncLedgerClient(self.settings, worker_id=f"load-{n}", timeouts=self.timeouts) as c:
-            i = 0
-            while not self.stop.is_set():
-                channel, key = f"load-{n}-{i % 13}", f"op-{n}-{i}"
-                try:
-                    params = self.params(i)
-                    claim = c.claim_execution(channel, key, tool_name="t", params=params)
-                    if claim.status != ClaimStatus.CLAIMED:
-                        self.wrong_answers.append(f"{channel}/{key}: {claim.status}")
-                    else:
-                        c.complete_execution(claim.execution, claim.claim_token, {"i": i})
-                        self.completed.append((channel, key))
-                except LedgerError as exc:
-                    self.typed_errors[exc.code] += 1
-                except Exception as exc:  # an untyped error is a finding
-                    self.untyped_errors.append(f"{type(exc).__name__}: {exc}")
-                i += 1
+            calls = RecordingClient(c, self._recorder(n))
+            try:
+                self._cycles(n, calls)
+            finally:
+                calls.recorder.close()
+
+    def _cycles(self, n: int, calls: RecordingClient) -> None:
+        i = 0
+        while not self.stop.is_set():
+            channel, key = f"load-{n}-{i % 13}", f"op-{n}-{i}"
+            try:
+                params = self.params(i)
+                claim = calls.claim(channel, key, tool_name="t", params=params)
+                if claim.status != ClaimStatus.CLAIMED:
+                    self.wrong_answers.append(f"{channel}/{key}: {claim.status}")
+                else:
+                    calls.complete(claim.execution, claim.claim_token, {"i": i})
+                    self.completed.append((channel, key))
+            except LedgerError as exc:
+                self.typed_errors[exc.code] += 1
+            except Exception as exc:  # an untyped error is a finding
+                self.untyped_errors.append(f"{type(exc).__name__}: {exc}")
+            i += 1
 
 
 def settle(settings: Settings, timeouts: Timeouts) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from drills.faults.drill import Load, LogCheck, acknowledged_lost, check_log, settle, start_serve
 from drills.faults.probe import Probe
+from drills.history.check import Verdict
 from oncelog.broker.cluster import (
     LocalCluster,
     busiest_leader,
@@ -67,6 +68,7 @@ class FailoverReport:
     projector_survived: bool = False
     projector_rejoins: int = 0  # fenced consumers it replaced by itself (see GroupConsumer.rejoin)
     log: LogCheck = field(default_factory=LogCheck)
+    history: Verdict | None = None  # the load's calls, checked linearizable per operation
     seconds: float = 0.0
 
     def figures(self) -> dict[str, Any]:
@@ -89,6 +91,7 @@ class FailoverReport:
             "requests_on_log": log.requests, "verify_differences": len(log.verify_differences),
             "projector_survived": self.projector_survived,
             "projector_rejoins": self.projector_rejoins, "seconds": round(self.seconds),
+            "linearizability": None if self.history is None else self.history.figures(),
         }  # fmt: skip
 
     @property
@@ -99,7 +102,8 @@ class FailoverReport:
         return (f["lost"] == f["undecided"] == f["divergent"] == f["unrecovered"] == 0
                 and f["untyped_errors"] == f["wrong_answers"] == f["verify_differences"] == 0
                 and f["granted_while_refused"] == 0 and refused and self.projector_survived
-                and f["double_kill_recovery_s"] is not None)  # fmt: skip
+                and f["double_kill_recovery_s"] is not None
+                and self.history is not None and self.history.linearizable)  # fmt: skip
 
     def table(self) -> str:
         """The rounds as a Markdown table."""
@@ -152,7 +156,8 @@ def _drill(
     wait_topics_known(info, [s.name for s in specs])
     db = workdir / "live.duckdb"
     serve = start_serve(settings, db, workdir / "serve.log")
-    load = Load(settings, Timeouts(total_s=3.0, resend_after_s=1.0), threads=threads)
+    timeouts = Timeouts(total_s=3.0, resend_after_s=1.0)
+    load = Load(settings, timeouts, threads=threads, history_dir=workdir / "history")
     probe = Probe(settings)
     report = FailoverReport()
     try:
@@ -169,6 +174,7 @@ def _drill(
     report.untyped_errors = load.untyped_errors + probe.untyped_errors
     report.wrong_answers = load.wrong_answers + probe.wrong_answers
     report.log = check_log(settings, db, workdir / "scratch.duckdb")
+    report.history = load.check_history()
     serve_log = (workdir / "serve.log").read_text(errors="replace")
     report.projector_rejoins = serve_log.count("rejoining the group after a fatal consumer error")
     return report

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 from typing import IO, Any
 
+from drills.history.client import RecordingClient
+from drills.history.record import Recorder
 from oncelog.errors import LedgerError
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.results import Claim, Execution
@@ -36,6 +39,8 @@ def main() -> None:
     parser.add_argument("--stop", type=Path, required=True)
     parser.add_argument("--total-s", type=float, default=5.0)
     parser.add_argument("--resend-s", type=float, default=1.0)
+    parser.add_argument("--history", type=Path, default=Path(os.devnull),
+                        help="where to record the calls for the history check")  # fmt: skip
     args = parser.parse_args()
     settings = Settings(
         bootstrap_servers=args.bootstrap, topic_prefix=args.prefix, partitions=args.partitions
@@ -46,12 +51,16 @@ def main() -> None:
         SyncLedgerClient(settings, worker_id=worker, timeouts=timeouts) as client,
         args.out.open("a", buffering=1) as out,
     ):
-        _Cycles(client, worker, out).run(args.stop)
+        calls = RecordingClient(client, Recorder(args.history))
+        try:
+            _Cycles(calls, worker, out).run(args.stop)
+        finally:
+            calls.recorder.close()
 
 
 class _Cycles:
-    def __init__(self, client: SyncLedgerClient, worker: str, out: IO[str]) -> None:
-        self.client = client
+    def __init__(self, calls: RecordingClient, worker: str, out: IO[str]) -> None:
+        self.calls = calls
         self.worker = worker
         self.out = out
 
@@ -71,7 +80,7 @@ class _Cycles:
             "claim",
             channel,
             key,
-            lambda: self.client.claim_execution(
+            lambda: self.calls.claim(
                 channel, key, tool_name="t", params={"k": key}, lease_seconds=lease_s
             ),
         )
@@ -81,7 +90,7 @@ class _Cycles:
                 "complete",
                 channel,
                 key,
-                lambda: self.client.complete_execution(claim.execution, token, {"k": key}),
+                lambda: self.calls.complete(claim.execution, token, {"k": key}),
             )
 
     def call(self, kind: str, channel: str, key: str, fn: Any) -> Any:

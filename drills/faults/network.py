@@ -33,6 +33,8 @@ from drills.faults.net_http import HttpReader
 from drills.faults.net_schedule import Fault
 from drills.faults.probe import Probe
 from drills.faults.toxiproxy import Toxiproxy
+from drills.history import record
+from drills.history.check import Verdict, check
 from oncelog.broker.kraft import Route
 from oncelog.broker.local import LocalBroker
 from oncelog.net import free_port
@@ -80,6 +82,7 @@ class NetworkReport:
     projector_crashes: list[str] = field(default_factory=list)  # restarted, as a supervisor
     projector_rejoins: int = 0
     log: LogCheck = field(default_factory=LogCheck)
+    history: Verdict | None = None  # the load's calls, checked linearizable per operation
     seconds: float = 0.0
     phases_s: dict[str, float] = field(default_factory=dict)  # where the time went
 
@@ -114,6 +117,7 @@ class NetworkReport:
             "projector_crashes": len(self.projector_crashes),
             "projector_rejoins": self.projector_rejoins, "seconds": round(self.seconds),
             "phases_s": {k: round(v, 1) for k, v in self.phases_s.items()},
+            "linearizability": None if self.history is None else self.history.figures(),
         }  # fmt: skip
 
     def _http(self) -> HttpReader:
@@ -125,7 +129,10 @@ class NetworkReport:
         f = self.figures()
         zero = ("lost", "undecided", "divergent", "hung_calls", "untyped_errors",
                 "double_grants", "verify_differences", "unrecovered", "workers_failed")  # fmt: skip
-        return all(f[k] == 0 for k in zero) and self.projector_survived and f["faults"] > 0
+        checked = self.history is not None and self.history.linearizable
+        return (
+            all(f[k] == 0 for k in zero) and self.projector_survived and f["faults"] > 0 and checked
+        )
 
     def findings(self) -> list[str]:
         """The first few of each kind of failed check, for the console."""
@@ -249,7 +256,8 @@ class Run:
                 "--prefix", self.direct.topic_prefix, "--partitions", str(self.direct.partitions),
                 "--worker", str(n), "--out", str(self.workdir / f"calls-{n}.jsonl"),
                 "--stop", str(self.stop_file), "--total-s", str(CALL_TIMEOUTS.total_s),
-                "--resend-s", str(CALL_TIMEOUTS.resend_after_s)]  # fmt: skip
+                "--resend-s", str(CALL_TIMEOUTS.resend_after_s),
+                "--history", str(self.workdir / f"load-{n}.history.jsonl")]  # fmt: skip
         with (self.workdir / f"worker-{n}.log").open("ab") as log:
             return subprocess.Popen([sys.executable, *args], stdout=log, stderr=subprocess.STDOUT)
 
@@ -305,6 +313,8 @@ class Run:
         report.log = check_log(self.direct, self.db, self.workdir / "scratch.duckdb")
         serve_log = (self.workdir / "serve.log").read_text(errors="replace")
         report.projector_rejoins = serve_log.count("rejoining the group")
+        operations = record.load(self.workdir.glob("load-*.history.jsonl"))
+        report.history = check(operations, self.workdir / "history.json") if operations else None
 
 
 #: The figures that add up across drills (the issue's, then the other checks).

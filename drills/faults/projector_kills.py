@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from drills.faults.drill import Load, LogCheck, check_log, settle, start_serve
+from drills.history.check import Verdict
 from oncelog.producer.dispatch import Timeouts
 from oncelog.projector.process import stop as stop_serve
 from oncelog.settings import Settings
@@ -28,14 +29,17 @@ class KillReport:
     typed_errors: dict[str, int] = field(default_factory=dict)
     untyped_errors: list[str] = field(default_factory=list)
     log: LogCheck = field(default_factory=LogCheck)
+    history: Verdict | None = None  # the load's calls, checked linearizable per operation
     seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
-        """Nothing lost, nothing divergent, verify clean, no untyped error."""
+        """Nothing lost, nothing divergent, verify clean, no untyped error, a linearizable
+        history."""
         log = self.log
+        unchecked = self.history is None or not self.history.linearizable
         return not (log.undecided or log.divergent_decisions or log.divergent_snapshots
-                    or log.verify_differences or self.untyped_errors)  # fmt: skip
+                    or log.verify_differences or self.untyped_errors or unchecked)  # fmt: skip
 
 
 def projector_kill_drill(
@@ -46,7 +50,7 @@ def projector_kill_drill(
     db, log = workdir / "live.duckdb", workdir / "serve.log"
     report = KillReport()
     began = time.monotonic()
-    load = Load(settings, Timeouts(total_s=300, resend_after_s=5))
+    load = Load(settings, Timeouts(total_s=300, resend_after_s=5), history_dir=workdir / "history")
     load.start()
     for _ in range(kills):
         proc = start_serve(settings, db, log)
@@ -64,5 +68,6 @@ def projector_kill_drill(
     report.typed_errors = dict(load.typed_errors)
     report.untyped_errors = load.untyped_errors
     report.log = check_log(settings, db, workdir / "scratch.duckdb")
+    report.history = load.check_history()
     report.seconds = time.monotonic() - began
     return report

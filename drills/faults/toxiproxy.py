@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from drills.binaries import beside_python
 from oncelog.net import free_port
 
 #: The release ``make toxiproxy`` builds (go install ...@VERSION; builds with Go 1.24+).
@@ -39,16 +39,13 @@ class ToxiproxyError(RuntimeError):
 
 def find_binary() -> Path:
     """``toxiproxy-server`` beside this Python (``make toxiproxy``), else on PATH."""
-    beside = Path(sys.executable).parent / BINARY
-    if beside.exists():
-        return beside
-    found = shutil.which(BINARY)
+    found = beside_python(BINARY)
     if found is None:
         raise ToxiproxyError(
             f"{BINARY} not found beside {sys.executable} nor on PATH: run `make toxiproxy` "
             f"(go install github.com/Shopify/toxiproxy/v2/cmd/server@{VERSION})"
         )
-    return Path(found)
+    return found
 
 
 @dataclass(frozen=True)

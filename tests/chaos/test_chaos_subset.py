@@ -58,3 +58,8 @@ def test_chaos_subset(bootstrap: str, tmp_path: Path) -> None:
         assert m[reconcile][point]["unresolved_unknown"] == 0
     assert set(report.audit["unlisted_duplicates"].values()) == {0}
     assert failed_expectations(report) == []
+    # Every ledger call of every attempt was recorded and the history checked: at least a
+    # claim and a completion per step of each retry, and linearizable per operation.
+    lin = report.linearizability
+    assert lin["operations_checked"] >= 2 * 6 * RUNS * 2 * 3, lin
+    assert lin["linearizable"] is True, lin

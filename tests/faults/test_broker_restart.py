@@ -27,3 +27,8 @@ def test_broker_restart_under_load(tmp_path: Path) -> None:
     assert report.acknowledged_lost == 0
     assert report.log.undecided == 0
     assert report.log.verify_differences == []
+    # The load's calls, timeouts (unknown outcomes) included, form a linearizable history.
+    assert report.history is not None
+    assert report.history.operations >= report.acknowledged
+    assert report.history.unknown > 0  # the outage left calls without an answer
+    assert report.history.linearizable

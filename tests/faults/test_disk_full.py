@@ -34,3 +34,6 @@ def test_a_full_duckdb_volume_stops_the_projector_typed_and_it_resumes(
     assert report.log.undecided == 0
     assert report.log.divergent_decisions == report.log.divergent_snapshots == 0
     assert report.log.verify_differences == []
+    assert report.history is not None  # the filler's calls, recorded and checked
+    assert report.history.operations >= 2 * report.acknowledged
+    assert report.history.linearizable

@@ -30,3 +30,8 @@ def test_one_fault_per_link_loses_nothing(tmp_path: Path) -> None:
                  "double_grants", "verify_differences", "unrecovered"):  # fmt: skip
         assert figures[name] == 0, (name, report.findings())
     assert report.projector_survived
+    # Every load call was recorded (the contended keys' reclaims and the faults' unknown
+    # outcomes included), and the history is linearizable per operation.
+    assert report.history is not None
+    assert report.history.operations == figures["calls"]
+    assert report.history.linearizable

@@ -26,3 +26,8 @@ def test_five_projector_kills(settings: Settings, tmp_path: Path) -> None:
     assert report.log.divergent_decisions == 0
     assert report.log.divergent_snapshots == 0
     assert report.log.verify_differences == []
+    # Every call of the load was recorded, and the history is linearizable per operation.
+    assert report.history is not None
+    assert report.history.operations >= 2 * report.completed_calls
+    assert report.history.linearizable
+    assert report.ok
