@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
@@ -53,6 +54,7 @@ __all__ = [
     "CheckpointNotSavedError",
     "CheckpointTree",
     "ListedHeads",
+    "UntrackedBranchesWarning",
     "heads_of",
 ]
 
@@ -172,6 +174,12 @@ def heads_of(checkpointer: CheckpointHeads | ListsCheckpoints) -> CheckpointHead
     return ListedHeads(checkpointer)
 
 
+class UntrackedBranchesWarning(UserWarning):
+    """A tool call runs in a checkpointed LangGraph thread, but its tools were made without
+    the graph's checkpointer: a resume from an earlier checkpoint is not told apart from the
+    thread's first run (no fork on the ledger). Pass ``checkpointer=`` to ``ledger_tools``."""
+
+
 @dataclass
 class BranchTracker:
     """Finds the branch of each tool call of a LangGraph run, forks and marks it once.
@@ -188,6 +196,7 @@ class BranchTracker:
     _lock: PlanLock = field(default_factory=PlanLock)
     _known: dict[str, dict[str, str | None]] = field(default_factory=dict)
     _known_lock: threading.Lock = field(default_factory=threading.Lock)
+    _warned: bool = False
 
     def branch(self, config: Mapping[str, Any]) -> Branch | None:
         """The branch of a blocking tool call with LangGraph ``config`` (None: no checkpointer)."""
@@ -200,6 +209,8 @@ class BranchTracker:
     def plan(self, config: Mapping[str, Any]) -> LedgerPlan[Branch | None]:
         """The branch of a tool call, as a plan for either kind of client."""
         where = _where(config)
+        if where is not None and self.checkpointer is None:
+            self._warn_untracked()
         if where is None or self.checkpointer is None:
             return None
         thread_id, source = where
@@ -209,6 +220,18 @@ class BranchTracker:
         # Parallel calls of one superstep: the first forks and marks, the others wait.
         yield Exclusive(self._lock, self._fork_and_mark(tree, root, source, channel))
         return Branch(channel, tree.family(root, source))
+
+    def _warn_untracked(self) -> None:
+        if not self._warned:
+            self._warned = True
+            warnings.warn(
+                UntrackedBranchesWarning(
+                    "oncelog: a tool runs in a checkpointed LangGraph thread, but ledger_tools "
+                    "was given no checkpointer: time travel and forks of this thread are not "
+                    "told apart on the ledger. Pass ledger_tools(..., checkpointer=saver)"
+                ),
+                stacklevel=2,
+            )
 
     def _tree(
         self, heads: CheckpointHeads, thread_id: str, source: str

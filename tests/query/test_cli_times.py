@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -38,7 +39,10 @@ def test_only_moments_get_a_readable_twin() -> None:
     }
 
 
-def test_json_and_tables_show_log_times_in_utc(ledger: Ledger) -> None:
+def test_json_and_tables_show_log_times_in_utc(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # captured: tables at their natural width
     runner, db = CliRunner(), str(ledger.path)
     ledger.store.close()  # the CLI opens the file read-only, as after serve stopped
     timeline = json.loads(runner.invoke(app, ["timeline", CHANNEL, "--db", db, "--json"]).output)

@@ -3,12 +3,15 @@ than the newest its tracker knows, nothing for a checkpoint it knows (in-memory 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from oncelog.integrations import LedgerRun
-from oncelog.integrations.branches import BranchTracker, ListedHeads
+from oncelog.integrations.branches import BranchTracker, ListedHeads, UntrackedBranchesWarning
 from oncelog.testing import InMemoryLedger
 
 
@@ -90,3 +93,14 @@ def test_another_checkpointers_listing_stops_at_the_first_known_checkpoint() -> 
     assert ListedHeads(saver).checkpoint_heads("t", "c2") == {"c4": "c3", "c3": "c2"}
     assert saver.yielded == 3  # c4, c3, then c2: known, the listing stops
     assert ListedHeads(saver).checkpoint_heads("t", None) == dict(saver.ids)
+
+
+def test_a_checkpointed_thread_without_the_checkpointer_is_warned_of_once() -> None:
+    tracker = BranchTracker(LedgerRun(InMemoryLedger().sync_client()))
+    with pytest.warns(UntrackedBranchesWarning, match="checkpointer=saver") as seen:
+        branches = [tracker.branch(_config("c1")), tracker.branch(_config("c2"))]
+    assert branches == [None, None]
+    assert len(seen) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # outside a checkpointed thread: nothing to say
+        assert BranchTracker(LedgerRun(InMemoryLedger().sync_client())).branch({}) is None
