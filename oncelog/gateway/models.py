@@ -16,14 +16,15 @@ told to the schema's readers.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Final, Literal
+import typing
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from oncelog.identity import validation
 from oncelog.producer.protocol import DEFAULT_RETENTION_S
 from oncelog.producer.results import Claim, Execution, Heartbeat
-from oncelog.schemas.models import Inheritance, PreviousAttempt
+from oncelog.schemas.models import PreviousAttempt
 
 # --- bodies ------------------------------------------------------------------------------
 
@@ -102,34 +103,38 @@ class ReleaseBody(HeldBody):
 # --- answers -----------------------------------------------------------------------------
 
 
-class ExecutionAnswer(BaseModel):
-    """One operation as the ledger decided it (the SDK's ``Execution``)."""
-
-    id: str
-    channel_id: str
-    key_name: str
-    tool_name: str
-    params: dict[str, Any]
-    request_hash: str
-    idempotency_key: str
-    epoch: int
-    status: str
-    worker_id: str
-    lease_deadline_ms: int
-    cancel_requested: bool
-    result: Any = None
-    result_hash: str | None = None
-    completed_at_ms: int | None = None
-    expires_at_ms: int | None = None
-    error: str | None = None
-    position: tuple[int, int] | None = None
-    inherited: Inheritance | None = None
+class _Mirror(BaseModel):
+    """An answer whose fields are an SDK result's dataclass fields, made by :func:`_mirror`."""
 
     @classmethod
-    def of(cls, execution: Execution) -> ExecutionAnswer:
-        """The answer for an SDK execution, field by field."""
-        values = {f.name: getattr(execution, f.name) for f in dataclasses.fields(execution)}
+    def of(cls, result: Any) -> _Mirror:
+        """The answer for an SDK result, field by field."""
+        values = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
         return cls.model_construct(**values)
+
+
+def _mirror(result: type[Any], name: str, doc: str) -> type[_Mirror]:
+    """A response model with the fields, types and defaults of the dataclass ``result``.
+
+    The SDK's dataclass is the one place its fields are spelled; the model built from it
+    is what the OpenAPI schema describes, under its own name.
+    """
+    hints = typing.get_type_hints(result)
+    fields: dict[str, Any] = {
+        f.name: (hints[f.name], ... if f.default is dataclasses.MISSING else f.default)
+        for f in dataclasses.fields(result)
+    }
+    return create_model(name, __base__=_Mirror, __module__=__name__, __doc__=doc, **fields)
+
+
+if TYPE_CHECKING:
+    ExecutionAnswer = _Mirror
+else:
+    ExecutionAnswer = _mirror(
+        Execution,
+        "ExecutionAnswer",
+        "One operation as the ledger decided it (the SDK's ``Execution``).",
+    )
 
 
 def _same_fields(answer: type[BaseModel], result: type[Any]) -> None:
@@ -137,9 +142,6 @@ def _same_fields(answer: type[BaseModel], result: type[Any]) -> None:
     mine, theirs = list(answer.model_fields), [f.name for f in dataclasses.fields(result)]
     if mine != theirs:
         raise TypeError(f"{answer.__name__} has fields {mine}, {result.__name__} {theirs}")
-
-
-_same_fields(ExecutionAnswer, Execution)
 
 
 class HeartbeatAnswer(BaseModel):
