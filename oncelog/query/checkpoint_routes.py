@@ -17,8 +17,8 @@ holds what the graph's tools returned.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Annotated, Any, Final
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Final, TypedDict
 
 import duckdb
 from fastapi import Query, Request
@@ -150,6 +150,22 @@ def _start_after(text: str | None) -> tuple[str, int] | None:
     raise InvalidArgumentError(f"start_after must be JSON [record_key, part], got {text!r}")
 
 
+class _PartsWhere(TypedDict, total=False):
+    """Which parts a parts route lists (:func:`list_parts`'s filters)."""
+
+    thread_id: str
+    run_ids: Sequence[str]
+    with_data: bool
+
+
+def _parts_page(
+    con: Con, where: _PartsWhere, start_after: str | None, limit: int, max_rows: int
+) -> Page[CheckpointPart]:
+    """One page of parts after the ``start_after`` row, the way both parts routes page."""
+    first = _start_after(start_after)
+    return page_of(lambda n: list_parts(con, start_after=first, limit=n, **where), limit, max_rows)
+
+
 def thread_parts(
     request: Request,
     con: Con,
@@ -163,12 +179,8 @@ def thread_parts(
 ) -> Page[CheckpointPart]:
     """A thread's stored parts (what deleting, pruning or copying it works from)."""
     await_fold(request, after, owner=True)
-    first = _start_after(start_after)
-    return page_of(
-        lambda n: list_parts(con, thread_id=channel_id, with_data=data, start_after=first, limit=n),
-        limit,
-        max_rows,
-    )
+    where = _PartsWhere(thread_id=channel_id, with_data=data)
+    return _parts_page(con, where, start_after, limit, max_rows)
 
 
 def run_parts(
@@ -183,10 +195,7 @@ def run_parts(
 ) -> Page[CheckpointPart]:
     """The parts of the checkpoints the runs made, and of the writes pending on them."""
     await_fold(request, after, owner=False)
-    first = _start_after(start_after)
-    return page_of(
-        lambda n: list_parts(con, run_ids=run_id, start_after=first, limit=n), limit, max_rows
-    )
+    return _parts_page(con, _PartsWhere(run_ids=run_id), start_after, limit, max_rows)
 
 
 # --- how a group merges the members' answers -------------------------------------------
