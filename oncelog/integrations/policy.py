@@ -31,8 +31,8 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields
+from typing import Any, Final, Literal
 
 from oncelog.errors import InvalidArgumentError
 from oncelog.producer.executor import DEFAULT_RETRY_ON, InProgressPolicy, ToolContext, ToolSpec
@@ -52,6 +52,18 @@ __all__ = [
     "UnguardedToolWarning",
     "effect_of_annotations",
 ]
+
+
+# The options a policy hands to the executor's spec as they are: one name in both classes.
+_SPEC_OPTIONS: Final = (
+    "dedup_fields",
+    "lease_seconds",
+    "retention_seconds",
+    "effect",
+    "on_in_progress",
+    "retry_on",
+    "downstream_dedupes",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,16 +104,7 @@ class ToolPolicy:
 
     def spec(self, tool_name: str) -> ToolSpec:
         """The executor's spec for a call of ``tool_name``."""
-        return ToolSpec(
-            tool_name,
-            dedup_fields=self.dedup_fields,
-            lease_seconds=self.lease_seconds,
-            retention_seconds=self.retention_seconds,
-            effect=self.effect,
-            on_in_progress=self.on_in_progress,
-            retry_on=self.retry_on,
-            downstream_dedupes=self.downstream_dedupes,
-        )
+        return ToolSpec(tool_name, **{name: getattr(self, name) for name in _SPEC_OPTIONS})
 
 
 def effect_of_annotations(annotations: Any) -> Effect | None:
@@ -146,3 +149,14 @@ class WarnOnce:
             ),
             stacklevel=4,
         )
+
+
+def _check_options() -> None:
+    """Refuse, at import, an option name that either class lost or renamed."""
+    for cls in (ToolPolicy, ToolSpec):
+        missing = set(_SPEC_OPTIONS) - {f.name for f in fields(cls)}
+        if missing:
+            raise TypeError(f"{cls.__name__} has no field {sorted(missing)}")
+
+
+_check_options()
