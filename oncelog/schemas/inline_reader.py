@@ -28,6 +28,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
+from oncelog.schemas.emitter import Emitter
 from oncelog.schemas.layout import model_fields, model_of, named_types
 
 
@@ -76,32 +77,25 @@ _INT_MIN = -(1 << 31)
 _INT_MAX = (1 << 31) - 1
 
 
-class _Emitter:
+class _Emitter(Emitter):
     """Accumulates the lines of the generated function and the names it uses."""
 
     def __init__(self, named: dict[str, Any]) -> None:
-        self.named = named
-        self.lines: list[str] = []
-        self.scope: dict[str, Any] = {
+        scope: dict[str, Any] = {
             "UnsureError": UnsureError,
             "read_raw": read_raw,
             "read_text": read_text,
             "unpack_f": struct.Struct("<f").unpack_from,
             "unpack_d": struct.Struct("<d").unpack_from,
         }
-        self._count = 0
-
-    def fresh(self, stem: str) -> str:
-        self._count += 1
-        return f"{stem}{self._count}"
+        super().__init__(named, scope)
 
     def add(self, indent: int, *lines: str) -> None:
         self.lines.extend(" " * indent + line for line in lines)
 
     def value(self, t: Any, target: str, indent: int) -> None:
         """Lines that read a value of type ``t`` at ``pos`` into ``target``, advancing ``pos``."""
-        if isinstance(t, str) and t in self.named:
-            t = self.named[t]
+        t = self.resolved(t)
         if isinstance(t, list):
             self._union(t, target, indent)
             return
@@ -189,8 +183,7 @@ class _Emitter:
         members = tuple(model_of(t["name"]))
         if len(members) > 64:
             raise UnsupportedError(f"{t['name']}: over 64 symbols")
-        name = self.fresh("E_")
-        self.scope[name] = members
+        name = self.bind("E_", members)
         self.add(indent, "b = data[pos]", f"if b & 1 or b >= {2 * len(members)}:")
         self.add(indent, "    raise UnsureError", f"{target} = {name}[b >> 1]", "pos += 1")
 
@@ -205,8 +198,7 @@ class _Emitter:
 
     def _record(self, t: Any, target: str, indent: int) -> None:
         cls = model_of(t["name"])
-        name = self.fresh(f"C_{cls.__name__}_")
-        self.scope[name] = cls
+        name = self.bind(f"C_{cls.__name__}_", cls)
         local = {}
         for field in t["fields"]:
             local[field["name"]] = self.fresh("v")

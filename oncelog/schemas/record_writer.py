@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final
 
 from oncelog.schemas.byte_budget import BytesMemo, entry_bytes
+from oncelog.schemas.emitter import Emitter
 from oncelog.schemas.inline_reader import UnsupportedError
 from oncelog.schemas.layout import STATE_SCHEMA, model_fields, model_of, named_types
 from oncelog.schemas.models import ExecutionState
@@ -140,7 +141,7 @@ def _memoized(write: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
     return write_item
 
 
-class _Emitter:
+class _Emitter(Emitter):
     """Generates one function per record of a schema; names what the code uses."""
 
     def __init__(
@@ -149,11 +150,7 @@ class _Emitter:
         nested: Mapping[str, Callable[[Any], bytes]],
         unmemoized: Collection[tuple[str, str]],
     ) -> None:
-        self.named = named
-        self.nested = nested
-        self.unmemoized = unmemoized
-        self.lines: list[str] = []
-        self.scope: dict[str, Any] = {
+        scope: dict[str, Any] = {
             "NULL": _NULL,
             "SOME": _SOME,
             "TRUE": _TRUE,
@@ -166,22 +163,14 @@ class _Emitter:
             "pack_f": struct.Struct("<f").pack,
             "pack_d": struct.Struct("<d").pack,
         }
+        super().__init__(named, scope)
+        self.nested = nested
+        self.unmemoized = unmemoized
         self.writers: dict[str, str] = {}  # record name -> its function's name
-        self._count = 0
-
-    def fresh(self, stem: str) -> str:
-        self._count += 1
-        return f"{stem}{self._count}"
-
-    def bind(self, stem: str, value: Any) -> str:
-        name = self.fresh(stem)
-        self.scope[name] = value
-        return name
 
     def expr(self, t: Any, v: str, where: tuple[str, str] = ("", "")) -> str:
         """An expression of the body of ``v`` (a local name), of type ``t``."""
-        if isinstance(t, str) and t in self.named:
-            t = self.named[t]
+        t = self.resolved(t)
         if isinstance(t, list):
             return self._union(t, v)
         if isinstance(t, dict):
