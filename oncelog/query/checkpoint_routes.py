@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, Final, TypedDict
 
 import duckdb
-from fastapi import Query, Request
+from fastapi import Depends, Query, Request
 
 from oncelog.errors import CheckpointsRedactedError, InvalidArgumentError, LedgerTimeoutError
 from oncelog.query.checkpoints import (
@@ -92,44 +93,56 @@ def _checkpoint_page(
     return Page[CheckpointItem](items=items, limit=cap, truncated=more)
 
 
+@dataclass(frozen=True)
+class Listing:
+    """What both checkpoint listings take from the query (FastAPI fills it in)."""
+
+    ns: Ns = None
+    before: Before = None
+    filter: Filter = None
+    cursor: Cursor = None
+    limit: Limit = 100
+    after: After = None
+
+    def page(
+        self,
+        request: Request,
+        con: Con,
+        max_rows: int,
+        channel_id: str | None,
+        checkpoint_id: str | None,
+    ) -> Page[CheckpointItem]:
+        """The page of one thread's checkpoints (``channel_id``) or of every thread's."""
+        q = CheckpointQuery(
+            channel_id,
+            self.ns,
+            checkpoint_id,
+            self.before,
+            parse_filter(self.filter),
+            parse_cursor(self.cursor),
+        )
+        await_fold(request, self.after, owner=channel_id is not None)
+        return _checkpoint_page(con, q, self.limit, max_rows)
+
+
 def thread_checkpoints(
     request: Request,
     con: Con,
     max_rows: MaxRows,
     channel_id: str,
     *,
-    ns: Ns = None,
+    listing: Annotated[Listing, Depends()],
     checkpoint_id: Annotated[str | None, Query(description="Only this checkpoint")] = None,
-    before: Before = None,
-    filter: Filter = None,
-    cursor: Cursor = None,
-    limit: Limit = 100,
-    after: After = None,
 ) -> Page[CheckpointItem]:
     """A thread's checkpoints (the thread id is the channel id), newest first."""
-    q = CheckpointQuery(
-        channel_id, ns, checkpoint_id, before, parse_filter(filter), parse_cursor(cursor)
-    )
-    await_fold(request, after, owner=True)
-    return _checkpoint_page(con, q, limit, max_rows)
+    return listing.page(request, con, max_rows, channel_id, checkpoint_id)
 
 
 def all_checkpoints(
-    request: Request,
-    con: Con,
-    max_rows: MaxRows,
-    *,
-    ns: Ns = None,
-    before: Before = None,
-    filter: Filter = None,
-    cursor: Cursor = None,
-    limit: Limit = 100,
-    after: After = None,
+    request: Request, con: Con, max_rows: MaxRows, listing: Annotated[Listing, Depends()]
 ) -> Page[CheckpointItem]:
     """Every thread's checkpoints, newest first."""
-    q = CheckpointQuery(None, ns, None, before, parse_filter(filter), parse_cursor(cursor))
-    await_fold(request, after, owner=False)
-    return _checkpoint_page(con, q, limit, max_rows)
+    return listing.page(request, con, max_rows, None, None)
 
 
 StartAfter = Annotated[
