@@ -23,6 +23,7 @@ from prometheus_client.registry import Collector
 
 from oncelog.errors import StoreError
 from oncelog.query.queries import suspected_duplicates, verdict_counts
+from oncelog.query.ttl_cache import TtlCache
 from oncelog.query.verdicts import FORGED, VERDICTS
 
 METRICS_PATH = "/metrics"
@@ -52,9 +53,7 @@ class AuditVerdicts(Collector):
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._cursor_factory = cursor_factory
-        self._max_age_s = max_age_s
-        self._clock = clock
-        self._counted: tuple[float, dict[str, int]] | None = None
+        self._cache = TtlCache(self._count, max_age_s, clock)
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         """One sample per verdict; none when the projection cannot be read just now."""
@@ -67,17 +66,15 @@ class AuditVerdicts(Collector):
         yield family
 
     def _counts(self) -> dict[str, int] | None:
-        now = self._clock()
-        if self._counted is not None and now - self._counted[0] < self._max_age_s:
-            return self._counted[1]
         try:
-            with contextlib.closing(self._cursor_factory()) as cursor:
-                items = suspected_duplicates(cursor)
+            return self._cache.get()
         except StoreError:
             return None
-        counts = verdict_counts([i for i in items if i.kind != FORGED]).get("", {})
-        self._counted = (now, counts)
-        return counts
+
+    def _count(self, _last: dict[str, int] | None) -> dict[str, int]:
+        with contextlib.closing(self._cursor_factory()) as cursor:
+            items = suspected_duplicates(cursor)
+        return verdict_counts([i for i in items if i.kind != FORGED]).get("", {})
 
     def describe(self) -> list[GaugeMetricFamily]:
         """Registered without a scrape (no database read at registration)."""

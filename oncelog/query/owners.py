@@ -15,7 +15,6 @@ TTL rather than per query) and refreshes it on a miss or a failed forward.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from confluent_kafka.admin import AdminClient
 from oncelog.errors import NoOwnerError
 from oncelog.kafka.group_assignment import MalformedAssignmentError
 from oncelog.projector.membership import MemberInfo, advertised_url, group_id, read_group
+from oncelog.query.ttl_cache import TtlCache
 from oncelog.settings import Settings
 from oncelog.topics import admin_client
 
@@ -82,7 +82,7 @@ def build_view(
     return OwnerView(partitions, owners, members, stable)
 
 
-class ViewCache:
+class ViewCache(TtlCache[OwnerView]):
     """An :class:`OwnerView` cached for ``ttl_s``; ``fetch`` gets a fresh one from the last.
 
     Thread-safe. ``clock`` is injectable so that tests of the cache need no sleeps.
@@ -96,32 +96,15 @@ class ViewCache:
         ttl_s: float = DEFAULT_TTL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._fetch_view = fetch
-        self._ttl_s = ttl_s
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._view: OwnerView | None = None
-        self._fetched_at = float("-inf")
+        super().__init__(fetch, ttl_s, clock, keep_on=(NoOwnerError,))
 
     def view(self) -> OwnerView:
         """The cached view, fetched again once it is older than the TTL."""
-        return self._fetch(self._ttl_s)
+        return self.get()
 
     def refreshed(self) -> OwnerView:
         """A fresh view (after a miss or a failed forward); at most one fetch per 0.1 s."""
-        return self._fetch(min(_MIN_REFRESH_S, self._ttl_s))
-
-    def _fetch(self, max_age_s: float) -> OwnerView:
-        with self._lock:
-            if self._view is not None and self._clock() - self._fetched_at < max_age_s:
-                return self._view
-            try:
-                self._view = self._fetch_view(self._view)
-            except NoOwnerError:
-                if self._view is None:
-                    raise
-            self._fetched_at = self._clock()
-            return self._view
+        return self.get(min(_MIN_REFRESH_S, self._ttl_s))
 
 
 class GroupOwners(ViewCache):
