@@ -135,27 +135,45 @@ def timeline(
     return page_of(lambda n: queries.channel_timeline(con, channel_id, n), limit, max_rows)
 
 
+@dataclass(frozen=True)
+class Range:
+    """The two ends of a side-effects range, from the query: each one of an offset, a time,
+    a step or a key (FastAPI fills it in)."""
+
+    from_offset: Offset = None
+    to_offset: Offset = None
+    from_time: Time = None
+    to_time: Time = None
+    from_step: Step = None
+    to_step: Step = None
+    from_key: Key = None
+    to_key: Key = None
+
+    def ends(self) -> tuple[effects_query.Bound, effects_query.Bound]:
+        """The start and the end (``invalid_argument`` unless each is given exactly once)."""
+        start = effects_query.bound(
+            "from",
+            offset=self.from_offset,
+            time=self.from_time,
+            step=self.from_step,
+            key=self.from_key,
+        )
+        end = effects_query.bound(
+            "to", offset=self.to_offset, time=self.to_time, step=self.to_step, key=self.to_key
+        )
+        return start, end
+
+
 def effects(
     con: Con,
     max_rows: MaxRows,
     channel_id: str,
-    *,
-    from_offset: Offset = None,
-    to_offset: Offset = None,
-    from_time: Time = None,
-    to_time: Time = None,
-    from_step: Step = None,
-    to_step: Step = None,
-    from_key: Key = None,
-    to_key: Key = None,
+    ends: Annotated[Range, Depends()],
     limit: Limit = 1000,
 ) -> SideEffects:
     """Which keys were declared pure and which external between two positions of a channel;
     each end is one of an offset, a time, a step or a key."""
-    start = effects_query.bound(
-        "from", offset=from_offset, time=from_time, step=from_step, key=from_key
-    )
-    end = effects_query.bound("to", offset=to_offset, time=to_time, step=to_step, key=to_key)
+    start, end = ends.ends()
     return effects_query.side_effects(con, channel_id, start, end, min(limit, max_rows))
 
 
