@@ -31,6 +31,7 @@ OTHER_NAMES: Final = frozenset(
         # The test suite's and the benchmarks' switches.
         "ONCELOG_REQUIRE_NODE",
         "ONCELOG_REQUIRE_BROWSER",
+        "ONCELOG_REQUIRE_GO",
         "ONCELOG_THOROUGH",
         "ONCELOG_BENCH_TRACING",
         "ONCELOG_VECTORS",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +21,7 @@ from oncelog.net import free_port
 from oncelog.producer.dispatch import Timeouts
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.settings import Settings
-from oncelog.settings_env import UnknownSettingWarning
+from oncelog.settings_env import OTHER_NAMES, UnknownSettingWarning
 
 # What a bounded wait may overrun by on a loaded two-core machine.
 SLACK_S = 3.0
@@ -169,3 +171,18 @@ def test_a_command_with_no_broker_fails_within_the_connect_timeout() -> None:
     assert done.stderr.startswith("error [broker_unreachable] ")
     assert address in done.stderr
     assert "within 1s" in done.stderr
+
+
+def test_every_oncelog_variable_the_project_sets_is_known() -> None:
+    """A switch set by CI, a test or a drill is a setting or one of ``OTHER_NAMES``: else
+    every command run under it warns (and output-exact tests fail)."""
+    root = Path(__file__).resolve().parents[1]
+    places = [root / ".ci" / "run", root / "Makefile"]
+    for folder in ("tests", "drills", "bench", "oncelog"):
+        places += (root / folder).rglob("*.py")
+    quoted = re.compile(r"""["'\s]((?:export )?ONCELOG_[A-Z][A-Z0-9_]*[A-Z0-9])\b""")
+    names = {m.removeprefix("export ") for p in places for m in quoted.findall(p.read_text())}
+    known = {f"ONCELOG_{name.upper()}" for name in Settings.model_fields} | OTHER_NAMES
+    names = {n for n in names if not n.startswith("ONCELOG_TEST_")}  # a test's own switches
+    planted = {"ONCELOG_BOOTSTRAP_SERVER", "ONCELOG_NOTHING_LIKE_IT", "ONCELOG_NAMESPACE"}
+    assert sorted(names - known - planted) == []

@@ -1,4 +1,10 @@
-"""An Idempotency-Key names one request: the operation of the path is part of it."""
+"""An Idempotency-Key names one request: the operation of the path is part of it.
+
+The write API checks that the path's operation is the body's before it looks a key up, so a
+key reused with the same body on another operation's path is refused as a bad argument, and
+never taken for a retry of the first request (the body's channel and key name the operation,
+so the fingerprint's operation id cannot tell two accepted requests apart any more).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ pytestmark = pytest.mark.kafka
 CHANNEL = "run-keys"
 
 
-def test_a_key_reused_for_complete_on_another_operation_is_422(write_api: WriteClient) -> None:
+def test_a_key_reused_for_complete_on_another_operation_is_refused(write_api: WriteClient) -> None:
     http = write_api.http
     claim = {"channel_id": CHANNEL, "key_name": "a", "tool_name": "t", "params": {}}
     claimed = http.post("/v1/claims", json={**claim, "worker_id": "w1"})
@@ -34,5 +40,8 @@ def test_a_key_reused_for_complete_on_another_operation_is_422(write_api: WriteC
     other = http.post(
         f"/v1/executions/{operation_id(CHANNEL, 'b')}/complete", json=body, headers=key
     )
-    assert other.status_code == 422, other.text
-    assert other.json()["code"] == "idempotency_key_reused"
+    assert other.status_code == 400, other.text
+    assert other.json()["code"] == "invalid_argument"
+    assert "is not execution" in other.json()["detail"]
+    # The first request's answer was not replayed for the other path.
+    assert other.json()["status"] == 400

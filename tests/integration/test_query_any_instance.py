@@ -132,7 +132,8 @@ def _timeline_pages_show_the_straggler(url: str, dup_channels: list[str]) -> Non
         # The reclaim of the slow worker's silent attempt is marked as an unknown outcome.
         for kind in ("claim", "unknown", "fenced"):
             assert page.text.count(f'class="mark" data-kind="{kind}"') == 1, (url, channel, kind)
-        assert "proven duplicate effect" in page.text
+        # The next holder has not settled yet: the fenced completion is a possible double.
+        assert "possible duplicate effect" in page.text
 
 
 def _answers_everything(source: HttpSource, channels: list[str], dup_channels: list[str]) -> None:
