@@ -14,3 +14,15 @@ def beside_python(name: str) -> Path | None:
         return beside
     found = shutil.which(name)
     return None if found is None else Path(found)
+
+
+def required(name: str, make_target: str, error: type[Exception], how: str) -> Path:
+    """:func:`beside_python`, else ``error`` naming where it looked and ``make make_target``
+    (``how``: what that target does)."""
+    found = beside_python(name)
+    if found is None:
+        raise error(
+            f"{name} not found beside {sys.executable} nor on PATH: run `make {make_target}` "
+            f"({how})"
+        )
+    return found

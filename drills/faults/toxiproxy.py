@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -23,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from drills.binaries import beside_python
+from drills.binaries import required
 from oncelog.net import free_port
 
 #: The release ``make toxiproxy`` builds (go install ...@VERSION; builds with Go 1.24+).
@@ -39,13 +38,12 @@ class ToxiproxyError(RuntimeError):
 
 def find_binary() -> Path:
     """``toxiproxy-server`` beside this Python (``make toxiproxy``), else on PATH."""
-    found = beside_python(BINARY)
-    if found is None:
-        raise ToxiproxyError(
-            f"{BINARY} not found beside {sys.executable} nor on PATH: run `make toxiproxy` "
-            f"(go install github.com/Shopify/toxiproxy/v2/cmd/server@{VERSION})"
-        )
-    return found
+    return required(
+        BINARY,
+        "toxiproxy",
+        ToxiproxyError,
+        f"go install github.com/Shopify/toxiproxy/v2/cmd/server@{VERSION}",
+    )
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from drills.binaries import beside_python
+from drills.binaries import required
 
 BINARY = "oncelog-linearizability"
 _TIMEOUT_S = 300.0
@@ -27,13 +26,12 @@ class HistoryCheckError(RuntimeError):
 
 def find_checker() -> Path:
     """``oncelog-linearizability`` beside this Python (``make linearizability``), else on PATH."""
-    found = beside_python(BINARY)
-    if found is None:
-        raise HistoryCheckError(
-            f"{BINARY} not found beside {sys.executable} nor on PATH: run `make linearizability`"
-            " (Go >= 1.23; builds drills/linearizability with Porcupine)"
-        )
-    return found
+    return required(
+        BINARY,
+        "linearizability",
+        HistoryCheckError,
+        "Go >= 1.23; builds drills/linearizability with Porcupine",
+    )
 
 
 @dataclass(frozen=True)

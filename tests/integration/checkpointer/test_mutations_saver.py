@@ -12,14 +12,14 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import httpx
 import pytest
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointMetadata, empty_checkpoint
+from langgraph.checkpoint.base import CheckpointMetadata
 
 from oncelog.errors import CheckpointTooLargeError
 from oncelog.integrations.langgraph import OncelogSaver, wire
 from oncelog.integrations.langgraph.saver import PAGE
+from tests.integration.checkpointer.puts import put_values, stored_parts
 from tests.served import Served
 
 pytestmark = pytest.mark.kafka
@@ -35,22 +35,12 @@ def _put(
     parent: str | None = None,
     run_id: str | None = None,
 ) -> RunnableConfig:
-    checkpoint = empty_checkpoint()
-    checkpoint["channel_values"] = values
-    checkpoint["channel_versions"] = {k: saver.get_next_version(None, None) for k in values}
-    conf: dict[str, Any] = {"thread_id": thread, "checkpoint_ns": ""}
-    if parent is not None:
-        conf["checkpoint_id"] = parent
-    versions = checkpoint["channel_versions"]
     metadata = CheckpointMetadata() if run_id is None else CheckpointMetadata(run_id=run_id)
-    return saver.put(RunnableConfig(configurable=conf), checkpoint, metadata, versions)
+    return put_values(saver, thread, values, parent, metadata)
 
 
 def _part_count(served: Served, thread: str) -> int:
-    answer = httpx.get(f"{served.url}/v1/checkpoint-parts/{thread}", params={"limit": 1000})
-    assert answer.status_code == 200, answer.text
-    assert not answer.json()["truncated"]
-    return len(answer.json()["items"])
+    return len(stored_parts(served, thread))
 
 
 def _thread(thread: str) -> RunnableConfig:

@@ -5,12 +5,8 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable
-from typing import Any
 
-import httpx
 import pytest
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointMetadata, empty_checkpoint
 
 from oncelog.errors import (
     BrokerUnreachableError,
@@ -26,6 +22,7 @@ from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.query.catch_up import wait_until_folded
 from oncelog.query.source import HttpSource
 from oncelog.schemas.checkpoint_parts import PART_BYTES
+from tests.integration.checkpointer.puts import put_values, stored_parts
 from tests.served import Served
 
 pytestmark = pytest.mark.kafka
@@ -33,41 +30,12 @@ pytestmark = pytest.mark.kafka
 Saver = Callable[..., OncelogSaver]
 
 
-def _put(
-    saver: OncelogSaver,
-    thread: str,
-    values: dict[str, Any],
-    parent: str | None = None,
-) -> RunnableConfig:
-    checkpoint = empty_checkpoint()
-    checkpoint["channel_values"] = values
-    checkpoint["channel_versions"] = {k: saver.get_next_version(None, None) for k in values}
-    conf: dict[str, Any] = {"thread_id": thread, "checkpoint_ns": ""}
-    if parent is not None:
-        conf["checkpoint_id"] = parent
-    config = RunnableConfig(configurable=conf)
-    stored = saver.put(
-        config,
-        checkpoint,
-        CheckpointMetadata(step=0),
-        checkpoint["channel_versions"],
-    )
-    return stored
-
-
-def _parts(served: Served, thread: str) -> list[dict[str, Any]]:
-    answer = httpx.get(f"{served.url}/v1/checkpoint-parts/{thread}", params={"limit": 1000})
-    assert answer.status_code == 200, answer.text
-    items: list[dict[str, Any]] = answer.json()["items"]
-    return items
-
-
 def test_a_saver_reads_its_own_writes_at_once(make_saver: Saver) -> None:
     saver = make_saver()
     thread = f"own-{uuid.uuid4().hex}"
     parent = None
     for step in range(20):
-        stored = _put(saver, thread, {"n": step}, parent)
+        stored = put_values(saver, thread, {"n": step}, parent)
         parent = stored["configurable"]["checkpoint_id"]
         latest = saver.get_tuple({"configurable": {"thread_id": thread}})
         assert latest is not None  # no wait in between: the read named the put's position
@@ -78,7 +46,7 @@ def test_a_saver_reads_its_own_writes_at_once(make_saver: Saver) -> None:
 def test_another_saver_sees_them_once_it_names_nothing(make_saver: Saver) -> None:
     writer, reader = make_saver(), make_saver()
     thread = f"other-{uuid.uuid4().hex}"
-    _put(writer, thread, {"x": 1})
+    put_values(writer, thread, {"x": 1})
     # The reader never wrote: it names no position and may read before the fold. It
     # sees the checkpoint after a read of the writer's (which waits on its position).
     assert writer.get_tuple({"configurable": {"thread_id": thread}}) is not None
@@ -93,11 +61,11 @@ def test_a_state_of_5_mb_is_written_in_parts_and_read_back_whole(
     saver = make_saver()
     thread = f"big-{uuid.uuid4().hex}"
     state = os.urandom(5 * 1024 * 1024 + 17)
-    _put(saver, thread, {"blob": state, "small": "s"})
+    put_values(saver, thread, {"blob": state, "small": "s"})
     tup = saver.get_tuple({"configurable": {"thread_id": thread}})
     assert tup is not None
     assert tup.checkpoint["channel_values"]["blob"] == state
-    blob_parts = [p for p in _parts(served, thread) if p["channel"] == "blob"]
+    blob_parts = [p for p in stored_parts(served, thread) if p["channel"] == "blob"]
     assert len(blob_parts) == len(state) // PART_BYTES + 1 == 6
     assert {p["parts"] for p in blob_parts} == {6}
 
@@ -109,11 +77,11 @@ def test_a_value_over_the_limit_is_refused_before_anything_is_written(
     saver = make_saver()
     thread = f"huge-{uuid.uuid4().hex}"
     with pytest.raises(CheckpointTooLargeError, match=r"channel 'blob' of thread .* over") as err:
-        _put(saver, thread, {"blob": b"x" * 2048, "ok": 1})
+        put_values(saver, thread, {"blob": b"x" * 2048, "ok": 1})
     assert err.value.code == "checkpoint_too_large"
-    _put(saver, f"{thread}-marker", {"ok": 1})  # a later write of this saver, folded
+    put_values(saver, f"{thread}-marker", {"ok": 1})  # a later write of this saver, folded
     assert saver.get_tuple({"configurable": {"thread_id": f"{thread}-marker"}}) is not None
-    assert _parts(served, thread) == []  # not even the small channel of the refused put
+    assert stored_parts(served, thread) == []  # not even the small channel of the refused put
 
 
 def test_deleting_a_thread_deletes_its_checkpoints_and_never_its_executions(
@@ -124,15 +92,15 @@ def test_deleting_a_thread_deletes_its_checkpoints_and_never_its_executions(
         claim = client.claim_execution(thread, step=1, tool_name="charge", params={"a": 1})
         client.complete_execution(claim.execution, claim.claim_token, {"charged": True})
     saver = make_saver()
-    first = _put(saver, thread, {"n": 1})
-    _put(saver, thread, {"n": 2}, first["configurable"]["checkpoint_id"])
+    first = put_values(saver, thread, {"n": 1})
+    put_values(saver, thread, {"n": 2}, first["configurable"]["checkpoint_id"])
     saver.put_writes(first, [("n", 3)], "task-1")
     assert len(list(saver.list({"configurable": {"thread_id": thread}}))) == 2
 
     saver.delete_thread(thread)
     assert saver.get_tuple({"configurable": {"thread_id": thread}}) is None
     assert list(saver.list({"configurable": {"thread_id": thread}})) == []
-    assert _parts(served, thread) == []
+    assert stored_parts(served, thread) == []
     source = HttpSource(served.url)
     # The completion's decision came before the projector's commit: wait for the fold.
     settings = served.settings
@@ -167,5 +135,5 @@ def test_a_thread_id_no_url_can_carry_is_refused_before_any_write(
 ) -> None:
     saver = make_saver()
     with pytest.raises(InvalidArgumentError, match="URL path") as err:
-        _put(saver, thread, {"x": 1})
+        put_values(saver, thread, {"x": 1})
     assert err.value.code == "invalid_argument"
