@@ -45,6 +45,14 @@ WideOption = Annotated[
 LimitOption = Annotated[int, typer.Option(min=1, help="At most this many rows.")]
 A = TypeVar("A")
 
+# Every table the CLI prints: no borders, so a narrow terminal keeps its columns.
+_TABLE_STYLE: Final[dict[str, Any]] = {
+    "box": None,
+    "pad_edge": False,
+    "collapse_padding": True,
+    "header_style": "bold underline",
+}
+
 
 @contextmanager
 def _source(db: Path | None, url: str | None) -> Iterator[QuerySource]:
@@ -104,14 +112,7 @@ def _table(
     caption = None
     if "time" in columns and values:
         caption = f"times UTC, {days[0]}" if one_day else "times UTC"
-    table = Table(
-        title=title,
-        caption=caption,
-        box=None,
-        pad_edge=False,
-        collapse_padding=True,
-        header_style="bold underline",
-    )
+    table = Table(title=title, caption=caption, **_TABLE_STYLE)
     for column in columns:
         table.add_column(column if wide else _HEADERS.get(column, column), overflow="fold")
     for v in values:

@@ -81,13 +81,9 @@ class _Emitter(Emitter):
     """Accumulates the lines of the generated function and the names it uses."""
 
     def __init__(self, named: dict[str, Any]) -> None:
-        scope: dict[str, Any] = {
-            "UnsureError": UnsureError,
-            "read_raw": read_raw,
-            "read_text": read_text,
-            "unpack_f": struct.Struct("<f").unpack_from,
-            "unpack_d": struct.Struct("<d").unpack_from,
-        }
+        scope: dict[str, Any] = {f.__name__: f for f in (UnsureError, read_raw, read_text)}
+        scope["unpack_f"] = struct.Struct("<f").unpack_from
+        scope["unpack_d"] = struct.Struct("<d").unpack_from
         super().__init__(named, scope)
 
     def add(self, indent: int, *lines: str) -> None:
