@@ -287,14 +287,28 @@ def _wait(state: ExecutionState, request: Request, fp: str, t: int) -> Result:
     return _commit(state, request, fp, Outcome.IN_PROGRESS, t)
 
 
-def _on_claim(state: ExecutionState, request: Request, body: Claim, fp: str, t: int) -> Result:
+def clock_grace_ms(state: ExecutionState, max_clock_step_ms: int) -> int:
+    """How long past its deadline a lapsed lease still waits for its holder.
+
+    Log time is the leader broker's clock: a step forward of it (NTP, a VM resumed, a
+    new leader whose clock runs ahead) lapses a lease its holder keeps heartbeating.
+    So a lapsed lease waits ``max_clock_step_ms`` more before a reclaim, unless it was
+    released (the holder gave it up: no clock decided that). docs/spec.md §4, "Clock
+    steps"; the bound is a ledger constant (``ONCELOG_MAX_CLOCK_STEP_MS``).
+    """
+    return 0 if state.released else max_clock_step_ms
+
+
+def _on_claim(
+    state: ExecutionState, request: Request, body: Claim, fp: str, t: int, *, max_step: int = 0
+) -> Result:
     status = state.status
     if request.claim_token is None:
         return _unchanged(state, request, Outcome.INVALID_REQUEST, t)
     if status is Status.CLAIMED:
         if fp == state.token_fp:
             return _unchanged(state, request, Outcome.CLAIMED, t)
-        if t < state.lease_deadline_ms:
+        if t < state.lease_deadline_ms + clock_grace_ms(state, max_step):
             return _wait(state, request, fp, t)
         return _reclaim(state, request, body, fp, t)
     if status is Status.FAILED and state.retryable:
@@ -501,7 +515,6 @@ def _on_get(state: ExecutionState, request: Request, body: Get, fp: str, t: int)
 
 
 _RULES: Final[dict[type, Callable[[ExecutionState, Request, Any, str, int], Result]]] = {
-    Claim: _on_claim,
     Heartbeat: _on_heartbeat,
     Complete: _on_complete,
     Fail: _on_fail,
@@ -538,8 +551,14 @@ def _retried(
 # --- the fold ----------------------------------------------------------------------
 
 
-def fold(state: ExecutionState | None, request: Request, log_time_ms: int) -> Result:
+def fold(
+    state: ExecutionState | None, request: Request, log_time_ms: int, max_clock_step_ms: int = 0
+) -> Result:
     """Judge ``request`` against ``state`` at log time ``log_time_ms``.
+
+    ``max_clock_step_ms`` is the ledger's bound on a step of the leader's clock: a
+    lapsed lease is reclaimed only once it lapsed by that much more (see
+    :func:`clock_grace_ms`).
 
     Returns the state after (the same object when nothing changed; ``None``
     while the operation is absent) and exactly one decision. The decision's
@@ -571,6 +590,8 @@ def fold(state: ExecutionState | None, request: Request, log_time_ms: int) -> Re
     for seen in state.recent:
         if seen.request_id == request_id and _is_retry(seen, fp, body):
             return _retried(state, request, body, seen, log_time_ms)
+    if type(body) is Claim:
+        return _on_claim(state, request, body, fp, log_time_ms, max_step=max_clock_step_ms)
     return _RULES[type(body)](state, request, body, fp, log_time_ms)
 
 
