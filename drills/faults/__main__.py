@@ -1,10 +1,11 @@
 """``make faults``: 100k fuzz cases, 100 projector kills, a broker restart, the failover
-drill on a three-node cluster and the network drill, with figures.
+drill on a three-node cluster, the network drill and the clock drill, with figures.
 
-Usage: ``python -m drills.faults [all|failover|network|disk] [--fuzz N] [--kills N]
+Usage: ``python -m drills.faults [all|failover|network|disk|clock] [--fuzz N] [--kills N]
 [--leader-kills N] [--rounds N] [--max-hold-s S] [--links L,..] [--kinds K,..] [--short]
 [--skip-broker]``. The last line is one JSON object with the figures; ``failover``,
-``network`` and ``disk`` (the broker's log directory filled) run that drill alone, and
+``network``, ``disk`` (the broker's log directory filled) and ``clock`` (brokers' clocks
+stepped, :mod:`drills.faults.clock`) run that drill alone, and
 their last line is its figures.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 from rich.console import Console
 
 from drills.faults.broker_restart import broker_restart_drill
+from drills.faults.clock import clock_drill
 from drills.faults.disk_full import broker_disk_full
 from drills.faults.failover import failover_drill
 from drills.faults.fuzz import fuzz_decoder, fuzz_projector
@@ -47,7 +49,8 @@ def main() -> None:
     """Run every drill and print what it found; the last line is JSON."""
     parser = argparse.ArgumentParser()
     parser.add_argument(
-        "drill", nargs="?", choices=["all", "failover", "network", "disk"], default="all"
+        "drill", nargs="?", choices=["all", "failover", "network", "disk", "clock"],
+        default="all",
     )
     parser.add_argument("--fuzz", type=int, default=100_000)
     parser.add_argument("--kills", type=int, default=100)
@@ -65,9 +68,9 @@ def main() -> None:
         "--skip-broker", action="store_true", help="no broker restart, failover, network"
     )
     args = parser.parse_args()
-    if args.drill in ("failover", "network", "disk"):
+    if args.drill in ("failover", "network", "disk", "clock"):
         run = {"failover": lambda: _failover(args.leader_kills), "network": lambda: _network(args),
-               "disk": _broker_disk}[args.drill]  # fmt: skip
+               "disk": _broker_disk, "clock": _clock}[args.drill]  # fmt: skip
         figures = run()
         print(json.dumps(figures, sort_keys=False))
         raise SystemExit(0 if figures["ok"] else 1)
@@ -79,6 +82,7 @@ def main() -> None:
         out["failover"] = _failover(args.leader_kills)
         out["network"] = _network(args)
         out["broker_disk_full"] = _broker_disk()
+        out["clock"] = _clock()
     print(json.dumps(out, sort_keys=True))
 
 
@@ -180,6 +184,14 @@ def _broker_disk() -> dict[str, Any]:
     ok = ok and report.history is not None and report.history.linearizable
     console.print(f"broker disk full ({workdir}): {figures}", markup=False)
     return {**figures, "ok": ok and log.requests > 0 and all(figures[k] == 0 for k in zero)}
+
+
+def _clock() -> dict[str, Any]:
+    """The brokers' clocks stepped while holders heartbeat, before and after the defence."""
+    workdir = Path(tempfile.mkdtemp(prefix="oncelog-faults-clock-"))
+    report = clock_drill(workdir)
+    console.print(f"clock steps ({workdir}, {report.seconds:.0f} s)", markup=False)
+    return {**report.figures(), "ok": report.ok}
 
 
 def _say(line: str) -> None:
