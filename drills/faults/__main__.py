@@ -49,7 +49,9 @@ def main() -> None:
     """Run every drill and print what it found; the last line is JSON."""
     parser = argparse.ArgumentParser()
     parser.add_argument(
-        "drill", nargs="?", choices=["all", "failover", "network", "disk", "clock"],
+        "drill",
+        nargs="?",
+        choices=["all", "failover", "network", "disk", "clock"],
         default="all",
     )
     parser.add_argument("--fuzz", type=int, default=100_000)

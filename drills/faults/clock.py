@@ -239,4 +239,3 @@ def _not_in_audit(db: Path, doubles: list[Reclaim]) -> int:
         items = suspected_duplicates(live.cursor())
     listed = {f"{i.channel_id}/{i.key_name}" for i in items if i.verdict in _DUPLICATE_VERDICTS}
     return sum(1 for r in doubles if r.op not in listed or not r.outcome_unknown)
-
