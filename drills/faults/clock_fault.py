@@ -40,6 +40,10 @@ class FakeClocks:
             "FAKETIME_TIMESTAMP_FILE": str(self._files[node]),
             "FAKETIME_CACHE_DURATION": "1",
             "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+            # Without this, libfaketime's pthread_cond_timedwait on the monotonic clock
+            # returns at once: every timed wait in the JVM (Object.wait) spins, and the
+            # controllers never finish an election.
+            "FAKETIME_FORCE_MONOTONIC_FIX": "0",
         }
 
     def set(self, offsets: Mapping[int, int]) -> None:
