@@ -240,8 +240,14 @@ def _judge(ledger: _Ledger, workdir: Path) -> None:
 
 
 def _not_in_audit(db: Path, doubles: list[Reclaim]) -> int:
-    """Doubles whose operation the audit does not list as a (possible) duplicate."""
+    """Doubles whose operation the audit (the projection, not what a client read) does not
+    list with an unknown outcome and a duplicate's verdict. A rival whose claim was
+    re-sent reads the copy's answer, which names no previous attempt: the log still does."""
     with Store(db, read_only=True) as live:
         items = suspected_duplicates(live.cursor())
-    listed = {f"{i.channel_id}/{i.key_name}" for i in items if i.verdict in _DUPLICATE_VERDICTS}
-    return sum(1 for r in doubles if r.op not in listed or not r.outcome_unknown)
+    listed = {
+        f"{i.channel_id}/{i.key_name}"
+        for i in items
+        if i.kind == "unknown_outcome" and i.verdict in _DUPLICATE_VERDICTS
+    }
+    return sum(1 for r in doubles if r.op not in listed)
