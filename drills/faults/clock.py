@@ -241,8 +241,7 @@ def _judge(ledger: _Ledger, workdir: Path) -> None:
 
 def _not_in_audit(db: Path, doubles: list[Reclaim]) -> int:
     """Doubles whose operation the audit (the projection, not what a client read) does not
-    list with an unknown outcome and a duplicate's verdict. A rival whose claim was
-    re-sent reads the copy's answer, which names no previous attempt: the log still does."""
+    list with an unknown outcome and a duplicate's verdict."""
     with Store(db, read_only=True) as live:
         items = suspected_duplicates(live.cursor())
     listed = {
