@@ -66,9 +66,11 @@ class Group:
         self.stop_member(projector_id)
         self.start_member(projector_id, python)
 
-    def start_load(self, name: str, python: Path) -> None:
-        """A load (:mod:`drills.upgrade.load`) run by ``python``'s release."""
+    def start_load(self, name: str, python: Path, rivals: bool = False) -> None:
+        """A load (:mod:`drills.upgrade.load`) run by ``python``'s release; with ``rivals``,
+        every 4th claim is contested (answered ``in_progress``)."""
         args = [str(python), "-m", load.MODULE, name, str(self.workdir / "history")]
+        args += ["--rivals"] if rivals else []
         self.loads.append(self._spawn(args, f"load-{name}.log", self._env()))
 
     def run_module(self, python: Path, module: str) -> str:

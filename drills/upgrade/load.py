@@ -1,6 +1,6 @@
 """A claim+complete load in a process of its own, run by either release's Python.
 
-Usage: ``python -m drills.upgrade.load NAME OUT_DIR [--threads N]``, with the broker and
+Usage: ``python -m drills.upgrade.load NAME OUT_DIR [--threads N] [--rivals]``, with the broker and
 topics in the ``ONCELOG_*`` environment. It imports only what both releases have (the SDK's
 blocking client and :mod:`drills.history`), so the drill runs it with the previous
 release's virtualenv as well as with this one. Each thread records its calls in
@@ -34,8 +34,8 @@ TIMEOUTS = Timeouts(total_s=120, resend_after_s=5)
 class Load:
     """Threads of sequential claim+complete cycles until :attr:`stop` is set."""
 
-    def __init__(self, name: str, out: Path, acks: TextIO) -> None:
-        self.name, self.out, self.acks = name, out, acks
+    def __init__(self, name: str, out: Path, acks: TextIO, rivals: bool) -> None:
+        self.name, self.out, self.acks, self.rivals = name, out, acks, rivals
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.completed = 0
@@ -63,6 +63,10 @@ class Load:
             if claim.status != ClaimStatus.CLAIMED:
                 self.wrong_answers.append(f"{channel}/{key}: {claim.status}")
                 return
+            if self.rivals and i % 4 == 0:  # a rival's claim while held: in_progress
+                rival = calls.claim(channel, key, tool_name="t", params={"i": i})
+                if rival.status != ClaimStatus.IN_PROGRESS:
+                    self.wrong_answers.append(f"{channel}/{key} rival: {rival.status}")
             calls.complete(claim.execution, claim.claim_token, {"i": i})
             with self.lock:
                 self.acks.write(json.dumps([channel, key]) + "\n")
@@ -85,10 +89,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("name")
     parser.add_argument("out", type=Path)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rivals", action="store_true", help="contest every 4th claim")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     with (args.out / f"{args.name}.acks.jsonl").open("a", buffering=1) as acks:
-        load = Load(args.name, args.out, acks)
+        load = Load(args.name, args.out, acks, args.rivals)
         signal.signal(signal.SIGTERM, lambda _signum, _frame: load.stop.set())
         threads = [threading.Thread(target=load.run, args=(n,)) for n in range(args.threads)]
         for thread in threads:
