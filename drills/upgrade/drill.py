@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -92,6 +93,7 @@ def run_phase(
     """One phase, then the checks, on the current release alone. ``contested``: claims are
     contested where the previous release folds too (docs/spec.md §10 says why not by
     default)."""
+    began = time.monotonic()
     workdir.mkdir(parents=True)
     settings = _settings(bootstrap, workdir, name)
     group = Group(settings, workdir)
@@ -109,7 +111,7 @@ def run_phase(
         settle(settings, Timeouts(total_s=180, resend_after_s=5))
     finally:
         stop_process(proc)
-    return _figures(group, release, stalled, loads)
+    return {**_figures(group, release, stalled, loads), "seconds": round(time.monotonic() - began)}
 
 
 def _figures(
