@@ -6,11 +6,12 @@ fetch tags) still has the commit, which the drill falls back to.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from oncelog.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,9 +37,9 @@ class Release:
 
 
 def cache_dir() -> Path:
-    """Where the releases' sources and virtualenvs are kept (``ONCELOG_CACHE_DIR``)."""
-    base = os.environ.get("ONCELOG_CACHE_DIR") or Path.home() / ".cache" / "oncelog"
-    return Path(base)
+    """Where the releases' sources and virtualenvs are kept: beside the broker's jars
+    (``ONCELOG_CACHE_DIR``)."""
+    return Settings().cache_dir
 
 
 def _git(*args: str) -> str:
