@@ -5,8 +5,8 @@ Usage: ``python -m drills.faults [all|failover|network|disk|clock] [--fuzz N] [-
 [--leader-kills N] [--rounds N] [--max-hold-s S] [--links L,..] [--kinds K,..] [--short]
 [--skip-broker]``. The last line is one JSON object with the figures; ``failover``,
 ``network``, ``disk`` (the broker's log directory filled) and ``clock`` (brokers' clocks
-stepped, :mod:`drills.faults.clock`) run that drill alone, and
-their last line is its figures.
+stepped, :mod:`drills.faults.clock`) run that drill alone, and their last line is its
+figures. The upgrade drill (``python -m drills.upgrade``) runs last.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from drills.faults.net_cluster import cluster_network_drill
 from drills.faults.net_schedule import KINDS, schedule, short_schedule
 from drills.faults.network import LINKS, PAIRS, combined, network_drill
 from drills.faults.projector_kills import projector_kill_drill
+from drills.upgrade.drill import upgrade_drill
 from oncelog.broker.local import broker_for_run
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
@@ -85,6 +86,7 @@ def main() -> None:
         out["network"] = _network(args)
         out["broker_disk_full"] = _broker_disk()
         out["clock"] = _clock()
+        out["upgrade"] = upgrade_drill(_say)  # the previous release against this one
     print(json.dumps(out, sort_keys=True))
 
 
