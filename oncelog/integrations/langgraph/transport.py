@@ -33,6 +33,9 @@ from oncelog.schemas.codec import encode_checkpoint
 from oncelog.schemas.models import CheckpointRecord
 from oncelog.schemas.read_api import error_of
 
+#: The writer's own producer settings (the ledger's defaults otherwise).
+PIPELINED: Mapping[str, Any] = {"max.in.flight.requests.per.connection": 5}
+
 Tombstone = tuple[str, int]
 """(record_key, part) of a part to delete."""
 
@@ -53,7 +56,9 @@ class CheckpointWriter:
         except BaseException:
             self._consumer.close()
             raise
-        self._producer = FutureProducer(kafka)
+        # A put is a few records produced at once: up to five requests in flight (order kept
+        # by idempotence) so the ones after the first do not wait for its acknowledgement.
+        self._producer = FutureProducer({**PIPELINED, **kafka})
         self._lock = threading.Lock()
         self._written: dict[int, int] = {}
 

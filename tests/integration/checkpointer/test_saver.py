@@ -65,6 +65,9 @@ def test_a_state_of_5_mb_is_written_in_parts_and_read_back_whole(
     tup = saver.get_tuple({"configurable": {"thread_id": thread}})
     assert tup is not None
     assert tup.checkpoint["channel_values"]["blob"] == state
+    # The listing reads from serve (get_tuple may answer from the saver's memory): folded.
+    (listed,) = saver.list({"configurable": {"thread_id": thread}})
+    assert listed.checkpoint["channel_values"]["blob"] == state
     blob_parts = [p for p in stored_parts(served, thread) if p["channel"] == "blob"]
     assert len(blob_parts) == len(state) // PART_BYTES + 1 == 6
     assert {p["parts"] for p in blob_parts} == {6}
