@@ -27,6 +27,8 @@ from oncelog.schemas.models import CheckpointRecord
 
 #: Threads (with namespace) remembered; the least recently written is forgotten first.
 THREADS: int = 1024
+#: Checkpoint ids (and parents) remembered per thread, for the branch tree's reads.
+HEADS: int = 256
 
 _Where = tuple[str, str]  # (thread_id, checkpoint_ns)
 _BlobKey = tuple[str, str]  # (channel, version)
@@ -38,6 +40,7 @@ class _Entry:
     checkpoint: CheckpointRecord | None = None
     blobs: dict[_BlobKey, CheckpointBlob] = field(default_factory=dict)
     writes: dict[tuple[str, int], CheckpointWrite] = field(default_factory=dict)
+    heads: list[tuple[str, str | None]] = field(default_factory=list)  # (id, parent) put
 
 
 def _joined(records: Sequence[CheckpointRecord]) -> list[tuple[CheckpointRecord, bytes]]:
@@ -91,6 +94,10 @@ class RecentPuts:
                 )
             entry.checkpoint = _with_data(head, body)
             entry.writes = {}
+            entry.heads = [
+                *entry.heads[-(HEADS - 1) :],
+                (head.checkpoint_id, head.parent_checkpoint_id),
+            ]
             self._entries[where] = entry
             while len(self._entries) > self._threads:
                 self._entries.popitem(last=False)
@@ -130,6 +137,18 @@ class RecentPuts:
             metadata=head.metadata or b"", blobs=blobs, writes=writes,
         )  # fmt: skip
 
+    def heads_after(self, thread_id: str, after_id: str | None) -> dict[str, str | None] | None:
+        """The root-namespace checkpoints above ``after_id`` with their parents, when
+        ``after_id`` is one this saver put and remembers: every checkpoint put since is its
+        own (the caller checks the watermark), and ids are ordered by time (LangGraph's)."""
+        with self._lock:
+            entry = self._entries.get((thread_id, ""))
+            if entry is None or after_id is None:
+                return None
+            if after_id not in {c for c, _ in entry.heads}:
+                return None
+            return {c: parent for c, parent in entry.heads if c > after_id}
+
     def forget_thread(self, thread_id: str) -> None:
         """Forget a thread (deleted, pruned or copied onto)."""
         with self._lock:
@@ -165,4 +184,4 @@ def _named_blobs(
     return sorted((known[k] for k in named if known[k].type != "empty"), key=lambda b: b.channel)
 
 
-__all__ = ["THREADS", "RecentPuts"]
+__all__ = ["HEADS", "THREADS", "RecentPuts"]

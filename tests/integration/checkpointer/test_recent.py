@@ -27,12 +27,18 @@ def test_the_read_after_a_put_is_answered_without_serve(served: Served) -> None:
         saver.put_writes(stored, [("n", 3)], task_id="t1")
         latest = saver.get_tuple({"configurable": {"thread_id": thread}})
         named = saver.get_tuple(stored)
-    assert latest is not None and named is not None
+        heads = saver.checkpoint_heads(thread, first["configurable"]["checkpoint_id"])
+    assert heads == {
+        stored["configurable"]["checkpoint_id"]: first["configurable"]["checkpoint_id"]
+    }
+    assert latest is not None
+    assert named is not None
     assert latest.checkpoint["channel_values"] == {"n": 2}
     assert latest.checkpoint["id"] == stored["configurable"]["checkpoint_id"]
     assert latest.parent_config is not None
-    assert latest.parent_config["configurable"]["checkpoint_id"] == (
-        first["configurable"]["checkpoint_id"]
+    assert (
+        latest.parent_config["configurable"]["checkpoint_id"]
+        == (first["configurable"]["checkpoint_id"])
     )
     assert latest.pending_writes == [("t1", "n", 3)]
     assert named.checkpoint["id"] == latest.checkpoint["id"]
@@ -44,6 +50,9 @@ def test_a_second_writer_on_the_thread_is_read_back(make_saver: Saver) -> None:
     mine = put_values(first, thread, {"who": "first"})
     assert first.get_tuple({"configurable": {"thread_id": thread}}) is not None
     theirs = put_values(second, thread, {"who": "second"}, mine["configurable"]["checkpoint_id"])
+    assert first.checkpoint_heads(thread, mine["configurable"]["checkpoint_id"]) == {
+        theirs["configurable"]["checkpoint_id"]: mine["configurable"]["checkpoint_id"]
+    }
     latest = first.get_tuple({"configurable": {"thread_id": thread}})
     assert latest is not None
     assert latest.checkpoint["id"] == theirs["configurable"]["checkpoint_id"]
@@ -51,7 +60,8 @@ def test_a_second_writer_on_the_thread_is_read_back(make_saver: Saver) -> None:
     # And the first writer's next put is again its own memory's latest.
     again = put_values(first, thread, {"who": "first again"}, latest.checkpoint["id"])
     back = first.get_tuple({"configurable": {"thread_id": thread}})
-    assert back is not None and back.checkpoint["id"] == again["configurable"]["checkpoint_id"]
+    assert back is not None
+    assert back.checkpoint["id"] == again["configurable"]["checkpoint_id"]
 
 
 def test_a_deleted_thread_is_not_answered_from_memory(make_saver: Saver) -> None:
