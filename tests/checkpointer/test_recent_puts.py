@@ -22,7 +22,8 @@ def _put(
     checkpoint["channel_values"] = values
     checkpoint["channel_versions"] = dict(versions)
     config = RunnableConfig(configurable={"thread_id": "t", "checkpoint_ns": ""})
-    records = wire.put_records(SERDE, config, checkpoint, CheckpointMetadata(step=1), new)
+    meta = CheckpointMetadata(step=1)
+    records = wire.put_records(SERDE, config, checkpoint, meta, dict[str, str | int | float](new))
     return checkpoint["id"], records
 
 
