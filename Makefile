@@ -117,7 +117,7 @@ bench-peers: jars  ## oncelog vs a plain Postgres table and DBOS, same broker an
 	$(PY) -m bench.peers
 
 # LangGraph's own savers (SQLite, Postgres) come with the `bench` extra, installed here.
-bench-checkpoint: jars  ## LangGraph checkpoint put/get_tuple: oncelog's saver, SQLite's, Postgres' (~1 min)
+bench-checkpoint: jars  ## LangGraph checkpoint put/get_tuple and a 20-superstep agent: oncelog, SQLite, Postgres (~2 min)
 	$(PY) -m pip install -q -c constraints.txt -e '.[bench]'
 	$(PY) -m bench.bench_checkpoint
 
