@@ -112,7 +112,7 @@ async def _http_error(request: Request, exc: Exception) -> ProblemResponse:
     return problem(exc.status_code, code, str(exc.detail), **(exc.headers or {}))
 
 
-_HANDLERS: dict[Any, Callable[[Request, Exception], Any]] = {
+ERROR_HANDLERS: dict[Any, Callable[[Request, Exception], Any]] = {
     LedgerError: _ledger_error,
     RequestValidationError: _bad_request,
     StarletteHTTPException: _http_error,
@@ -188,7 +188,7 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         middleware=_middleware(token, writes, router),
-        exception_handlers=_HANDLERS,
+        exception_handlers=ERROR_HANDLERS,
     )
     if writes is not None:
         writes.install(app)
