@@ -29,7 +29,7 @@ def create_write_app(writes: WriteApi) -> FastAPI:
         version="1",
         docs_url=None,
         redoc_url=None,
-        middleware=[Middleware(Guard, access=access)],
+        middleware=[Middleware(writes.front, access=access), Middleware(Guard, access=access)],
         exception_handlers=ERROR_HANDLERS,
     )
     writes.install(app)

@@ -73,12 +73,24 @@ def _connect(path: Path | None) -> sqlite3.Connection:
     # Lost on a crash of the host, as the memory of one process is: the fold still
     # dedups a retried request id; only the 422 and 409 answers depend on this file.
     db.execute("PRAGMA synchronous=OFF")
+    if path is not None:  # readers and the writer of each worker do not block each other
+        db.execute("PRAGMA journal_mode=WAL")
     with _transaction(db):
-        if path is not None:
-            db.execute("PRAGMA journal_mode=WAL")
         for statement in _SCHEMA:
             db.execute(statement)
     return db
+
+
+# Oldest first (by first use): a key is forgotten when too old, or to make room.
+_FORGET: Final = "DELETE FROM uses WHERE at <= ? OR rowid <= (SELECT max(rowid) FROM uses) - ?"
+# A new key is taken; a known one again only with its payload and once not in flight.
+# No row back: refused (the caller tells why).
+_TAKE: Final = (
+    "INSERT INTO uses VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE"
+    " SET in_flight_until = excluded.in_flight_until"
+    " WHERE fingerprint = excluded.fingerprint AND in_flight_until <= excluded.at"
+    " RETURNING at"
+)
 
 
 @contextmanager
@@ -152,34 +164,22 @@ class KeyMemory:
     def _begin(self, key: str, print_: str) -> float:
         """Take ``key`` for its request; the time it was first used."""
         now = self.clock()
-        until = now + self.in_flight_for_s
-        with self._lock, _transaction(self._db) as db:
-            self._forget_old(db, now)
-            row = db.execute(
-                "SELECT fingerprint, in_flight_until, at FROM uses WHERE key = ?", (key,)
-            ).fetchone()
-            if row is None:
-                db.execute("INSERT INTO uses VALUES (?, ?, ?, ?)", (key, print_, until, now))
-                return now
-            if row[0] != print_:
-                raise IdempotencyKeyReusedError(
-                    f"Idempotency-Key {key!r} was first used with another route or payload: "
-                    "use a fresh key for a new request"
-                )
-            if row[1] > now:
-                raise RequestInFlightError(
-                    f"the request with Idempotency-Key {key!r} still waits for its decision: "
-                    "retry after it is answered"
-                )
-            db.execute("UPDATE uses SET in_flight_until = ? WHERE key = ?", (until, key))
-            return float(row[2])
-
-    def _forget_old(self, db: sqlite3.Connection, now: float) -> None:
-        # Oldest first (by first use): a key is forgotten when too old, or to make room.
-        db.execute("DELETE FROM uses WHERE at <= ?", (now - self.kept_for_s,))
-        db.execute(
-            "DELETE FROM uses WHERE rowid <= (SELECT max(rowid) FROM uses) - ?",
-            (self.kept - 1,),
+        with self._lock:
+            db = self._db
+            # One statement each, atomic in SQLite: no transaction to hold across processes.
+            db.execute(_FORGET, (now - self.kept_for_s, self.kept - 1))
+            taken = db.execute(_TAKE, (key, print_, now + self.in_flight_for_s, now)).fetchone()
+            if taken is not None:
+                return float(taken[0])
+            row = db.execute("SELECT fingerprint FROM uses WHERE key = ?", (key,)).fetchone()
+        if row is not None and row[0] != print_:
+            raise IdempotencyKeyReusedError(
+                f"Idempotency-Key {key!r} was first used with another route or payload: "
+                "use a fresh key for a new request"
+            )
+        raise RequestInFlightError(
+            f"the request with Idempotency-Key {key!r} still waits for its decision: "
+            "retry after it is answered"
         )
 
 

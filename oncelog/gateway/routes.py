@@ -21,8 +21,10 @@ from typing import Annotated, Any, Final, TypedDict, TypeVar
 
 from fastapi import Depends, FastAPI, Header, Query, Response
 from pydantic import BaseModel, SecretStr
+from starlette.types import ASGIApp
 
 from oncelog.errors import NotFoundError
+from oncelog.gateway.fast import Handler, WriteFront
 from oncelog.gateway.idempotency import ClaimTokens, KeyMemory, fingerprint, parse_key
 from oncelog.gateway.models import (
     CancelAnswer,
@@ -40,6 +42,7 @@ from oncelog.gateway.models import (
 from oncelog.producer.calls import PendingCall, RequestBuilder
 from oncelog.producer.results import Claim
 from oncelog.producer.transport import Transport
+from oncelog.query.guard import Access
 from oncelog.query.problem import problem_responses
 from oncelog.tracing.propagation import Headers, caller_headers
 
@@ -59,7 +62,7 @@ KeyHeader = Annotated[
 ]
 
 
-def _caller_trace(
+async def _caller_trace(
     traceparent: Annotated[
         str | None,
         Header(description="The caller's W3C trace context, carried on the request record."),
@@ -83,7 +86,7 @@ def _on(operation_id: str, action: str) -> str:
     return f"{EXECUTIONS}{operation_id}/{action}"
 
 
-def _key(idempotency_key: KeyHeader = None) -> str | None:
+async def _key(idempotency_key: KeyHeader = None) -> str | None:
     return parse_key(idempotency_key)
 
 
@@ -154,6 +157,23 @@ class WriteApi:
     def owns(self, path: str) -> bool:
         """The write API's paths: ``/v1/claims`` and everything under ``/v1/executions/``."""
         return path == CLAIMS or path.startswith(EXECUTIONS)
+
+    def front(self, app: ASGIApp, *, access: Access) -> ASGIApp:
+        """``app`` behind the front that answers this API's POSTs itself
+        (:mod:`oncelog.gateway.fast`), after ``access``'s bearer check."""
+
+        async def claim(_: str, body: ClaimBody, trace: Headers | None, key: str | None) -> Any:
+            return await self.claim(body, trace, key)
+
+        routes: dict[str, tuple[type[BaseModel], Handler]] = {
+            "": (ClaimBody, claim),
+            "heartbeat": (HeartbeatBody, self.heartbeat),
+            "complete": (CompleteBody, self.complete),
+            "fail": (FailBody, self.fail),
+            "release": (ReleaseBody, self.release),
+            "cancel": (CancelBody, self.cancel),
+        }
+        return WriteFront(app, access=access, routes=routes, claims=CLAIMS, executions=EXECUTIONS)
 
     def install(self, app: FastAPI) -> None:
         """Add the routes (the app's guard checks their token)."""

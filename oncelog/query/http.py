@@ -65,6 +65,10 @@ class WriteRoutes(Protocol):
         """Add the write routes to ``app``."""
         ...
 
+    def front(self, app: ASGIApp, *, access: Access) -> ASGIApp:
+        """``app`` behind the write API's own answering of its POSTs (outermost)."""
+        ...
+
 
 class FoldWaiter(Protocol):
     """How far the checkpoints are folded here (``oncelog.projector.checkpoints.FoldProgress``)."""
@@ -129,6 +133,8 @@ def _middleware(
         writes=None if writes is None else writes.owns,
     )
     middleware = [Middleware(Guard, access=access)]
+    if writes is not None:  # outermost: the write API's POSTs skip the rest
+        middleware.insert(0, Middleware(writes.front, access=access))
     if router is not None:
         middleware.append(Middleware(Routing, router=router))
     return middleware
