@@ -2,8 +2,8 @@
 
 A POST under ``/v1/claims`` or ``/v1/executions/{operation_id}/{action}`` with a JSON body
 is read here, as an ASGI middleware outermost in the app: the same bearer check as the
-app's guard (:meth:`~oncelog.query.guard.Access.refusal`), the body validated by its model
-from the JSON bytes at once (strict, no unknown field), the ``Idempotency-Key`` and
+app's guard (:meth:`~oncelog.query.guard.Access.refusal`), the body parsed and validated by
+its model (strict, no unknown field), the ``Idempotency-Key`` and
 ``traceparent`` headers parsed as the routes' dependencies parse them, then the same
 route method of :class:`~oncelog.gateway.routes.WriteApi`. The errors are the app's:
 a bad body is a 400 ``invalid_argument`` naming each field as the app does
@@ -18,6 +18,7 @@ server besides the log.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Final
 
@@ -110,7 +111,14 @@ async def _answer(
 def _body(model: type[BaseModel], raw: bytes) -> BaseModel:
     """``raw`` as ``model``, or an ``InvalidArgumentError`` naming each bad field."""
     try:
-        return model.model_validate_json(raw)
+        # The standard parser, as the app's: it takes the depth the SDK's checks then refuse.
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:  # the app's words for each
+        raise InvalidArgumentError(f"body.{exc.pos}: JSON decode error") from None
+    except (ValueError, RecursionError):
+        raise InvalidArgumentError("There was an error parsing the body") from None
+    try:
+        return model.model_validate(value)
     except ValidationError as exc:
         details = "; ".join(
             f"{'.'.join(str(p) for p in ('body', *e['loc']))}: {e['msg']}" for e in exc.errors()
