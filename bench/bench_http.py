@@ -9,7 +9,7 @@ each count of client workers ``W``, three clients, one after the other, each on 
 its own channel:
 
 - ``python_sdk``: ``LedgerClient`` on Kafka (the gateway workers' own transport);
-- ``python_http``: ``httpx.AsyncClient`` posting to the gateway (keyed POSTs);
+- ``python_http``: an ``httpx.AsyncClient`` per worker posting to the gateway (keyed POSTs);
 - ``node_http``: the TypeScript SDK (``sdk/typescript``, built first) in a Node child,
   ``bench/bench_http.mjs``.
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import subprocess
 import time
@@ -91,8 +92,20 @@ async def _python_sdk(settings: Any, args: argparse.Namespace) -> dict[str, floa
 
 async def _python_http(url: str, args: argparse.Namespace) -> dict[str, float]:
     headers = {"Authorization": f"Bearer {TOKEN}"}
-    limits = httpx.Limits(max_connections=args.workers + 1)
-    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits) as http:
+    # A client (one kept-alive connection) per worker, as each worker process of a fleet
+    # has: one client shared by 64 tasks spends its CPU in its connection pool.
+    clients: dict[str, httpx.AsyncClient] = {}
+    async with contextlib.AsyncExitStack() as stack:
+
+        async def post(channel: str, path: str, body: dict[str, Any]) -> httpx.Response:
+            http = clients.get(channel)
+            if http is None:
+                http = httpx.AsyncClient(base_url=url, headers=headers)
+                clients[channel] = await stack.enter_async_context(http)
+            key = {"Idempotency-Key": str(uuid.uuid4())}
+            answer = await http.post(path, json=body, headers=key)
+            answer.raise_for_status()
+            return answer
 
         async def claim(channel: str, step: int) -> Any:
             body = {
@@ -102,10 +115,7 @@ async def _python_http(url: str, args: argparse.Namespace) -> dict[str, float]:
                 "params": {},
                 "worker_id": "bench-http-py",
             }
-            key = {"Idempotency-Key": str(uuid.uuid4())}
-            answer = await http.post("/v1/claims", json=body, headers=key)
-            answer.raise_for_status()
-            return answer.json()
+            return (await post(channel, "/v1/claims", body)).json()
 
         async def cycle(channel: str, step: int) -> None:
             c = await claim(channel, step)
@@ -115,10 +125,7 @@ async def _python_http(url: str, args: argparse.Namespace) -> dict[str, float]:
                 "claim_token": c["claim_token"],
                 "result": step,
             }
-            key = {"Idempotency-Key": str(uuid.uuid4())}
-            op = c["execution"]["id"]
-            done = await http.post(f"/v1/executions/{op}/complete", json=body, headers=key)
-            done.raise_for_status()
+            await post(channel, f"/v1/executions/{c['execution']['id']}/complete", body)
 
         return await _measure(claim, cycle, args)
 

@@ -89,6 +89,10 @@ def run_worker(plan: WorkerPlan, ready: Event) -> None:
             ready.set()
 
     threading.Thread(target=announce, name="oncelog-gateway-ready", daemon=True).start()
+    # uvicorn stops gracefully on these, then raises the signal again to the handler it
+    # found: a no-op here, so that the transport below is flushed and closed.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: None)
     try:
         server.run(sockets=[sock])
     finally:
@@ -126,8 +130,9 @@ class _Workers:
                     f"{process.exitcode}); its error is above"
                 )
 
-    def stop(self) -> None:
-        """SIGTERM each worker (uvicorn finishes the requests in flight), then SIGKILL."""
+    def stop(self) -> list[int | None]:
+        """SIGTERM each worker (uvicorn finishes the requests in flight), then SIGKILL;
+        their exit codes."""
         for process in self.processes:
             if process.is_alive():
                 process.terminate()
@@ -136,6 +141,7 @@ class _Workers:
             if process.is_alive():
                 process.kill()
                 process.join()
+        return [process.exitcode for process in self.processes]
 
 
 def run_gateway(
@@ -173,9 +179,11 @@ def run_gateway(
             on_ready(bound)
             ended = wait([woken, *(p.sentinel for p in pool.processes)])
         finally:
-            pool.stop()
+            codes = pool.stop()
         if woken not in ended:
             raise LedgerError("a gateway worker exited: the gateway stopped (its error is above)")
+        if any(codes):  # each worker closes its transport, its requests sent, and exits 0
+            raise LedgerError(f"gateway workers did not stop cleanly: exit codes {codes}")
 
 
 def _settled(process: SpawnProcess, ready: Event) -> bool:
