@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import subprocess
 import time
 import uuid
@@ -160,12 +161,37 @@ def _start_gateway(settings: Any, port: int, count: int, log: Path) -> subproces
     return gateway
 
 
-def _clients(settings: Any, url: str, args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "python_sdk": asyncio.run(_python_sdk(settings, args)),
-        "python_http": asyncio.run(_python_http(url, args)),
-        "node_http": _node_http(url, args),
-    }
+def _children_cpu_s(parent: int) -> float:
+    """CPU seconds (user + system) spent so far by the child processes of ``parent``."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        try:
+            # Fields after the command name (which may hold spaces): ppid 4th, times 14-15th.
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if entry.name.isdigit() and int(fields[1]) == parent:
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _with_gateway_cpu(
+    figures: dict[str, float], gateway: int, before: float, args: argparse.Namespace
+) -> dict[str, float]:
+    """``figures`` with the gateway workers' CPU per request over HTTP (about: the count
+    of requests is derived from the rate)."""
+    requests = args.sequential + 2 * figures["cycles_per_s"] * args.seconds
+    spent = _children_cpu_s(gateway) - before
+    return {**figures, "gateway_cpu_us_per_request": round(spent / requests * 1e6, 1)}
+
+
+def _clients(settings: Any, url: str, gateway: int, args: argparse.Namespace) -> dict[str, Any]:
+    sdk = asyncio.run(_python_sdk(settings, args))
+    before = _children_cpu_s(gateway)
+    python = _with_gateway_cpu(asyncio.run(_python_http(url, args)), gateway, before, args)
+    before = _children_cpu_s(gateway)
+    node = _with_gateway_cpu(_node_http(url, args), gateway, before, args)
+    return {"python_sdk": sdk, "python_http": python, "node_http": node}
 
 
 def measure(bootstrap: str, tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -183,7 +209,7 @@ def measure(bootstrap: str, tmp: Path, args: argparse.Namespace) -> dict[str, An
         runs = {}
         for workers in args.workers:
             shape = argparse.Namespace(**{**vars(args), "workers": workers})
-            runs[str(workers)] = _clients(settings, url, shape)
+            runs[str(workers)] = _clients(settings, url, gateway.pid, shape)
         return {
             "runs": runs,
             "sequential": args.sequential,
