@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 from starlette.middleware import Middleware
+from starlette.types import ASGIApp
 
 from oncelog.gateway.routes import WriteApi
 from oncelog.query.guard import Access, Guard
@@ -20,8 +21,10 @@ def _healthz() -> dict[str, str]:  # no docstring: it would be the OpenAPI text
     return {"status": "ok"}
 
 
-def create_write_app(writes: WriteApi) -> FastAPI:
-    """The app of one gateway worker: ``writes``'s routes behind its bearer token."""
+def create_write_app(writes: WriteApi) -> ASGIApp:
+    """The app of one gateway worker: ``writes``'s routes behind its bearer token, its
+    POSTs answered in front of the whole FastAPI app (its per-request telemetry and error
+    middleware included)."""
     access = Access(read_token=None, write_token=writes.token, writes=writes.owns)
     app = FastAPI(
         title="oncelog ledger (write API)",
@@ -29,9 +32,9 @@ def create_write_app(writes: WriteApi) -> FastAPI:
         version="1",
         docs_url=None,
         redoc_url=None,
-        middleware=[Middleware(writes.front, access=access), Middleware(Guard, access=access)],
+        middleware=[Middleware(Guard, access=access)],
         exception_handlers=ERROR_HANDLERS,
     )
     writes.install(app)
     app.add_api_route("/healthz", _healthz, methods=["GET"])
-    return app
+    return writes.front(app, access=access)

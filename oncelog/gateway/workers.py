@@ -77,8 +77,13 @@ def run_worker(plan: WorkerPlan, ready: Event) -> None:
     sock = reuseport_socket(plan.host, plan.port)
     writes = open_write_api(plan.settings, plan.bootstrap, keys=KeyMemory(path=plan.keys))
     assert writes is not None  # the supervisor refuses to start without a write token
+    # No proxy headers: nothing here reads the client's address.
     config = uvicorn.Config(
-        create_write_app(writes.api), log_level="warning", access_log=False, backlog=BACKLOG
+        create_write_app(writes.api),
+        log_level="warning",
+        access_log=False,
+        backlog=BACKLOG,
+        proxy_headers=False,
     )
     server = uvicorn.Server(config)
 
@@ -168,7 +173,9 @@ def run_gateway(
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: _poke(wake))
     # Held (bound, never listening) so that port 0 names one port for every worker.
-    with reuseport_socket(host, port) as held, tempfile.TemporaryDirectory() as tmp:
+    # The keys' file in memory where there is a tmpfs: its writes are the workers' per POST.
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    with reuseport_socket(host, port) as held, tempfile.TemporaryDirectory(dir=shm) as tmp:
         bound = int(held.getsockname()[1])
         plan = WorkerPlan(settings, bootstrap, host, bound, keys or Path(tmp) / "keys.sqlite")
         # The file and its claim key exist before the workers open it.
