@@ -95,9 +95,10 @@ def run_worker(plan: WorkerPlan, ready: Event) -> None:
 
     threading.Thread(target=announce, name="oncelog-gateway-ready", daemon=True).start()
     # uvicorn stops gracefully on these, then raises the signal again to the handler it
-    # found: a no-op here, so that the transport below is flushed and closed.
+    # found: this one only asks it to stop (a signal before it serves, too), so that the
+    # transport below is flushed and closed.
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: None)
+        signal.signal(sig, lambda *_: setattr(server, "should_exit", True))
     try:
         server.run(sockets=[sock])
     finally:
