@@ -175,8 +175,8 @@ class Settings(BaseSettings):
         min_length=16,
         description="Key from which the write API derives the claim token of a claim sent "
         "with an Idempotency-Key, so that a retried claim is the same request. Give every "
-        "`serve` of a group the same key; unset: a random key per process (a retry must "
-        "then reach the same process).",
+        "`serve` of a group the same key; unset: a random key per `serve` process, or per "
+        "`oncelog gateway` (its workers share it): a retry must then reach the same one.",
     )
     http_redact_results: bool = Field(
         default=False,
