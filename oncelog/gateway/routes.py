@@ -40,7 +40,7 @@ from oncelog.gateway.models import (
     ReleaseBody,
 )
 from oncelog.producer.calls import PendingCall, RequestBuilder
-from oncelog.producer.results import Claim
+from oncelog.producer.results import Claim, Execution
 from oncelog.producer.transport import Transport
 from oncelog.query.guard import Access
 from oncelog.query.problem import problem_responses
@@ -135,21 +135,20 @@ class WriteApi:
     ``transport`` is open and belongs to the caller (``serve`` closes it after the API).
     ``token`` is the bearer its paths need (the app's guard checks it). ``claim_key``
     keys the claim tokens derived from idempotency keys (None: the key ``keys`` keeps).
-    ``keys``: the memory of idempotency keys (None: this process's own).
+    ``keys``: the memory of idempotency keys (this process's own, or its gateway's).
     """
 
     def __init__(
         self,
         transport: Transport,
         token: SecretStr,
-        *,
+        keys: KeyMemory,
         claim_key: SecretStr | None = None,
-        keys: KeyMemory | None = None,
     ) -> None:
         self._transport = transport
         self.token = token
         #: The idempotency keys seen (by this process, or every worker of its gateway).
-        self.keys = KeyMemory() if keys is None else keys
+        self.keys = keys
         secret = None if claim_key is None else claim_key.get_secret_value().encode()
         self._tokens = ClaimTokens(self.keys.claim_key() if secret is None else secret)
         self._builder = RequestBuilder(_GATEWAY_WORKER)
@@ -228,11 +227,7 @@ class WriteApi:
         pending = self._builder.complete_execution(
             operation_id, body.claim_token, body.result, reconciled=how, **_where(body, key)
         )
-        return _json(
-            ExecutionAnswer.of(
-                await self._send(_on(operation_id, "complete"), body, key, pending, trace)
-            )
-        )
+        return await self._executed(_on(operation_id, "complete"), body, key, pending, trace)
 
     async def fail(
         self, operation_id: str, body: FailBody, trace: Trace, key: Key = None
@@ -242,11 +237,7 @@ class WriteApi:
         pending = self._builder.fail_execution(
             operation_id, body.claim_token, error, retryable, reconciled=how, **_where(body, key)
         )
-        return _json(
-            ExecutionAnswer.of(
-                await self._send(_on(operation_id, "fail"), body, key, pending, trace)
-            )
-        )
+        return await self._executed(_on(operation_id, "fail"), body, key, pending, trace)
 
     async def release(
         self, operation_id: str, body: ReleaseBody, trace: Trace, key: Key = None
@@ -255,11 +246,7 @@ class WriteApi:
         pending = self._builder.release_execution(
             operation_id, body.claim_token, **_where(body, key)
         )
-        return _json(
-            ExecutionAnswer.of(
-                await self._send(_on(operation_id, "release"), body, key, pending, trace)
-            )
-        )
+        return await self._executed(_on(operation_id, "release"), body, key, pending, trace)
 
     async def cancel(
         self, operation_id: str, body: CancelBody, trace: Trace, key: Key = None
@@ -287,6 +274,18 @@ class WriteApi:
         return _json(ExecutionAnswer.of(execution))
 
     # --- how ----------------------------------------------------------------------------
+
+    async def _executed(
+        self,
+        route: str,
+        body: BaseModel,
+        key: str | None,
+        pending: PendingCall[Execution],
+        trace: Headers | None,
+    ) -> Response:
+        """A complete, fail or release sent, answered with the execution it left."""
+        execution = await self._send(route, body, key, pending, trace)
+        return _json(ExecutionAnswer.of(execution))
 
     async def _send(
         self,

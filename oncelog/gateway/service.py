@@ -44,5 +44,5 @@ def open_write_api(
         )
     transport = Dispatcher(settings, bootstrap, Timeouts(connect_s=settings.connect_timeout_s))
     transport.start()
-    api = WriteApi(transport, token, claim_key=settings.http_claim_key, keys=keys)
+    api = WriteApi(transport, token, KeyMemory() if keys is None else keys, settings.http_claim_key)
     return OpenWriteApi(api, transport)

@@ -19,7 +19,7 @@ CLAIM = {"channel_id": "c", "key_name": "k", "tool_name": "t", "params": {}, "wo
 
 
 def _client(tmp_path: Path) -> TestClient:
-    api = WriteApi(InMemoryLedger(), SecretStr(TOKEN), keys=KeyMemory(path=tmp_path / "keys"))
+    api = WriteApi(InMemoryLedger(), SecretStr(TOKEN), KeyMemory(path=tmp_path / "keys"))
     return TestClient(create_write_app(api), headers={"Authorization": f"Bearer {TOKEN}"})
 
 
