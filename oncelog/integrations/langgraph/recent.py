@@ -17,6 +17,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from oncelog.schemas.checkpoint_answers import (
     CheckpointBlob,
@@ -52,6 +53,16 @@ def _joined(records: Sequence[CheckpointRecord]) -> list[tuple[CheckpointRecord,
         else:
             out[-1] = (out[-1][0], out[-1][1] + r.data)
     return out
+
+
+class Watermarks(Protocol):
+    """Where a partition ends on the broker, and the reads' wait for another writer."""
+
+    def partition_of(self, thread_id: str) -> int: ...
+
+    def high(self, partition: int) -> int: ...
+
+    def seen(self, partition: int, offset: int) -> None: ...
 
 
 class RecentPuts:
@@ -148,6 +159,21 @@ class RecentPuts:
             if after_id not in {c for c, _ in entry.heads}:
                 return None
             return {c: parent for c, parent in entry.heads if c > after_id}
+
+    def alone(self, broker: Watermarks, thread_id: str) -> bool:
+        """Whether every record of the thread's partition since the remembered ones is this
+        saver's own: the partition's high watermark is where its last record ends."""
+        partition = broker.partition_of(thread_id)
+        end = self.end(partition)
+        if end is None:
+            return False
+        high = broker.high(partition)
+        if high != end:
+            # Another writer: serve answers once it folded what the watermark covers.
+            self.forget_partition(partition)
+            broker.seen(partition, high)
+            return False
+        return True
 
     def forget_thread(self, thread_id: str) -> None:
         """Forget a thread (deleted, pruned or copied onto)."""

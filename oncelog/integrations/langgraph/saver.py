@@ -118,24 +118,11 @@ class OncelogSaver(AsyncSide):
     def _recent_item(self, thread: str, ns: str, checkpoint_id: str | None) -> _Item | None:
         """The checkpoint from this saver's own memory, while nobody else wrote the thread's
         partition since its last write (one watermark round trip, no hop to serve)."""
-        if self._recent.item(thread, ns, checkpoint_id) is None or not self._alone(thread):
+        if self._recent.item(thread, ns, checkpoint_id) is None:
+            return None
+        if not self._recent.alone(self._writer, thread):
             return None
         return self._recent.item(thread, ns, checkpoint_id)
-
-    def _alone(self, thread: str) -> bool:
-        """Whether every record of the thread's partition since this saver's remembered
-        ones is its own: the partition's high watermark is where its last record ends."""
-        p = self._writer.partition_of(thread)
-        end = self._recent.end(p)
-        if end is None:
-            return False
-        high = self._writer.high(p)
-        if high != end:
-            # Another writer: serve answers once it folded what the watermark covers.
-            self._recent.forget_partition(p)
-            self._writer.seen(p, high)
-            return False
-        return True
 
     def list(
         self,
@@ -190,7 +177,7 @@ class OncelogSaver(AsyncSide):
         with its parent's id: one small read, without the checkpoints' data (what the
         LangGraph adapter's branch tree needs, :mod:`oncelog.integrations.branches`)."""
         mine = self._recent.heads_after(thread_id, after_id)
-        if mine is not None and self._alone(thread_id):
+        if mine is not None and self._recent.alone(self._writer, thread_id):
             return mine
         found: dict[str, str | None] = {}
         path = read_api.path(read_api.THREAD_HEADS, channel_id=thread_id)
