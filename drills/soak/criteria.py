@@ -24,9 +24,9 @@ class Sample:
     claims: int = 0  # claims answered since the previous sample
     p50_ms: float | None = None
     p99_ms: float | None = None
-    lag: int | None = None  # records on the requests topic not yet committed by the group
+    lag: int | None = None  # records on the requests topic not folded yet
     ends: dict[int, int] = field(default_factory=dict)  # partition -> high watermark
-    committed: dict[int, int] = field(default_factory=dict)  # partition -> group's offset
+    committed: dict[int, int] = field(default_factory=dict)  # partition -> next to fold
 
 
 def theil_sen(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -92,8 +92,8 @@ def p99_growth(
 
 
 def caught_up_after(samples: Sequence[Sample], heal_s: float, bound_s: float) -> float | None:
-    """Seconds from ``heal_s`` until the group had committed, on every partition, what
-    was on the log at the first sample after it (None: not within ``bound_s``).
+    """Seconds from ``heal_s`` until ``serve`` had folded, on every partition, what was on
+    the log at the first sample after it (None: not within ``bound_s``).
 
     Under steady load the lag is rarely 0 at one instant; "back to 0" is the projector
     passing every high watermark seen once the fault healed.

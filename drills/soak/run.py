@@ -92,6 +92,7 @@ def soak(config: SoakConfig, workdir: Path) -> SoakRun:
                               partitions=3, data_dir=workdir / "data",
                               group_session_timeout_ms=SESSION_TIMEOUT_MS)  # fmt: skip
             create_topics(admin_client(direct, info.bootstrap), ledger_topics(direct))
+            direct = direct.model_copy(update={"http_port": free_port()})  # never proxied
             addresses = {k: v.address for k, v in links.items()}
             return Soak(config, toxiproxy, broker, direct, addresses, workdir).go()
         finally:
@@ -118,13 +119,16 @@ class Soak:
         self.workers: dict[int, subprocess.Popen[bytes]] = {}
         self.next_worker = 0
         self.run = SoakRun()
+        self.metrics_url = f"http://127.0.0.1:{direct.http_port}/metrics"
         self.stopping = threading.Event()
         self.serve = self._serve()
         self.broker_pid: int | None = None
 
     def _serve(self) -> subprocess.Popen[bytes]:
         settings = self.projector.model_copy(update={"db_path": self.db})
-        return process.start_serve(settings, self.workdir / "serve.log", "--no-http")
+        proc = process.start_serve(settings, self.workdir / "serve.log")
+        process.wait_http(proc, self.metrics_url, self.workdir / "serve.log")
+        return proc
 
     def _pids(self) -> tuple[int | None, int | None]:
         status = self.broker.status()
@@ -132,7 +136,9 @@ class Soak:
 
     def go(self) -> SoakRun:
         """Load, faults and samples for the configured time, then the checks."""
-        sampler = Sampler(self.direct, self.workdir, self._pids, self.config.interval_s)
+        sampler = Sampler(
+            self.direct, self.workdir, self._pids, self.metrics_url, self.config.interval_s
+        )
         try:
             for _ in range(self.config.workers):
                 self._start_worker()

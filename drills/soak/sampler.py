@@ -4,16 +4,17 @@ last look, and the projector group's lag on the requests topic."""
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import threading
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from drills.soak.criteria import Sample
-from oncelog.projector.membership import group_id
 from oncelog.settings import Settings
 
 _KAFKA_TIMEOUT_S = 3.0
@@ -63,32 +64,47 @@ class CallTail:
 
 
 class Lag:
-    """The group's committed offsets against the high watermarks (a consumer that never
-    joins the group: it only reads the group's offsets)."""
+    """The high watermarks of the requests topic (read from the broker) and how far
+    ``serve`` has folded each partition (its ``oncelog_last_folded_offset`` metric): the
+    projector keeps its positions in DuckDB, not in the group's offsets."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, metrics_url: str) -> None:
         assert settings.bootstrap_servers is not None
         conf = settings.kafka_config(settings.bootstrap_servers)
-        conf.update({"group.id": group_id(settings), "enable.auto.commit": False})
+        # The broker restarts: its refused connections are expected, not worth a line each.
+        conf.update({"group.id": "soak-sampler", "enable.auto.commit": False, "log_level": 0})
         self._consumer = Consumer(conf)
+        self._url = metrics_url
         self._parts = [
             TopicPartition(settings.requests_topic, p) for p in range(settings.partitions)
         ]
 
     def read(self) -> tuple[dict[int, int], dict[int, int]]:
-        """(high watermarks, committed offsets) per partition; empty when the broker does
-        not answer."""
+        """(high watermarks, next offsets to fold) per partition; empty when the broker
+        or ``serve`` does not answer."""
         try:
             ends = {tp.partition: self._consumer.get_watermark_offsets(
                 tp, timeout=_KAFKA_TIMEOUT_S)[1] for tp in self._parts}  # fmt: skip
-            done = self._consumer.committed(self._parts, timeout=_KAFKA_TIMEOUT_S)
         except KafkaException:
-            return {}, {}
-        return ends, {tp.partition: tp.offset for tp in done}
+            ends = {}
+        try:
+            with urllib.request.urlopen(self._url, timeout=_KAFKA_TIMEOUT_S) as answer:
+                text = answer.read().decode()
+        except OSError:
+            return ends, {}
+        return ends, folded(text)
 
     def close(self) -> None:
         """Close the consumer."""
         self._consumer.close()
+
+
+_FOLDED = re.compile(r'^oncelog_last_folded_offset\{[^}]*partition="(\d+)"[^}]*\} (\S+)$', re.M)
+
+
+def folded(metrics: str) -> dict[int, int]:
+    """The next offset to fold per partition, from a ``/metrics`` page."""
+    return {int(p): int(float(v)) + 1 for p, v in _FOLDED.findall(metrics)}
 
 
 class Sampler:
@@ -96,14 +112,14 @@ class Sampler:
 
     def __init__(
         self, settings: Settings, workdir: Path, pids: Callable[[], tuple[int | None, int | None]],
-        interval_s: float = 10.0,
+        metrics_url: str, interval_s: float = 10.0,
     ) -> None:  # fmt: skip
         self.samples: list[Sample] = []
         self.interval_s = interval_s
         self._began = time.monotonic()
         self._pids = pids  # (serve, broker), asked each time: both are restarted
         self._tail = CallTail(workdir)
-        self._lag = Lag(settings)
+        self._lag = Lag(settings, metrics_url)
         self._out = (workdir / "samples.jsonl").open("a", buffering=1)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -133,7 +149,7 @@ class Sampler:
         serve, broker = self._pids()
         latencies = self._tail.claim_latencies_ms()
         ends, committed = self._lag.read()
-        lag = sum(e - max(0, committed.get(p, 0)) for p, e in ends.items()) if ends else None
+        lag = sum(max(0, e - committed[p]) for p, e in ends.items()) if ends and committed else None
         return Sample(
             t=round(time.monotonic() - self._began, 1), rss_serve_mb=rss_mb(serve),
             rss_broker_mb=rss_mb(broker), claims=len(latencies),
