@@ -119,6 +119,4 @@ def quiet_windows(
 ) -> list[bool]:
     """For each sample, whether its window (the ``interval_s`` before it) misses every
     ``busy`` interval (a fault, from its start to its recovery)."""
-    return [
-        all(s.t <= start or s.t - interval_s >= end for start, end in busy) for s in samples
-    ]
+    return [all(s.t <= start or s.t - interval_s >= end for start, end in busy) for s in samples]

@@ -8,6 +8,7 @@ range, in a 3x5 pixel font.
 
 from __future__ import annotations
 
+import itertools
 import struct
 import zlib
 from collections.abc import Sequence
@@ -109,18 +110,20 @@ def plot(samples: Sequence[Sample], faults: Sequence[tuple[float, str]], path: P
     end = max([s.t for s in samples] + [1.0])
     for n, (title, series) in enumerate(_SERIES):
         top = MARGIN + n * (PANEL + MARGIN)
-        _panel(canvas, samples, faults, end, top, title, series)
+        _panel(canvas, samples, faults, end, top=top, title=title, series=series)
     canvas.text(MARGIN, canvas.height - 14, f"0 - {end / 60:.0f} MIN")
     path.write_bytes(canvas.png())
 
 
 def _panel(
     canvas: Canvas, samples: Sequence[Sample], faults: Sequence[tuple[float, str]],
-    end: float, top: int, title: str, series: list[tuple[str, Color]],
+    end: float, *, top: int, title: str, series: list[tuple[str, Color]],
 ) -> None:  # fmt: skip
     left, right, bottom = MARGIN, WIDTH - MARGIN, top + PANEL
-    values = [getattr(s, a) for s in samples for a, _ in series if getattr(s, a) is not None]
-    high = max(values + [1e-9]) * 1.1
+    values: list[float] = [
+        getattr(s, a) for s in samples for a, _ in series if getattr(s, a) is not None
+    ]
+    high = max([*values, 1e-09]) * 1.1
 
     def x_of(t: float) -> int:
         return left + round((right - left) * t / end)
@@ -135,6 +138,6 @@ def _panel(
     for attr, color in series:
         points = [(x_of(s.t), y_of(getattr(s, attr))) for s in samples
                   if getattr(s, attr) is not None]  # fmt: skip
-        for a, b in zip(points, points[1:], strict=False):
+        for a, b in itertools.pairwise(points):
             canvas.line(a, b, color)
     canvas.text(left, top, f"{title}  0 - {high / 1.1:.1f}")

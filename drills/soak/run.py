@@ -94,7 +94,9 @@ def soak(config: SoakConfig, workdir: Path) -> SoakRun:
             create_topics(admin_client(direct, info.bootstrap), ledger_topics(direct))
             direct = direct.model_copy(update={"http_port": free_port()})  # never proxied
             addresses = {k: v.address for k, v in links.items()}
-            return Soak(config, toxiproxy, broker, direct, addresses, workdir).go()
+            soak_run = Soak(config, toxiproxy=toxiproxy, broker=broker, direct=direct,
+                            addresses=addresses, workdir=workdir)  # fmt: skip
+            return soak_run.go()
         finally:
             broker.stop()
 
@@ -103,8 +105,8 @@ class Soak:
     """The run on a started broker: processes, schedule, sampler, checks."""
 
     def __init__(
-        self, config: SoakConfig, toxiproxy: Toxiproxy, broker: LocalBroker, direct: Settings,
-        addresses: dict[str, str], workdir: Path,
+        self, config: SoakConfig, *, toxiproxy: Toxiproxy, broker: LocalBroker,
+        direct: Settings, addresses: dict[str, str], workdir: Path,
     ) -> None:  # fmt: skip
         self.config = config
         self.toxiproxy = toxiproxy
@@ -193,7 +195,8 @@ class Soak:
     def _start_worker(self) -> None:
         n, self.next_worker = self.next_worker, self.next_worker + 1
         pace = self.config.workers / self.config.rate
-        args = ["-m", "drills.faults.net_worker", "--bootstrap", str(self.clients.bootstrap_servers),
+        bootstrap = str(self.clients.bootstrap_servers)
+        args = ["-m", "drills.faults.net_worker", "--bootstrap", bootstrap,
                 "--prefix", self.direct.topic_prefix, "--partitions", str(self.direct.partitions),
                 "--worker", str(n), "--out", str(self.workdir / f"calls-{n}.jsonl"),
                 "--stop", str(self.stop_file), "--total-s", str(CALL_TIMEOUTS.total_s),

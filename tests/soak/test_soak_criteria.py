@@ -24,7 +24,9 @@ from drills.soak.schedule import events
 HOUR = 3600.0
 
 
-def _rss(per_hour: float, level: float = 200.0, noise: float = 3.0, spikes: int = 0) -> list[Sample]:
+def _rss(
+    per_hour: float, level: float = 200.0, noise: float = 3.0, spikes: int = 0
+) -> list[Sample]:
     """An hour of 10 s samples whose RSS grows ``per_hour``, with noise and a few spikes
     (a garbage collection's, a shared box's)."""
     rng = random.Random(7)
@@ -44,12 +46,16 @@ def test_theil_sen_finds_the_slope_of_a_line(slope: float, intercept: float) -> 
 
 def test_a_flat_rss_with_spikes_passes() -> None:
     slope, ok = rss_slope(_rss(0.0, spikes=1), "rss_serve_mb", since_s=HOUR * 2 / 3)
-    assert ok and slope is not None and abs(slope) < 10
+    assert ok
+    assert slope is not None
+    assert abs(slope) < 10
 
 
 def test_an_rss_that_leaks_fails() -> None:
     slope, ok = rss_slope(_rss(80.0), "rss_serve_mb", since_s=HOUR * 2 / 3)
-    assert not ok and slope is not None and 60 < slope < 100
+    assert not ok
+    assert slope is not None
+    assert 60 < slope < 100
 
 
 def test_an_rss_that_grows_within_a_tenth_of_its_level_an_hour_passes() -> None:
@@ -66,20 +72,27 @@ def _p99(growth: float, slow_windows: int = 0) -> list[Sample]:
     out = []
     for i in range(360):
         p99 = 20.0 * (1 + growth * i / 360) + rng.uniform(-4, 4)
-        out.append(Sample(t=i * 10.0, p99_ms=p99 + (500.0 if i < slow_windows * 7 and i % 7 == 0 else 0)))
+        out.append(
+            Sample(t=i * 10.0, p99_ms=p99 + (500.0 if i < slow_windows * 7 and i % 7 == 0 else 0))
+        )
     return out
 
 
 def test_a_steady_p99_with_noisy_windows_passes() -> None:
     samples = _p99(0.0, slow_windows=20)
     first, last, ok = p99_growth(samples, [True] * len(samples), since_s=360)
-    assert ok and first is not None and last is not None
+    assert ok
+    assert first is not None
+    assert last is not None
 
 
 def test_a_p99_that_grows_fivefold_fails() -> None:
     samples = _p99(5.0)
     first, last, ok = p99_growth(samples, [True] * len(samples), since_s=360)
-    assert not ok and first is not None and last is not None and last > 2 * first
+    assert not ok
+    assert first is not None
+    assert last is not None
+    assert last > 2 * first
 
 
 def test_windows_of_a_fault_are_left_out_of_the_p99() -> None:
@@ -124,7 +137,8 @@ def test_the_hours_schedule() -> None:
     run = events(HOUR)
     kinds = [e.kind for e in run]
     assert kinds.count("broker_restart") == 1
-    assert kinds.count("projector_kill") >= 6 and kinds.count("network") >= 9
+    assert kinds.count("projector_kill") >= 6
+    assert kinds.count("network") >= 9
     assert kinds.count("worker_crash") >= 50
     last_kill = max(e.at_s for e in run if e.kind in ("projector_kill", "broker_restart"))
     assert last_kill < HOUR * 2 / 3  # the RSS fit's part keeps one serve and one broker
