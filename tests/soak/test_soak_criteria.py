@@ -18,7 +18,7 @@ from drills.soak.criteria import (
     rss_slope,
     theil_sen,
 )
-from drills.soak.plot import plot
+from drills.soak.plot import MARGIN, WIDTH, plot
 from drills.soak.schedule import events
 
 HOUR = 3600.0
@@ -155,4 +155,9 @@ def test_the_plot_is_a_png_of_the_samples(tmp_path: Path) -> None:
     width, height = struct.unpack(">II", data[16:24])
     raw = zlib.decompress(data[data.index(b"IDAT") + 4 : data.index(b"IEND") - 8])
     assert len(raw) == height * (width * 3 + 1)
-    assert raw.count(bytes((220, 40, 40))) > 0  # the kill's red line is drawn
+    # The kill's red line crosses the first panel, above its series, at the kill's time.
+    x = MARGIN + round((WIDTH - 2 * MARGIN) * 50.0 / 290.0)
+    row = MARGIN + 20
+    at = row * (width * 3 + 1) + 1 + x * 3
+    assert raw[at : at + 3] == bytes((220, 40, 40))
+    assert raw[at + 30 : at + 33] == b"\xff\xff\xff"  # and only there
