@@ -29,6 +29,7 @@ from oncelog.settings import Settings
 
 #: Oversized records are 1 MiB each: a handful prove the point without gigabytes.
 MAX_OVERSIZED = 3
+_LONGEST_CALL_S = 300.0  # the client's bound on a call's total time
 
 
 @dataclass
@@ -113,7 +114,8 @@ def fuzz_projector(
     report.cases = len(batch)
     report.by_kind.update(c.kind for c in batch)
     report.bad_sent = sum(c.dead_letter for c in batch)
-    timeouts = Timeouts(total_s=timeout_s, resend_after_s=5)  # answered once folded up to them
+    # An honest call is answered once the projector folded the hostile records before it.
+    timeouts = Timeouts(total_s=min(timeout_s, _LONGEST_CALL_S), resend_after_s=5)
     load = None if history_dir is None else Load(settings, timeouts, history_dir=history_dir)
     if load is not None:
         load.start()
