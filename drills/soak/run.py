@@ -20,20 +20,14 @@ from pathlib import Path
 from drills.faults.drill import LogCheck, acknowledged_lost, check_log, settle
 from drills.faults.net_calls import CallCheck, check_calls, decisions_by_source, read_calls
 from drills.faults.net_faults import hold
-from drills.faults.network import CALL_TIMEOUTS, KAFKA_LINKS, SESSION_TIMEOUT_MS
-from drills.faults.toxiproxy import Toxiproxy
+from drills.faults.network import CALL_TIMEOUTS, KAFKA_LINKS, Proxied, proxied_broker
 from drills.history import record
 from drills.history.check import Verdict, check
 from drills.soak.criteria import Sample
 from drills.soak.sampler import Sampler
 from drills.soak.schedule import Event, events
-from oncelog.broker.kraft import Route
-from oncelog.broker.local import LocalBroker
-from oncelog.net import free_port
 from oncelog.producer.dispatch import Timeouts
 from oncelog.projector import process
-from oncelog.settings import Settings
-from oncelog.topics import admin_client, create_topics, ledger_topics
 from oncelog.waiting import poll_until
 
 _FIRST_CLAIMS_BOUND_S = 180.0
@@ -78,40 +72,21 @@ class SoakRun:
 
 def soak(config: SoakConfig, workdir: Path) -> SoakRun:
     """Run the soak on a broker, proxies and processes of its own in ``workdir`` (all
-    stopped at the end whatever happens)."""
-    with Toxiproxy.running(workdir / "toxiproxy.log") as toxiproxy:
-        ports = {link: free_port() for link in KAFKA_LINKS}
-        links = {link: toxiproxy.link(link, f"127.0.0.1:{port}") for link, port in ports.items()}
-        routes = [Route(link.upper(), ports[link], links[link].address) for link in KAFKA_LINKS]
-        broker = LocalBroker(
-            Settings(bootstrap_servers=None, data_dir=workdir / "data"), routes=routes
-        )
-        try:
-            info = broker.start()
-            direct = Settings(bootstrap_servers=info.bootstrap, topic_prefix="soak",
-                              partitions=3, data_dir=workdir / "data",
-                              group_session_timeout_ms=SESSION_TIMEOUT_MS)  # fmt: skip
-            create_topics(admin_client(direct, info.bootstrap), ledger_topics(direct))
-            direct = direct.model_copy(update={"http_port": free_port()})  # never proxied
-            addresses = {k: v.address for k, v in links.items()}
-            soak_run = Soak(config, toxiproxy=toxiproxy, broker=broker, direct=direct,
-                            addresses=addresses, workdir=workdir)  # fmt: skip
-            return soak_run.go()
-        finally:
-            broker.stop()
+    stopped at the end whatever happens). ``serve``'s HTTP port is its own (the ``http``
+    proxy in front of it is never faulted here): the sampler reads its metrics."""
+    with proxied_broker(workdir, "soak") as parts:
+        return Soak(config, parts, workdir).go()
 
 
 class Soak:
     """The run on a started broker: processes, schedule, sampler, checks."""
 
-    def __init__(
-        self, config: SoakConfig, *, toxiproxy: Toxiproxy, broker: LocalBroker,
-        direct: Settings, addresses: dict[str, str], workdir: Path,
-    ) -> None:  # fmt: skip
+    def __init__(self, config: SoakConfig, parts: Proxied, workdir: Path) -> None:
         self.config = config
-        self.toxiproxy = toxiproxy
-        self.broker = broker
-        self.direct = direct
+        self.toxiproxy = parts.toxiproxy
+        self.broker = parts.broker
+        self.direct = direct = parts.direct
+        addresses = parts.addresses
         self.clients = direct.model_copy(update={"bootstrap_servers": addresses["clients"]})
         self.projector = direct.model_copy(update={"bootstrap_servers": addresses["projector"]})
         self.workdir = workdir
