@@ -22,8 +22,9 @@ def _line(**override: Any) -> dict[str, Any]:
 
 def test_every_drill_that_records_calls_is_summed_up() -> None:
     found = histories(_line())
-    assert set(found) == {"fuzz_projector", "projector_kills", "broker_restart", "failover",
-                          "network_single_broker", "network_cluster", "broker_disk_full"}  # fmt: skip
+    drills = {"fuzz_projector", "projector_kills", "broker_restart", "failover",
+              "network_single_broker", "network_cluster", "broker_disk_full"}  # fmt: skip
+    assert set(found) == drills
     assert all(v == _OK for v in found.values())
 
 
