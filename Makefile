@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars phoenix toxiproxy linearizability faketime test lint format docs docs-reference broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults sdk-ts clean
+.PHONY: venv jars phoenix toxiproxy linearizability faketime test lint format docs docs-reference broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults soak sdk-ts clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -106,6 +106,9 @@ faketime:
 
 faults: jars toxiproxy linearizability faketime  ## fuzz, projector kills, a broker restart, failover on 3 nodes, network faults, clock steps
 	$(PY) -m drills.faults
+
+soak: jars toxiproxy linearizability  ## an hour of steady load under faults, sampled; writes docs/img/soak.*
+	$(PY) -m drills.soak
 
 bench-core: venv
 	$(PY) bench/bench_core.py
