@@ -104,9 +104,14 @@ class BatchFolder:
             op = request.operation_id
             before = states.get(op)
             clock, after, decision = judge(
-                before, request, clock, ts_ms=ts, partition=p, offset=offset,
+                before,
+                request,
+                clock,
+                ts_ms=ts,
+                partition=p,
+                offset=offset,
                 max_clock_step_ms=self._max_step,
-            )  # fmt: skip
+            )
             if after is not None and after is not before:
                 states[op] = after
             out.audit.append(AuditEntry(p, offset, decision.log_time_ms, request, decision))

@@ -122,9 +122,14 @@ class PartitionRefold:
         op = verdict.operation_id
         before = self.states.get(op)
         self.clock, after, decision = judge(
-            before, verdict, self.clock, ts_ms=ts, partition=p, offset=offset,
+            before,
+            verdict,
+            self.clock,
+            ts_ms=ts,
+            partition=p,
+            offset=offset,
             max_clock_step_ms=self._max_step,
-        )  # fmt: skip
+        )
         if after is not None and after is not before:
             self.states[op] = after
         self._audit.append(audit_row(p, offset, decision.log_time_ms, verdict, decision))

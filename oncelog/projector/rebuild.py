@@ -80,9 +80,14 @@ def rebuild_from_requests(
                     max_clock_step_ms=settings.max_clock_step_ms,
                 )
             return _refold_here(
-                kafka, topic, chosen, count, con, progress=progress,
+                kafka,
+                topic,
+                chosen,
+                count,
+                con,
+                progress=progress,
                 max_clock_step_ms=settings.max_clock_step_ms,
-            )  # fmt: skip
+            )
     finally:
         con.close()
 
@@ -102,11 +107,16 @@ def _refold_here(
     try:
         return sum(
             refold_partition(
-                kafka, topic, p, count, writer, progress=progress,
+                kafka,
+                topic,
+                p,
+                count,
+                writer,
+                progress=progress,
                 max_clock_step_ms=max_clock_step_ms,
             )
             for p in chosen
-        )  # fmt: skip
+        )
     finally:
         writer.close()
 

@@ -145,9 +145,14 @@ class InMemoryLedger:
         op = verdict.operation_id
         clock = self._log_times.get(partition, PartitionClock())
         clock, after, decision = judge(
-            self._states.get(op), verdict, clock, ts_ms=ts, partition=partition, offset=offset,
+            self._states.get(op),
+            verdict,
+            clock,
+            ts_ms=ts,
+            partition=partition,
+            offset=offset,
             max_clock_step_ms=self.settings.max_clock_step_ms,
-        )  # fmt: skip
+        )
         self._log_times[partition] = clock
         if after is not None:
             self._states[op] = after

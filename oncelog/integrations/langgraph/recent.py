@@ -123,9 +123,13 @@ class RecentPuts:
                 if entry.checkpoint.checkpoint_id != r.checkpoint_id:
                     continue
                 entry.writes[(r.task_id or "", r.idx or 0)] = CheckpointWrite(
-                    task_id=r.task_id or "", channel=r.channel or "", type=r.value_type,
-                    data=data, task_path=r.task_path or "", idx=r.idx or 0,
-                )  # fmt: skip
+                    task_id=r.task_id or "",
+                    channel=r.channel or "",
+                    type=r.value_type,
+                    data=data,
+                    task_path=r.task_path or "",
+                    idx=r.idx or 0,
+                )
 
     def item(self, thread_id: str, ns: str, checkpoint_id: str | None) -> CheckpointItem | None:
         """The remembered checkpoint as the query API would answer it, when it is the one
@@ -142,11 +146,18 @@ class RecentPuts:
                 return None
             writes = sorted(entry.writes.values(), key=lambda w: (w.task_path, w.task_id, w.idx))
         return CheckpointItem(
-            partition=entry.partition, thread_id=thread_id, checkpoint_ns=ns,
-            checkpoint_id=head.checkpoint_id, parent_checkpoint_id=head.parent_checkpoint_id,
-            type=head.value_type, data=head.data, metadata_type=head.metadata_type or "",
-            metadata=head.metadata or b"", blobs=blobs, writes=writes,
-        )  # fmt: skip
+            partition=entry.partition,
+            thread_id=thread_id,
+            checkpoint_ns=ns,
+            checkpoint_id=head.checkpoint_id,
+            parent_checkpoint_id=head.parent_checkpoint_id,
+            type=head.value_type,
+            data=head.data,
+            metadata_type=head.metadata_type or "",
+            metadata=head.metadata or b"",
+            blobs=blobs,
+            writes=writes,
+        )
 
     def heads_after(self, thread_id: str, after_id: str | None) -> dict[str, str | None] | None:
         """The root-namespace checkpoints above ``after_id`` with their parents, when
