@@ -122,14 +122,7 @@ class RecentPuts:
                     continue
                 if entry.checkpoint.checkpoint_id != r.checkpoint_id:
                     continue
-                entry.writes[(r.task_id or "", r.idx or 0)] = CheckpointWrite(
-                    task_id=r.task_id or "",
-                    channel=r.channel or "",
-                    type=r.value_type,
-                    data=data,
-                    task_path=r.task_path or "",
-                    idx=r.idx or 0,
-                )
+                entry.writes[(r.task_id or "", r.idx or 0)] = CheckpointWrite.of(r, data)
 
     def item(self, thread_id: str, ns: str, checkpoint_id: str | None) -> CheckpointItem | None:
         """The remembered checkpoint as the query API would answer it, when it is the one
@@ -145,19 +138,14 @@ class RecentPuts:
             if blobs is None:
                 return None
             writes = sorted(entry.writes.values(), key=lambda w: (w.task_path, w.task_id, w.idx))
+        # One line a group of fields: the answer is the query API's (query/checkpoints.py).
         return CheckpointItem(
-            partition=entry.partition,
-            thread_id=thread_id,
-            checkpoint_ns=ns,
-            checkpoint_id=head.checkpoint_id,
-            parent_checkpoint_id=head.parent_checkpoint_id,
-            type=head.value_type,
-            data=head.data,
-            metadata_type=head.metadata_type or "",
-            metadata=head.metadata or b"",
-            blobs=blobs,
-            writes=writes,
-        )
+            partition=entry.partition, thread_id=thread_id, checkpoint_ns=ns,
+            checkpoint_id=head.checkpoint_id, parent_checkpoint_id=head.parent_checkpoint_id,
+            type=head.value_type, data=head.data,
+            metadata_type=head.metadata_type or "", metadata=head.metadata or b"",
+            blobs=blobs, writes=writes,
+        )  # fmt: skip
 
     def heads_after(self, thread_id: str, after_id: str | None) -> dict[str, str | None] | None:
         """The root-namespace checkpoints above ``after_id`` with their parents, when
