@@ -257,6 +257,25 @@ class DiskFullError(StoreError, code="disk_full", http_status=507):
     (it is on the log); started again once there is space, it resumes from its last commit."""
 
 
+# --- the archive of the requests log (docs/guides/retention.md) ------------------
+
+
+class ArchiveError(LedgerError, code="archive_error", http_status=503):
+    """The archive location (``ONCELOG_ARCHIVE_URL``) could not be read or written, or is
+    not configured; nothing half-written is visible there, and a re-run resumes."""
+
+
+class ArchiveCorruptError(ArchiveError, code="archive_corrupt", http_status=500):
+    """An archived file is missing, or its bytes, records or offsets differ from what the
+    archive's manifest says; the message names the file. Nothing is trimmed behind it."""
+
+
+class RetentionUnsafeError(TopicConfigError, code="retention_unsafe"):
+    """A retention, a trim or the log as it stands would drop requests that the archive
+    does not hold yet; the message names the partitions and offsets, or how far behind the
+    archive is."""
+
+
 # --- the tool executor -------------------------------------------------------
 
 

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+)
 
 from oncelog.errors import KafkaOperationError, TopicConfigError
 from oncelog.kafka.failures import is_unreachable, kafka_failure, unreachable
@@ -80,7 +86,10 @@ class TopicSpec:
 
 
 def ledger_topics(
-    settings: Settings, partitions: int | None = None, reply_partitions: int | None = None
+    settings: Settings,
+    partitions: int | None = None,
+    reply_partitions: int | None = None,
+    requests_retention_ms: int | None = None,
 ) -> list[TopicSpec]:
     """The requests/executions pair, the decisions, dead-letter and checkpoints topics.
 
@@ -90,11 +99,17 @@ def ledger_topics(
     reply partition its request names. The checkpoints topic is partitioned like the
     requests topic, by thread id: a thread's checkpoints are folded by the member that
     owns the same partition of the requests topic.
+
+    ``requests_retention_ms`` ages the requests log out (only behind an archive:
+    docs/guides/retention.md); unset, it keeps every record.
     """
     count = partitions or settings.partitions
     replies = reply_partitions or settings.reply_partitions
+    requests = dict(REQUESTS_CONFIG)
+    if requests_retention_ms is not None:
+        requests["retention.ms"] = str(requests_retention_ms)
     return [
-        TopicSpec(settings.requests_topic, count, REQUESTS_CONFIG),
+        TopicSpec(settings.requests_topic, count, requests),
         TopicSpec(settings.executions_topic, count, EXECUTIONS_CONFIG),
         TopicSpec(settings.decisions_topic, replies, DECISIONS_CONFIG, sharded=False),
         TopicSpec(settings.deadletter_topic, count, DEADLETTER_CONFIG),
@@ -197,6 +212,22 @@ def _has_leaders(meta: Any) -> bool:
         and bool(meta.partitions)
         and all(p.leader >= 0 for p in meta.partitions.values())
     )
+
+
+def set_topic_configs(admin: AdminClient, topic: str, configs: Mapping[str, str]) -> None:
+    """Set ``configs`` on an existing topic (an incremental change: the others stay)."""
+    entries = [
+        ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
+        for name, value in configs.items()
+    ]
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=entries)
+    for future in admin.incremental_alter_configs([resource]).values():
+        try:
+            future.result(timeout=_ADMIN_TIMEOUT_S)
+        except KafkaException as exc:
+            raise kafka_failure(
+                f"changing the configs of topic {topic} failed", topic, exc
+            ) from exc
 
 
 def describe_configs(admin: AdminClient, topic: str) -> dict[str, str]:

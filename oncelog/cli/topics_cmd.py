@@ -2,27 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import time
+from typing import Annotated, Any
 
 import typer
 from confluent_kafka.admin import AdminClient
 
 from oncelog.acls import Principals, acl_commands, apply_acls, ledger_acls
+from oncelog.archive.retention import check_retention, retention_problems
 from oncelog.broker.local import LocalBroker, resolve_bootstrap
+from oncelog.errors import RetentionUnsafeError
 from oncelog.settings import Settings
 from oncelog.topics import (
     admin_client,
     check_topics,
     create_topics,
+    describe_configs,
     ledger_topics,
     replication_factors,
+    set_topic_configs,
 )
 
 app = typer.Typer(no_args_is_help=True, help="Create and check the ledger's topics and ACLs.")
 
 
-def _admin(settings: Settings) -> AdminClient:
-    """An admin client; on the secure local broker, logged in as its admin user.
+def _as_admin(settings: Settings) -> Settings:
+    """The settings to administer with: on the secure local broker, its admin user's.
 
     Configured SASL credentials (``ONCELOG_SASL_*``) or an external broker win.
     """
@@ -30,8 +35,24 @@ def _admin(settings: Settings) -> AdminClient:
         broker = LocalBroker(settings)
         info = broker.status()
         if info is not None and info.secure:
-            settings = broker.client_settings()
+            return broker.client_settings()
+    return settings
+
+
+def _admin(settings: Settings) -> AdminClient:
+    """An admin client; on the secure local broker, logged in as its admin user."""
+    settings = _as_admin(settings)
     return admin_client(settings, resolve_bootstrap(settings))
+
+
+def _kafka(settings: Settings) -> dict[str, Any]:
+    """The librdkafka settings of a reader, as :func:`_admin` logs in."""
+    settings = _as_admin(settings)
+    return settings.kafka_config(resolve_bootstrap(settings))
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 Partitions = Annotated[
@@ -47,13 +68,33 @@ ReplyPartitions = Annotated[
 ]
 
 
+RetentionOption = Annotated[
+    int | None,
+    typer.Option(
+        "--retention-ms",
+        min=-1,
+        help="How long the requests log keeps a record (-1: forever, the default). A finite "
+        "one needs an archive (ONCELOG_ARCHIVE_URL) and is refused (retention_unsafe) when "
+        "the archive lags the log by as much; set on an existing topic too.",
+    ),
+]
+
+
 @app.command()
-def create(partitions: Partitions = None, reply_partitions: ReplyPartitions = None) -> None:
+def create(
+    partitions: Partitions = None,
+    reply_partitions: ReplyPartitions = None,
+    retention_ms: RetentionOption = None,
+) -> None:
     """Create the missing topics with the spec's configs, then check them."""
     settings = Settings()
     admin = _admin(settings)
-    specs = ledger_topics(settings, partitions, reply_partitions)
+    if retention_ms is not None:
+        check_retention(settings, _kafka(settings), retention_ms, _now_ms())
+    specs = ledger_topics(settings, partitions, reply_partitions, retention_ms)
     created = create_topics(admin, specs, settings.replication_factor)
+    if retention_ms is not None and settings.requests_topic not in created:
+        set_topic_configs(admin, settings.requests_topic, {"retention.ms": str(retention_ms)})
     counts = check_topics(admin, specs, settings.replication_factor)
     factors = replication_factors(admin, [spec.name for spec in specs])
     for spec in specs:
@@ -67,11 +108,17 @@ def check() -> None:
     """Validate the topics; exit 2 with the reasons when they are wrong.
 
     The requests, executions and dead-letter topics must agree in partition count;
-    the decisions topic (the reply partitions) may have any count.
+    the decisions topic (the reply partitions) may have any count. A requests log that
+    ages out (retention.ms) fails with ``retention_unsafe`` when it would lose requests
+    not archived yet: no archive configured, or one lagging by the retention or more.
     """
     settings = Settings()
     admin = _admin(settings)
     counts = check_topics(admin, ledger_topics(settings), settings.replication_factor)
+    retention = int(describe_configs(admin, settings.requests_topic).get("retention.ms", "-1"))
+    problems = retention_problems(settings, _kafka(settings), retention, _now_ms())
+    if problems:
+        raise RetentionUnsafeError("; ".join(problems))
     typer.echo("ok " + " ".join(f"{name}={n}" for name, n in counts.items()))
 
 

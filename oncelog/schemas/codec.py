@@ -202,6 +202,13 @@ def decode_request(data: bytes, registry: SchemaRegistry = REGISTRY) -> Request:
     return _decode(registry, REQUEST, data, convert.request_from_avro)
 
 
+def request_record(data: bytes, registry: SchemaRegistry = REGISTRY) -> dict[str, Any]:
+    """A request as the Avro record of the current ``request.avsc`` (a union of records as
+    ``(full name, record)``): what the archive's columns hold. Failures: :class:`CodecError`."""
+    record: dict[str, Any] = _read_body(registry, REQUEST, data)
+    return record
+
+
 # The writers generated from the package's schemas, and their headers. The state inside
 # a decision or a snapshot is written once and spliced (record_writer.StateBodies).
 _FAST_SNAPSHOT: Final = schema_fingerprint(layout.CURRENT[SNAPSHOT])

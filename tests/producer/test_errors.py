@@ -9,6 +9,9 @@ from oncelog.errors import InvalidArgumentError, LedgerError
 
 # Pinned: a code is part of the API (callers and the HTTP API match on it).
 CODES = {
+    "ArchiveCorruptError": ("archive_corrupt", 500),
+    "ArchiveError": ("archive_error", 503),
+    "RetentionUnsafeError": ("retention_unsafe", 500),
     "BrokerError": ("broker_error", 503),
     "BrokerUnreachableError": ("broker_unreachable", 503),
     "DiskFullError": ("disk_full", 507),

@@ -1,0 +1,207 @@
+"""Archive one partition of the requests log: files of records, then the manifest.
+
+A pass reads the partition from where its archive ends up to the high watermark seen at
+its start, in files of ``file_records`` records; each file is written (atomically), then
+the manifest that lists it. A crash between the two leaves a complete file the manifest
+does not list: the next pass cuts its first file at that file's end, and when the file
+holds exactly the log's records there, takes it into the manifest without writing it
+again. So a re-run writes nothing twice, and the files depend only on the log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from confluent_kafka import Message, TopicPartition
+
+from oncelog.errors import ArchiveCorruptError, RetentionUnsafeError
+from oncelog.kafka.reader import plain_consumer, read_to_end, watermarks
+
+from . import columns
+from .location import ArchiveLocation
+from .manifest import (
+    MANIFEST_NAME,
+    FileEntry,
+    Manifest,
+    Record,
+    file_name,
+    parse_file_name,
+    partition_dir,
+    records_digest,
+)
+
+
+@dataclass(frozen=True)
+class PassResult:
+    """What one pass over a partition did."""
+
+    partition: int
+    written: int
+    adopted: int
+    records: int
+    end_offset: int | None
+
+
+def load_manifest(location: ArchiveLocation, topic: str, partition: int) -> Manifest:
+    """The partition's manifest (an empty one when nothing is archived yet)."""
+    relative = f"{partition_dir(topic, partition)}/{MANIFEST_NAME}"
+    data = location.get(relative)
+    if data is None:
+        return Manifest(topic, partition)
+    return Manifest.from_json(data, f"{location.url}/{relative}")
+
+
+def save_manifest(location: ArchiveLocation, manifest: Manifest) -> None:
+    """Replace the partition's manifest, atomically."""
+    folder = partition_dir(manifest.topic, manifest.partition)
+    location.put(f"{folder}/{MANIFEST_NAME}", manifest.to_json())
+
+
+def log_range(kafka: Mapping[str, Any], topic: str, partition: int) -> tuple[int, int]:
+    """(low, high) watermarks of one partition, read now."""
+    consumer = plain_consumer(kafka)
+    try:
+        return watermarks(consumer, TopicPartition(topic, partition))
+    finally:
+        consumer.close()
+
+
+def _record(msg: Message) -> Record:
+    offset = msg.offset()
+    assert offset is not None
+    return Record(offset, msg.timestamp()[1], msg.key(), msg.value())
+
+
+def _chunks(records: Iterable[Record], size: int, first_end: int | None) -> Iterator[list[Record]]:
+    """Lists of ``size`` records (the last may be shorter); the first one ends before
+    ``first_end`` when it is given (a file a crashed pass wrote)."""
+    chunk: list[Record] = []
+    for r in records:
+        if chunk and (len(chunk) >= size or (first_end is not None and r.offset >= first_end)):
+            yield chunk
+            chunk, first_end = [], None
+        chunk.append(r)
+    if chunk:
+        yield chunk
+
+
+def archive_partition(
+    location: ArchiveLocation,
+    kafka: Mapping[str, Any],
+    topic: str,
+    partition: int,
+    *,
+    file_records: int,
+    flush_before_ms: int | None = None,
+) -> PassResult:
+    """Archive ``topic[partition]`` up to its high watermark now.
+
+    A last file of fewer than ``file_records`` records is written only when its first
+    record is older than ``flush_before_ms`` (None: always, as ``--once`` does).
+
+    Raises:
+        RetentionUnsafeError: the log no longer holds where the archive ends (a gap).
+        ArchiveError: the location could not be read or written.
+    """
+    folder = partition_dir(topic, partition)
+    location.remove_temporaries(folder)
+    manifest = load_manifest(location, topic, partition)
+    low, _high = log_range(kafka, topic, partition)
+    start = low if manifest.end_offset is None else manifest.end_offset
+    if start < low:
+        raise RetentionUnsafeError(
+            f"{topic}[{partition}]: the archive ends at offset {start} but the log begins at "
+            f"{low}: offsets [{start}, {low}) were deleted before they were archived"
+        )
+    unlisted = {r[0]: r[1] for n in location.names(folder) if (r := parse_file_name(n))}
+    cut = unlisted.get(start)
+    written = adopted = 0
+    records = (_record(m) for m in read_to_end(kafka, topic, partition, start))
+    for chunk in _chunks(records, file_records, cut):
+        short = len(chunk) < file_records and cut is None
+        if short and flush_before_ms is not None and chunk[0].timestamp_ms >= flush_before_ms:
+            break
+        entry, reused = store_file(location, partition, folder, start, chunk)
+        manifest = manifest.with_file(entry)
+        save_manifest(location, manifest)
+        written, adopted = written + (not reused), adopted + reused
+        start, cut = entry.end_offset, None
+    return PassResult(partition, written, adopted, manifest.records, manifest.end_offset)
+
+
+def store_file(
+    location: ArchiveLocation, partition: int, folder: str, start: int, chunk: list[Record]
+) -> tuple[FileEntry, bool]:
+    """Write ``chunk`` as the file of ``[start, last offset + 1)``; True when a file of
+    that name already held exactly these records (then nothing is written)."""
+    end = chunk[-1].offset + 1
+    name = file_name(start, end)
+    digest = records_digest(chunk)
+    existing = location.get(f"{folder}/{name}")
+    reused = existing is not None and _digest_of(existing) == digest
+    if existing is not None and reused:
+        data = existing
+    else:
+        data = columns.parquet_bytes(partition, chunk)
+        location.put(f"{folder}/{name}", data)
+    first, last = chunk[0], chunk[-1]
+    entry = FileEntry(
+        name=name,
+        start_offset=start,
+        end_offset=end,
+        records=len(chunk),
+        first_offset=first.offset,
+        last_offset=last.offset,
+        first_timestamp_ms=first.timestamp_ms,
+        last_timestamp_ms=last.timestamp_ms,
+        bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        records_sha256=digest,
+    )
+    return entry, reused
+
+
+def _digest_of(data: bytes) -> str | None:
+    """The records digest of a file's bytes; None when they are not a readable file."""
+    try:
+        return records_digest(columns.read_records(data))
+    except (pa.ArrowException, KeyError):
+        return None
+
+
+def verify_partition(
+    location: ArchiveLocation, topic: str, partition: int, upto: int | None = None
+) -> Manifest:
+    """Check every file of the partition's manifest (those before ``upto``, when given):
+    present, its SHA-256, its records' count, offsets and digest.
+
+    Raises:
+        ArchiveCorruptError: the first file that differs, named with what differs.
+    """
+    manifest = load_manifest(location, topic, partition)
+    folder = partition_dir(topic, partition)
+    for entry in manifest.files:
+        if upto is not None and entry.start_offset >= upto:
+            break
+        _verify_file(location, folder, entry)
+    return manifest
+
+
+def _verify_file(location: ArchiveLocation, folder: str, entry: FileEntry) -> None:
+    where = f"{location.url}/{folder}/{entry.name}"
+    data = location.get(f"{folder}/{entry.name}")
+    if data is None:
+        raise ArchiveCorruptError(f"{where} is listed in the manifest but missing")
+    if hashlib.sha256(data).hexdigest() != entry.sha256:
+        raise ArchiveCorruptError(f"{where}: its SHA-256 differs from the manifest's")
+    try:
+        records = columns.read_records(data)
+    except (pa.ArrowException, KeyError) as exc:
+        raise ArchiveCorruptError(f"{where} does not read as Parquet: {exc}") from exc
+    seen = (len(records), records[0].offset if records else None, records_digest(records))
+    if seen != (entry.records, entry.first_offset, entry.records_sha256):
+        raise ArchiveCorruptError(f"{where}: its records differ from the manifest's")
