@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars phoenix toxiproxy linearizability faketime test lint format docs docs-reference broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults soak sdk-ts clean
+.PHONY: venv jars phoenix toxiproxy gofakes3 linearizability faketime test lint format docs docs-reference broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults soak sdk-ts clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -39,6 +39,17 @@ $(TOXIPROXY): | $(STAMP)
 
 toxiproxy: $(TOXIPROXY)
 
+# The archive tests' S3-compatible server (tests/archive/s3server.py), gofakes3 from the Go
+# module proxy, built like Toxiproxy; keep GOFAKES3_VERSION equal to tests/archive's VERSION.
+GOFAKES3_VERSION := v1.2.0
+GOFAKES3 := $(VENV)/bin/gofakes3
+
+$(GOFAKES3): | $(STAMP)
+	GOBIN=$(abspath $(VENV))/gobin-s3 go install github.com/johannesboyne/gofakes3/cmd/gofakes3@$(GOFAKES3_VERSION)
+	mv $(VENV)/gobin-s3/gofakes3 $(GOFAKES3) && rmdir $(VENV)/gobin-s3
+
+gofakes3: $(GOFAKES3)  ## the S3-compatible server the archive tests start
+
 # The drills' history checker (drills/linearizability, Go): Porcupine from the Go module
 # proxy at the version drills/linearizability/go.mod pins, built like Toxiproxy.
 LINEARIZABILITY := $(VENV)/bin/oncelog-linearizability
@@ -51,7 +62,7 @@ linearizability: $(LINEARIZABILITY)
 # Two workers (pytest-xdist), each with its own session broker: the Kafka tests mostly wait
 # on the log, so a second worker overlaps those waits with the CPU-bound property tests.
 # loadgroup: the tests of one xdist_group (the three-node cluster's) share one worker.
-test: jars toxiproxy linearizability  ## the whole suite against a real broker
+test: jars toxiproxy linearizability gofakes3  ## the whole suite against a real broker
 	ONCELOG_THOROUGH=1 $(PY) -m pytest -q -n 2 --dist loadgroup --durations=10
 
 # lint-imports checks the layer and fold-purity contracts of pyproject.toml. No cache: it
