@@ -101,11 +101,11 @@ class ArchiveLocation:
 
     def names(self, folder: str) -> list[str]:
         """The names of the complete files in ``folder`` (temporary names left out), sorted."""
-        return sorted(n for n in self._listing(folder) if TEMP_MARK not in n)
+        return sorted(n for n in self.listing(folder) if TEMP_MARK not in n)
 
     def remove_temporaries(self, folder: str) -> int:
         """Delete what a crashed writer left under temporary names in ``folder``."""
-        stale = [n for n in self._listing(folder) if TEMP_MARK in n]
+        stale = [n for n in self.listing(folder) if TEMP_MARK in n]
         for name in stale:
             try:
                 self.fs.delete_file(self._path(f"{folder}/{name}"))
@@ -113,7 +113,8 @@ class ArchiveLocation:
                 raise ArchiveError(f"removing {self.url}/{folder}/{name} failed: {exc}") from exc
         return len(stale)
 
-    def _listing(self, folder: str) -> list[str]:
+    def listing(self, folder: str) -> list[str]:
+        """Every file name in ``folder``, temporary ones included."""
         selector = pafs.FileSelector(self._path(folder), allow_not_found=True)
         try:
             infos = self.fs.get_file_info(selector)
