@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, overload
+from typing import Any, ClassVar, Final, overload
 
 from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
@@ -65,6 +65,23 @@ class _TopicName:
     def __get__(self, settings: Settings, owner: type[Settings]) -> str: ...
     def __get__(self, settings: Settings | None, owner: type[Settings]) -> _TopicName | str:
         return self if settings is None else f"{settings.topic_prefix}.{self.role}"
+
+
+#: The descriptions of the archive's settings (docs/guides/retention.md), kept out of the
+#: class's body so that it stays readable.
+_ARCHIVE: Final = {
+    "url": "Where `oncelog archive` writes the requests log as Parquet: a directory, or "
+    "s3://bucket/prefix on an S3-compatible store (docs/guides/retention.md). Unset: no "
+    "archive, and the requests topic keeps every record.",
+    "endpoint": "The S3-compatible endpoint of an s3:// archive (http://host:port). Unset: AWS S3.",
+    "region": "The s3:// archive's region.",
+    "key": "The s3:// archive's access key id.",
+    "secret": "The s3:// archive's secret access key.",
+    "records": "Requests per archived Parquet file at most; `oncelog archive run` writes a "
+    "smaller one only for the records older than ONCELOG_ARCHIVE_MAX_AGE_S, or at --once.",
+    "age": "How old a request may get before `oncelog archive run` writes it in a file "
+    "smaller than ONCELOG_ARCHIVE_FILE_RECORDS: the archive's lag, at most, when idle.",
+}
 
 
 class Settings(BaseSettings):
@@ -270,36 +287,13 @@ class Settings(BaseSettings):
         "acks=all and enable.idempotence=true cannot be weakened (config_error).",
     )
 
-    archive_url: str | None = Field(
-        default=None,
-        description="Where `oncelog archive` writes the requests log as Parquet: a directory, "
-        "or s3://bucket/prefix on an S3-compatible store (docs/guides/retention.md). Unset: "
-        "no archive, and the requests topic keeps every record.",
-    )
-    archive_s3_endpoint: str | None = Field(
-        default=None,
-        description="The S3-compatible endpoint of an s3:// archive (http://host:port). "
-        "Unset: AWS S3.",
-    )
-    archive_s3_region: str = Field(default="us-east-1", description="The s3:// archive's region.")
-    archive_s3_access_key: str | None = Field(
-        default=None, description="The s3:// archive's access key id."
-    )
-    archive_s3_secret_key: SecretStr | None = Field(
-        default=None, description="The s3:// archive's secret access key."
-    )
-    archive_file_records: int = Field(
-        default=100_000,
-        ge=1,
-        description="Requests per archived Parquet file at most; `oncelog archive run` writes "
-        "a smaller one only for the records older than ONCELOG_ARCHIVE_MAX_AGE_S, or at --once.",
-    )
-    archive_max_age_s: float = Field(
-        default=300.0,
-        gt=0,
-        description="How old a request may get before `oncelog archive run` writes it in a "
-        "file smaller than ONCELOG_ARCHIVE_FILE_RECORDS: the archive's lag, at most, when idle.",
-    )
+    archive_url: str | None = Field(default=None, description=_ARCHIVE["url"])
+    archive_s3_endpoint: str | None = Field(default=None, description=_ARCHIVE["endpoint"])
+    archive_s3_region: str = Field(default="us-east-1", description=_ARCHIVE["region"])
+    archive_s3_access_key: str | None = Field(default=None, description=_ARCHIVE["key"])
+    archive_s3_secret_key: SecretStr | None = Field(default=None, description=_ARCHIVE["secret"])
+    archive_file_records: int = Field(default=100_000, ge=1, description=_ARCHIVE["records"])
+    archive_max_age_s: float = Field(default=300.0, gt=0, description=_ARCHIVE["age"])
 
     def kafka_config(self, bootstrap: str) -> dict[str, Any]:
         """librdkafka settings shared by every client: bootstrap, network behaviour
