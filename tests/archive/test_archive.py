@@ -222,3 +222,22 @@ def test_records_deleted_before_they_were_archived_stop_the_archiver(archived: S
         future.result(timeout=30)
     with pytest.raises(RetentionUnsafeError, match=r"offsets \[15, 18\) were deleted"):
         _archive(archived)
+
+
+def test_a_short_last_file_waits_until_its_first_record_is_old_enough(archived: Settings) -> None:
+    """The running archiver's rule: full files at once, a smaller one only once its oldest
+    record is older than the flush time (ONCELOG_ARCHIVE_MAX_AGE_S before now)."""
+    records.create(archived)
+    records.produce(archived, 0, 12)
+    location = ArchiveLocation.from_settings(archived)
+    kafka = archived.kafka_config(str(archived.bootstrap_servers))
+    topic = archived.requests_topic
+
+    def archive(flush_before_ms: int) -> int | None:
+        result = archive_partition(
+            location, kafka, topic, 0, file_records=10, flush_before_ms=flush_before_ms
+        )
+        return result.end_offset
+
+    assert archive(flush_before_ms=0) == 10  # the last two are newer than the flush time
+    assert archive(flush_before_ms=int(time.time() * 1000) + 60_000) == 12
