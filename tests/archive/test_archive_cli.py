@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from oncelog.archive.archiver import log_range
+from oncelog.archive.archiver import load_manifest, log_range
+from oncelog.archive.location import ArchiveLocation
 from oncelog.cli import app
 from oncelog.errors import ArchiveCorruptError, ArchiveError, InvalidArgumentError
 from oncelog.settings import Settings
+from oncelog.waiting import poll_until
 from tests.archive import records
 
 pytestmark = pytest.mark.kafka
@@ -65,3 +72,33 @@ def test_without_an_archive_the_commands_say_how_to_configure_one(
     ran = CliRunner().invoke(app, ["archive", "run", "--once"])
     assert isinstance(ran.exception, ArchiveError)
     assert "ONCELOG_ARCHIVE_URL" in str(ran.exception)
+
+
+def test_the_running_archiver_follows_the_log_and_stops_on_sigterm(
+    settings: Settings, tmp_path: Path
+) -> None:
+    archived = settings.model_copy(update={"archive_url": f"{tmp_path}/archive"})
+    records.create(archived, partitions=1)
+    records.produce(archived, 0, 3)
+    env = {
+        **os.environ,
+        "ONCELOG_BOOTSTRAP_SERVERS": str(archived.bootstrap_servers),
+        "ONCELOG_TOPIC_PREFIX": archived.topic_prefix,
+        "ONCELOG_ARCHIVE_URL": str(archived.archive_url),
+        "ONCELOG_ARCHIVE_MAX_AGE_S": "0.2",
+    }
+    command = [sys.executable, "-m", "oncelog", "archive", "run", "--interval", "0.2"]
+    proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL)
+    location = ArchiveLocation.from_settings(archived)
+
+    def archived_to(end: int) -> bool:
+        return load_manifest(location, archived.requests_topic, 0).end_offset == end
+
+    try:
+        assert poll_until(time.monotonic() + 60, lambda: archived_to(3))
+        records.produce(archived, 3, 2)
+        assert poll_until(time.monotonic() + 60, lambda: archived_to(5))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+    assert code == 0
