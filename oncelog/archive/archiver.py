@@ -1,8 +1,8 @@
 """Archive one partition of the requests log: files of records, then the manifest.
 
-A pass reads the partition from where its archive ends up to the high watermark seen at
-its start, in files of ``file_records`` records; each file is written (atomically), then
-the manifest that lists it. A crash between the two leaves a complete file the manifest
+A pass reads the partition from where its archive ends up to its high watermark, in files
+of ``file_records`` records; each file is written (atomically), then the manifest that
+lists it. A crash between the two leaves a complete file the manifest
 does not list: the next pass cuts its first file at that file's end, and when the file
 holds exactly the log's records there, takes it into the manifest without writing it
 again. So a re-run writes nothing twice, and the files depend only on the log.
@@ -10,10 +10,11 @@ again. So a re-run writes nothing twice, and the files depend only on the log.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 from confluent_kafka import Message, TopicPartition
@@ -76,17 +77,24 @@ def _record(msg: Message) -> Record:
     return Record(offset, msg.timestamp()[1], msg.key(), msg.value())
 
 
-def _chunks(records: Iterable[Record], size: int, first_end: int | None) -> Iterator[list[Record]]:
-    """Lists of ``size`` records (the last may be shorter); the first one ends before
-    ``first_end`` when it is given (a file a crashed pass wrote)."""
+def _next_chunk(
+    kafka: Mapping[str, Any], topic: str, partition: int, start: int, *, size: int, cut: int | None
+) -> list[Record]:
+    """Up to ``size`` records from ``start``, ending before ``cut`` when it is given (a file a
+    crashed pass wrote). One read per file: each read's timeout bounds one file, never a
+    whole backlog."""
     chunk: list[Record] = []
-    for r in records:
-        if chunk and (len(chunk) >= size or (first_end is not None and r.offset >= first_end)):
-            yield chunk
-            chunk, first_end = [], None
-        chunk.append(r)
-    if chunk:
-        yield chunk
+    # A generator: closing it at once closes its consumer, wherever the loop stops.
+    reading = cast(Generator[Message], read_to_end(kafka, topic, partition, start))
+    with contextlib.closing(reading) as messages:
+        for msg in messages:
+            record = _record(msg)
+            if cut is not None and record.offset >= cut:
+                break
+            chunk.append(record)
+            if len(chunk) >= size:
+                break
+    return chunk
 
 
 def archive_partition(
@@ -120,8 +128,7 @@ def archive_partition(
     unlisted = {r[0]: r[1] for n in location.names(folder) if (r := parse_file_name(n))}
     cut = unlisted.get(start)
     written = adopted = 0
-    records = (_record(m) for m in read_to_end(kafka, topic, partition, start))
-    for chunk in _chunks(records, file_records, cut):
+    while chunk := _next_chunk(kafka, topic, partition, start, size=file_records, cut=cut):
         short = len(chunk) < file_records and cut is None
         if short and flush_before_ms is not None and chunk[0].timestamp_ms >= flush_before_ms:
             break
@@ -130,6 +137,8 @@ def archive_partition(
         save_manifest(location, manifest)
         written, adopted = written + (not reused), adopted + reused
         start, cut = entry.end_offset, None
+        if short:
+            break  # the log's end
     return PassResult(partition, written, adopted, manifest.records, manifest.end_offset)
 
 
