@@ -5,9 +5,10 @@ is read here, as an ASGI middleware outermost in the app, from the raw ASGI scop
 messages (no Starlette request): the same bearer check as the app's guard
 (:meth:`~oncelog.query.guard.Access.token_refusal`), the body parsed and validated by its
 model (strict, no unknown field), the ``Idempotency-Key`` and ``traceparent`` headers
-parsed as the routes' dependencies parse them, then the same route method of :class:`~oncelog.gateway.routes.WriteApi`. The errors are the app's:
-a bad body is a 400 ``invalid_argument`` naming each field as the app does
-(``body.<field>: <message>``), a ``LedgerError`` its problem details.
+parsed as the routes' dependencies parse them, then the same route method of
+:class:`~oncelog.gateway.routes.WriteApi`. The errors are the app's: a bad body is a 400
+``invalid_argument`` naming each field as the app does (``body.<field>: <message>``), a
+``LedgerError`` its problem details.
 
 Anything else (another method or path, a body that does not say it is JSON) goes on to
 the app, whose routes also describe these POSTs in the OpenAPI schema. The front skips
@@ -100,7 +101,7 @@ def _is_json(scope: Scope) -> bool:
 def _headers(scope: Scope) -> dict[str, str]:
     """The request headers a write reads, the first of each name (as Starlette's ``get``);
     ASGI servers give their names in lower case."""
-    found: dict[str, str] = {}
+    found: dict[bytes, bytes] = {}
     for name, value in scope["headers"]:
         if name in _READ and name not in found:
             found[name] = value

@@ -85,7 +85,7 @@ class Access:
         """The answer that refuses ``request`` (401, a login redirect or 405), or None."""
         path = request.url.path
         realm = self.realm(path)
-        if realm == "read" or realm == "write":
+        if realm in {"read", "write"}:
             refused = self.token_refusal(realm, request.headers.get("authorization"))
             if refused is not None:
                 return refused
