@@ -138,7 +138,7 @@ bench-checkpoint: jars  ## LangGraph checkpoint put/get_tuple and a 20-superstep
 bench-echo: jars  ## the floor under a claim and the projector: a Python echo in its place (~2 min)
 	$(PY) -m bench.bench_echo
 
-bench-http: jars  ## claims over the HTTP write API from Node and Python, beside the SDK (~1 min)
+bench-http: jars  ## claims over the HTTP write API from Node and Python, beside the SDK (~2 min)
 	$(PY) -m bench.bench_http
 
 bench-fleet: jars  ## 1 busy + 15 idle clients (own processes), alone / 1 / 2 projectors (~3 min)

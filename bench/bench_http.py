@@ -1,12 +1,12 @@
 """Claims through the HTTP write API, from Node and from Python, beside the Python SDK. Not a test.
 
     python -m bench.bench_http [--sequential N] [--seconds S] [--workers W,W2]
-                               [--gateway-workers G]
+                               [--gateway-workers G] [--rounds R]
 
 One broker, one ``oncelog serve`` child (the projector), one ``oncelog gateway`` child with
 ``G`` worker processes serving the write API (``ONCELOG_HTTP_WRITE_TOKEN``), one run. For
-each count of client workers ``W``, three clients, one after the other, each on steps of
-its own channel:
+each count of client workers ``W``, ``R`` rounds of three clients, one after the other, each
+on steps of its own channel:
 
 - ``python_sdk``: ``LedgerClient`` on Kafka (the gateway workers' own transport);
 - ``python_http``: an ``httpx.AsyncClient`` per worker posting to the gateway (keyed POSTs);
@@ -15,8 +15,10 @@ its own channel:
 
 Each measures claim latency of one sequential worker (``N`` fresh claims: p50/p99 ms), then
 cycles per second (claim + complete of a fresh step) of ``W`` concurrent workers for ``S``
-seconds (the Node side also reports its claim and completion p50 under that load). The
-load average before and after is in the result. The last line is one JSON object.
+seconds, with a cycle's p50 under that load (the Node side also its claim's and completion's),
+the client's CPU per request (this process for the SDK and ``httpx``, the Node child's) and,
+over HTTP, the gateway workers'. The load average before and after is in the result. The last
+line is one JSON object.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import asyncio
 import contextlib
 import json
 import os
+import resource
 import subprocess
 import time
 import uuid
@@ -52,29 +55,34 @@ Claim = Callable[[str, int], Awaitable[Any]]
 
 async def _measure(claim: Claim, cycle: Cycle, args: argparse.Namespace) -> dict[str, float]:
     channel = f"seq-{uuid.uuid4().hex[:8]}"
+    cpu_before = time.process_time()
     latencies = []
     for step in range(args.sequential):
         began = time.perf_counter()
         await claim(channel, step)
         latencies.append((time.perf_counter() - began) * 1000)
-    done = 0
+    loaded: list[float] = []
     stop_at = time.perf_counter() + args.seconds
 
     async def worker(w: int) -> None:
-        nonlocal done
         channel, step = f"w{w}-{uuid.uuid4().hex[:8]}", 0
         while time.perf_counter() < stop_at:
+            began = time.perf_counter()
             await cycle(channel, step)
+            loaded.append((time.perf_counter() - began) * 1000)
             step += 1
-            done += 1
 
     began = time.perf_counter()
     await asyncio.gather(*(worker(w) for w in range(args.workers)))
     elapsed = time.perf_counter() - began
+    requests = args.sequential + 2 * len(loaded)
     return {
         "claim_p50_ms": round(pct(latencies, 0.5), 2),
         "claim_p99_ms": round(pct(latencies, 0.99), 2),
-        "cycles_per_s": round(done / elapsed, 1),
+        "cycles_per_s": round(len(loaded) / elapsed, 1),
+        "loaded_cycle_p50_ms": round(pct(loaded, 0.5), 2),
+        # This process is the client: its CPU per request (the SDK's, or httpx's).
+        "client_cpu_us_per_request": round((time.process_time() - cpu_before) / requests * 1e6, 1),
     }
 
 
@@ -139,9 +147,13 @@ def _node_http(url: str, args: argparse.Namespace) -> dict[str, float]:
     script = str(ROOT / "bench" / "bench_http.mjs")
     shape = [str(args.sequential), str(args.seconds), str(args.workers)]
     command = ["node", script, url, TOKEN, *shape]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(command, check=True, capture_output=True, text=True, timeout=600)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return figures
+    spent = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    requests = args.sequential + 2 * figures["cycles_per_s"] * args.seconds
+    return {**figures, "client_cpu_us_per_request": round(spent / requests * 1e6, 1)}
 
 
 def _start_gateway(settings: Any, port: int, count: int, log: Path) -> subprocess.Popen[bytes]:
@@ -206,10 +218,13 @@ def measure(bootstrap: str, tmp: Path, args: argparse.Namespace) -> dict[str, An
             serve, f"http://127.0.0.1:{settings.http_port}/healthz", tmp / "serve.log"
         )
         gateway = _start_gateway(settings, port, args.gateway_workers, tmp / "gateway.log")
-        runs = {}
+        runs: dict[str, list[dict[str, Any]]] = {}
         for workers in args.workers:
             shape = argparse.Namespace(**{**vars(args), "workers": workers})
-            runs[str(workers)] = _clients(settings, url, gateway.pid, shape)
+            # Rounds interleaved: a shared box's load moves between them.
+            runs[str(workers)] = [
+                _clients(settings, url, gateway.pid, shape) for _ in range(args.rounds)
+            ]
         return {
             "runs": runs,
             "sequential": args.sequential,
@@ -234,6 +249,7 @@ def main() -> None:
         help="client worker counts, comma-separated",
     )
     parser.add_argument("--gateway-workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2, help="SDK, Python, Node rounds")
     args = parser.parse_args()
     print(json.dumps(on_broker("http", lambda b, tmp: measure(b, tmp, args))))
 

@@ -1,13 +1,14 @@
 """The write API's POSTs answered in front of the app's middleware: one parse, one answer.
 
 A POST under ``/v1/claims`` or ``/v1/executions/{operation_id}/{action}`` with a JSON body
-is read here, as an ASGI middleware outermost in the app: the same bearer check as the
-app's guard (:meth:`~oncelog.query.guard.Access.refusal`), the body parsed and validated by
-its model (strict, no unknown field), the ``Idempotency-Key`` and
-``traceparent`` headers parsed as the routes' dependencies parse them, then the same
-route method of :class:`~oncelog.gateway.routes.WriteApi`. The errors are the app's:
-a bad body is a 400 ``invalid_argument`` naming each field as the app does
-(``body.<field>: <message>``), a ``LedgerError`` its problem details.
+is read here, as an ASGI middleware outermost in the app, from the raw ASGI scope and
+messages (no Starlette request): the same bearer check as the app's guard
+(:meth:`~oncelog.query.guard.Access.token_refusal`), the body parsed and validated by its
+model (strict, no unknown field), the ``Idempotency-Key`` and ``traceparent`` headers
+parsed as the routes' dependencies parse them, then the same route method of
+:class:`~oncelog.gateway.routes.WriteApi`. The errors are the app's: a bad body is a 400
+``invalid_argument`` naming each field as the app does (``body.<field>: <message>``), a
+``LedgerError`` its problem details.
 
 Anything else (another method or path, a body that does not say it is JSON) goes on to
 the app, whose routes also describe these POSTs in the OpenAPI schema. The front skips
@@ -23,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final
 
 from pydantic import BaseModel, ValidationError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -38,6 +39,8 @@ from oncelog.tracing.propagation import caller_headers
 Handler = Callable[..., Awaitable[Response]]
 
 JSON_TYPES: Final = (b"application/json", b"application/problem+json")
+# The headers a write reads: its bearer, its key, its caller's trace context.
+_READ: Final = frozenset({b"authorization", b"idempotency-key", b"traceparent", b"tracestate"})
 
 
 class WriteFront:
@@ -64,10 +67,11 @@ class WriteFront:
             await self._app(scope, receive, send)
             return
         operation_id, (model, handler) = found
-        request = Request(scope, receive)
-        response = self._access.refusal(request)
+        headers = _headers(scope)
+        response = self._access.token_refusal("write", headers.get("authorization"))
         if response is None:
-            response = await _answer(model, handler, operation_id, request)
+            body = await _read_body(receive)
+            response = await _answer(model, handler, operation_id, headers, body)
         await response(scope, receive, send)
 
     def _found(self, scope: Scope) -> tuple[str, tuple[type[BaseModel], Handler]] | None:
@@ -94,13 +98,34 @@ def _is_json(scope: Scope) -> bool:
     return False
 
 
+def _headers(scope: Scope) -> dict[str, str]:
+    """The request headers a write reads, the first of each name (as Starlette's ``get``);
+    ASGI servers give their names in lower case."""
+    found: dict[bytes, bytes] = {}
+    for name, value in scope["headers"]:
+        if name in _READ and name not in found:
+            found[name] = value
+    return {name.decode("latin-1"): value.decode("latin-1") for name, value in found.items()}
+
+
+async def _read_body(receive: Receive) -> bytes:
+    """The request's whole body (as Starlette's ``Request.body``)."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
 async def _answer(
-    model: type[BaseModel], handler: Handler, operation_id: str, request: Request
+    model: type[BaseModel], handler: Handler, operation_id: str, headers: dict[str, str], raw: bytes
 ) -> Response:
     """The route's answer, or the problem details of its error."""
-    headers = request.headers
     try:
-        body = _body(model, await request.body())
+        body = _body(model, raw)
         key = parse_key(headers.get("idempotency-key"))
         trace = caller_headers(headers.get("traceparent"), headers.get("tracestate"))
         return await handler(operation_id, body, trace, key)

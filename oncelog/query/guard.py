@@ -71,19 +71,24 @@ class Access:
             return "write"
         return "ui" if is_ui_path(path) else "read"
 
+    def token_refusal(self, realm: Literal["read", "write"], header: str | None) -> Response | None:
+        """The 401 for a request of ``realm`` whose ``Authorization`` header is ``header``
+        (None: no header), or None when it carries the realm's token (or the realm needs none)."""
+        token = self.read_token if realm == "read" else self.write_token
+        if token is None or bearer_matches(header, token.get_secret_value().encode()):
+            return None
+        why = "no bearer token" if header is None else "a wrong bearer token"
+        message = f"{_NEEDS[realm]}; got {why}"
+        return problem(401, UnauthorizedError.code, message, **{"WWW-Authenticate": "Bearer"})
+
     def refusal(self, request: Request) -> Response | None:
         """The answer that refuses ``request`` (401, a login redirect or 405), or None."""
         path = request.url.path
         realm = self.realm(path)
-        header = request.headers.get("authorization")
-        if realm in _NEEDS:
-            token = self.read_token if realm == "read" else self.write_token
-            if token is not None and not bearer_matches(header, token.get_secret_value().encode()):
-                why = "no bearer token" if header is None else "a wrong bearer token"
-                message = f"{_NEEDS[realm]}; got {why}"
-                return problem(
-                    401, UnauthorizedError.code, message, **{"WWW-Authenticate": "Bearer"}
-                )
+        if realm in {"read", "write"}:
+            refused = self.token_refusal(realm, request.headers.get("authorization"))
+            if refused is not None:
+                return refused
         elif realm == "ui" and self.read_token is not None and request.method == "GET":
             redirect = login_redirect(self._sessions, request)
             if redirect is not None:

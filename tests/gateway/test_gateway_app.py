@@ -3,10 +3,13 @@ fallbacks (no broker)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
+from starlette.types import ASGIApp, Message
 
 from oncelog.gateway.app import create_write_app
 from oncelog.gateway.idempotency import KeyMemory
@@ -57,3 +60,43 @@ def test_the_guard_and_the_problems_are_the_apps(tmp_path: Path) -> None:
         assert http.get("/healthz", headers={"Authorization": ""}).json() == {"status": "ok"}
         assert http.get("/v1/nothing").status_code == 404
         assert http.put("/v1/claims", json=CLAIM).status_code == 405
+
+
+async def _post_in_chunks(app: ASGIApp, path: str, chunks: list[bytes]) -> int:
+    """The status of a POST whose body arrives in ``chunks`` (one ASGI message each)."""
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"authorization", f"Bearer {TOKEN}".encode()),
+    ]
+    scope = {"type": "http", "method": "POST", "path": path, "headers": headers}
+    messages = [
+        {"type": "http.request", "body": chunk, "more_body": n < len(chunks) - 1}
+        for n, chunk in enumerate(chunks)
+    ]
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return messages.pop(0)
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return int(sent[0]["status"])
+
+
+def test_the_front_reads_a_body_in_chunks_and_the_first_of_a_repeated_header(
+    tmp_path: Path,
+) -> None:
+    api = WriteApi(InMemoryLedger(), SecretStr(TOKEN), KeyMemory(path=tmp_path / "keys"))
+    raw = json.dumps(CLAIM).encode()
+    assert (
+        asyncio.run(_post_in_chunks(create_write_app(api), "/v1/claims", [raw[:9], raw[9:]])) == 200
+    )
+    keys = [("Idempotency-Key", "a"), ("Idempotency-Key", "b")]
+    other = {**CLAIM, "key_name": "other"}
+    with _client(tmp_path) as http:
+        first = http.post("/v1/claims", json=other, headers=keys)
+        assert first.status_code == 200, first.text
+        again = http.post("/v1/claims", json=other, headers={"Idempotency-Key": "a"})
+        assert again.json()["claim_token"] == first.json()["claim_token"]
