@@ -1,9 +1,11 @@
 """The projector's spans of a folded batch, for the requests that carry a caller's context.
 
-One ``oncelog.fold_batch`` span per poll batch (a consumer span over the fold), and under
-it one ``oncelog.fold`` span per traced request, **linked** to its caller's span, not
-parented: a batch folds the requests of many callers, and a caller's trace should not
-grow a projector's batch. Each decision then carries its fold span's context back.
+One ``oncelog.fold_batch`` span (a consumer span over the fold) per poll batch holding a
+request whose caller's trace is sampled, **linked** to each such caller's span, not
+parented: a batch folds the requests of many callers, and a caller's trace should not grow
+a projector's batch. Each link says which request it is and what the fold decided; each
+of those decisions carries the batch span's context back. A span per batch, not per
+request, keeps what tracing costs ``serve`` near a span's cost per poll.
 
 The spans are made after the fold returns, from what it decided: tracing observes the
 fold and never steers it (the fold's modules import none of this).
@@ -21,10 +23,16 @@ from oncelog.tracing.propagation import Headers, context_of, headers_of
 
 if TYPE_CHECKING:
     from confluent_kafka import Message
-    from opentelemetry.trace import SpanContext
+    from opentelemetry.trace import Link, SpanContext
 
 #: Per folded request, by (partition, offset): the headers its decision carries back.
 DecisionHeaders = dict[tuple[int, int], Headers]
+
+#: Links per batch span: the SDK's default limit (``OTEL_SPAN_LINK_COUNT_LIMIT``); a batch
+#: with more sampled callers gets one span per this many.
+LINKS_PER_SPAN: Final = 128
+#: A link's role: the caller whose request the batch folded.
+ROLE: Final = "oncelog.link.role"
 
 
 class TracedRequest(Protocol):
@@ -42,7 +50,7 @@ class TracedRequest(Protocol):
 
 def callers_of(messages: Sequence[Message]) -> dict[tuple[int, int], SpanContext]:
     """The caller's span context of each record that carries a sampled one, by (partition,
-    offset): a caller whose trace is not recorded gets no fold span to link into it."""
+    offset): a caller whose trace is not recorded gets no link into it."""
     callers: dict[tuple[int, int], SpanContext] = {}
     for msg in messages:
         context = context_of(msg.headers())
@@ -57,58 +65,65 @@ def batch_spans(
     topic: str,
     window_ns: tuple[int, int],
 ) -> DecisionHeaders | None:
-    """Record the batch's fold spans over ``window_ns`` (start, end; epoch ns); the
+    """Record the batch's fold span(s) over ``window_ns`` (start, end; epoch ns); the
     headers of each traced request's decision, or None when no record was traced or this
-    process's sampler dropped the batch (then no fold span is made either)."""
+    process's sampler dropped the batch."""
     callers = callers_of(messages)
     if not callers:
         return None
+    traced = [e for e in folded if (e.partition, e.offset) in callers]
+    back: DecisionHeaders = {}
+    for first in range(0, len(traced), LINKS_PER_SPAN):
+        chunk = traced[first : first + LINKS_PER_SPAN]
+        headers = _batch_span(chunk, callers, topic, len(messages), window_ns)
+        if headers is not None:
+            back.update(((e.partition, e.offset), headers) for e in chunk)
+    return back or None
+
+
+def _batch_span(
+    chunk: Sequence[TracedRequest],
+    callers: dict[tuple[int, int], SpanContext],
+    topic: str,
+    count: int,
+    window_ns: tuple[int, int],
+) -> Headers | None:
+    """One ``oncelog.fold_batch`` span linked to the callers of ``chunk``; its context as
+    headers, or None when the sampler dropped it."""
     from opentelemetry import trace  # noqa: PLC0415  # tracing on
 
     start, end = window_ns
-    spans = tracer()
-    batch = spans.start_span(
+    links = [_link(trace.Link, e, callers[(e.partition, e.offset)]) for e in chunk]
+    span = tracer().start_span(
         "oncelog.fold_batch",
         kind=trace.SpanKind.CONSUMER,
+        links=links,
         start_time=start,
         attributes={
             attributes.MESSAGING_SYSTEM: "kafka",
             attributes.DESTINATION: topic,
             attributes.OPERATION_TYPE: "process",
-            attributes.BATCH_COUNT: len(messages),
+            attributes.BATCH_COUNT: count,
         },
     )
-    if not batch.is_recording():
+    if not span.is_recording():
         return None
-    parent = trace.set_span_in_context(batch)
-    back: DecisionHeaders = {}
-    for entry in folded:
-        where = (entry.partition, entry.offset)
-        caller = callers.get(where)
-        if caller is not None:
-            span = spans.start_span(
-                "oncelog.fold",
-                context=parent,
-                kind=trace.SpanKind.CONSUMER,
-                links=[trace.Link(caller, _CALLER)],
-                start_time=start,
-                attributes=_fold_attributes(entry, topic),
-            )
-            span.end(end_time=end)
-            back[where] = headers_of(span)
-    batch.end(end_time=end)
-    return back
+    span.end(end_time=end)
+    return headers_of(span)
 
 
-#: The attributes of a fold span's link to its caller's span.
-_CALLER: Final = {"oncelog.link.role": "caller"}
-
-
-def _fold_attributes(entry: TracedRequest, topic: str) -> attributes.Attributes:
-    """What a fold span says: the request, then its decision (which names the idempotency
-    key of the state it left, so the request's own is not worked out first)."""
-    decision = entry.decision
-    attrs = attributes.of_request(entry.request, topic, payloads=False, key=decision.state is None)
-    attrs[attributes.OPERATION_TYPE] = "process"
-    attrs.update(attributes.of_decision(decision, payloads=False))
-    return attrs
+def _link(make: type[Link], entry: TracedRequest, caller: SpanContext) -> Link:
+    """The link to ``entry``'s caller: which request it is and what the fold decided (the
+    call's own span holds the rest)."""
+    request, decision = entry.request, entry.decision
+    return make(
+        caller,
+        {
+            ROLE: "caller",
+            attributes.OPERATION_ID: request.operation_id,
+            attributes.KIND: request.kind.value,
+            attributes.PARTITION: str(entry.partition),
+            attributes.OFFSET: entry.offset,
+            attributes.OUTCOME: decision.outcome.value,
+        },
+    )

@@ -4,10 +4,10 @@ A Node caller claims inside an agent's span (ids chosen here), and once outside 
 With a ``serve`` that does not trace, the request record carries the caller's
 ``traceparent`` as it was sent, and the other none. With a traced ``serve`` (the
 OpenTelemetry SDK set, spans to a file), FastAPI's own spans of the HTTP request are
-children of the caller's, the record carries the current one, and the ``oncelog.fold``
-span links to it: the link leads into the caller's trace, up to the caller's span. Then
-the SDK without ``@opentelemetry/api`` at all claims the same. Without ``node`` the tests
-skip, unless ``ONCELOG_REQUIRE_NODE`` is set.
+children of the caller's, the record carries the current one, and the
+``oncelog.fold_batch`` span links to it: the link leads into the caller's trace, up to the
+caller's span. Then the SDK without ``@opentelemetry/api`` at all claims the same. Without
+``node`` the tests skip, unless ``ONCELOG_REQUIRE_NODE`` is set.
 """
 
 from __future__ import annotations
@@ -90,14 +90,14 @@ def test_the_fold_span_links_into_the_typescript_callers_trace(traced: Served) -
     text = traced.log.with_name("spans.jsonl").read_text()
     written = [json.loads(line) for line in text.splitlines()]
     by_id = {_ids(s["context"])[1]: s for s in written}
-    [fold] = [
-        s
+    [(fold, link)] = [
+        (s, k)
         for s in written
-        if s["name"] == "oncelog.fold"
-        and s["attributes"]["oncelog.operation_id"] == traced_op
-        and s["attributes"]["oncelog.kind"] == "claim"
+        if s["name"] == "oncelog.fold_batch"
+        for k in s["links"]
+        if k["attributes"]["oncelog.operation_id"] == traced_op
+        and k["attributes"]["oncelog.kind"] == "claim"
     ]
-    [link] = fold["links"]
     linked = _ids(link["context"])
     assert linked[0] == caller[0]  # the caller's trace; the fold's own is another
     assert _ids(fold["context"])[0] != caller[0]

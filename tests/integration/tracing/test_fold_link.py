@@ -1,6 +1,6 @@
 """Context through the log, on the real broker: the request record carries the caller's
-``traceparent``; the projector's fold span links to the caller's span (a link, not a
-parent); the decision carries the fold span's context back, which the call links to."""
+``traceparent``; the projector's batch span links to the caller's span (a link, not a
+parent); the decision carries the batch span's context back, which the call links to."""
 
 from __future__ import annotations
 
@@ -35,13 +35,16 @@ def _ids(context: trace.SpanContext | None) -> tuple[int, int]:
     return context.trace_id, context.span_id
 
 
-def _folds_of(finished: list[ReadableSpan], call: ReadableSpan) -> list[ReadableSpan]:
-    """The fold spans linked to ``call``: one per copy of its request that was folded (a
-    re-send on a slow broker is a second copy, answered the same)."""
+def _folds_of(
+    finished: list[ReadableSpan], call: ReadableSpan
+) -> list[tuple[ReadableSpan, trace.Link]]:
+    """The batch spans linked to ``call``, each with its link: one per copy of its request
+    that was folded (a re-send on a slow broker is a second copy, answered the same)."""
     return [
-        s
-        for s in named(finished, "oncelog.fold")
-        if any(_ids(k.context) == _ids(call.context) for k in s.links)
+        (s, k)
+        for s in named(finished, "oncelog.fold_batch")
+        for k in s.links
+        if _ids(k.context) == _ids(call.context)
     ]
 
 
@@ -57,15 +60,14 @@ def test_the_fold_span_links_to_the_callers_span_and_back(
     assert folds, [s.name for s in finished]
     # The call links back to the fold whose decision answered it, through its header.
     assert len(called.links) == 1
-    [folded] = [f for f in folds if _ids(f.context) == _ids(called.links[0].context)]
-    # Linked, not parented: the fold is in a trace of its own, under its batch's span.
-    assert folded.context.trace_id != called.context.trace_id
-    assert folded.parent is not None
-    parents = [s for s in finished if _ids(s.context) == _ids(folded.parent)]
-    batch = one(parents, "oncelog.fold_batch")
+    [(batch, link)] = [f for f in folds if _ids(f[0].context) == _ids(called.links[0].context)]
+    # Linked, not parented: the batch is in a trace of its own.
+    assert batch.context.trace_id != called.context.trace_id
+    assert batch.parent is None
     assert batch.kind is trace.SpanKind.CONSUMER
-    fold_attrs, call_attrs = folded.attributes or {}, called.attributes or {}
-    for name in (a.OPERATION_ID, a.IDEMPOTENCY_KEY, a.EPOCH, a.OUTCOME, a.STATUS, a.EFFECT):
+    fold_attrs, call_attrs = link.attributes or {}, called.attributes or {}
+    assert fold_attrs["oncelog.link.role"] == "caller"
+    for name in (a.OPERATION_ID, a.KIND, a.OUTCOME, a.OFFSET):
         assert fold_attrs[name] == call_attrs[name]
     # The request's position, known once decided, is the record's.
     p = partition_for("run-42", topics.partitions)
@@ -109,7 +111,8 @@ def test_no_span_carries_a_claim_token(
         client.run_tool("run-9", "tool", tool_name="t", params={"y": 2}, fn=tool)
     finished = list(spans.get_finished_spans())
     kinds = {s.name for s in finished}
-    assert {"oncelog.fold", "oncelog.heartbeat", "oncelog.cancel", "oncelog.run_tool"} <= kinds
+    expected = {"oncelog.fold_batch", "oncelog.heartbeat", "oncelog.cancel", "oncelog.run_tool"}
+    assert expected <= kinds
     exported = "".join(everything_in(s) for s in finished)
     assert len(tokens) == 4
     for token in tokens:

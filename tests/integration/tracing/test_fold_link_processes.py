@@ -40,14 +40,16 @@ def test_the_fold_in_serve_links_to_the_client_in_this_process(
     called = one(spans.get_finished_spans(), "oncelog.claim")
     mine = (called.context.trace_id, called.context.span_id)
     folds = [
-        s
+        (s, k)
         for s in map(json.loads, served.read_text().splitlines())
-        if s["name"] == "oncelog.fold" and any(_ids(k["context"]) == mine for k in s["links"])
+        if s["name"] == "oncelog.fold_batch"
+        for k in s["links"]
+        if _ids(k["context"]) == mine
     ]
     assert folds, served.read_text()[-2000:]
-    assert all(_ids(f["context"])[0] != mine[0] for f in folds)  # linked, not parented
+    assert all(_ids(f["context"])[0] != mine[0] for f, _ in folds)  # linked, not parented
     # The decision carried the fold's context back: the claim span links to one of them.
     [back] = called.links
-    assert (back.context.trace_id, back.context.span_id) in {_ids(f["context"]) for f in folds}
-    assert folds[0]["attributes"]["oncelog.operation_id"] == claim.execution.id
+    assert (back.context.trace_id, back.context.span_id) in {_ids(f["context"]) for f, _ in folds}
+    assert folds[0][1]["attributes"]["oncelog.operation_id"] == claim.execution.id
     assert claim.claim_token not in served.read_text()

@@ -160,7 +160,7 @@ def test_spans_reach_phoenix_over_otlp_and_read_back(
     # The projector's fold spans went too, each in a trace of its own (linked, not parented).
     answer = httpx.get(f"{otlp}/v1/projects/default/spans", params={"limit": 1000}, timeout=10)
     everything = answer.json()["data"]
-    folds = [s for s in everything if s["name"] == "oncelog.fold"]
+    folds = [s for s in everything if s["name"] == "oncelog.fold_batch"]
     assert folds
     assert all(s["context"]["trace_id"] != trace_id for s in folds)
     text = json.dumps(everything)

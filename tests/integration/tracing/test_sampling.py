@@ -19,8 +19,8 @@ from oncelog.schemas.models import Decision, Request
 from oncelog.testing import InMemoryLedger
 from oncelog.tracing import attributes, calls
 from oncelog.tracing import batch_spans as batch_spans_module
-from oncelog.tracing.batch_spans import batch_spans
-from oncelog.tracing.propagation import TRACEPARENT, Headers
+from oncelog.tracing.batch_spans import LINKS_PER_SPAN, batch_spans
+from oncelog.tracing.propagation import TRACEPARENT, Headers, headers_of
 
 TOPIC = "requests"
 
@@ -76,9 +76,28 @@ def test_only_sampled_callers_get_fold_spans(
     assert back is not None
     assert set(back) == {(0, 0)}
     finished = spans.get_finished_spans()
-    [fold] = [s for s in finished if s.name == "oncelog.fold"]
+    [fold] = [s for s in finished if s.name == "oncelog.fold_batch"]
     assert [link.context.span_id for link in fold.links] == [1]
-    assert (fold.attributes or {})[attributes.OUTCOME] == decision.outcome.value
+    assert (fold.links[0].attributes or {})[attributes.OUTCOME] == decision.outcome.value
+    assert back[(0, 0)] == headers_of(fold)  # type: ignore[arg-type]
+
+
+def test_a_batch_of_many_callers_is_one_span_per_link_limit(
+    spans: InMemorySpanExporter, claimed: tuple[Request, Decision]
+) -> None:
+    """One batch span for up to LINKS_PER_SPAN callers: none of their links is dropped."""
+    request, decision = claimed
+    count = LINKS_PER_SPAN + 2
+    records = [Record(i, _caller(i + 1, sampled=True)) for i in range(count)]
+    folded = [Folded(0, r.at, request, decision) for r in records]
+    back = batch_spans(records, folded, TOPIC, (1, 2))  # type: ignore[arg-type]
+    assert back is not None
+    first, second = spans.get_finished_spans()
+    assert [s.name for s in (first, second)] == ["oncelog.fold_batch"] * 2
+    linked = [k.context.span_id for s in (first, second) for k in s.links]
+    assert linked == list(range(1, count + 1))
+    assert back[(0, 0)] == headers_of(first)  # type: ignore[arg-type]
+    assert back[(0, count - 1)] == headers_of(second)  # type: ignore[arg-type]
 
 
 def test_no_unsampled_caller_no_spans(
