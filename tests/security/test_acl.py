@@ -20,11 +20,13 @@ from confluent_kafka import KafkaError, KafkaException, Message
 from typer.testing import CliRunner
 
 from oncelog.acls import acl_commands, apply_acls, ledger_acls
+from oncelog.broker.certs import TlsFiles
 from oncelog.broker.local import LocalBroker, server_properties
 from oncelog.broker.secure import (
     CREDENTIALS_FILE,
     load_credentials,
     new_credentials,
+    scram_arguments,
     secure_properties,
 )
 from oncelog.cli import app
@@ -204,16 +206,24 @@ def test_cli_prints_passwords_only_when_asked(secure_broker: LocalBroker) -> Non
     assert "export ONCELOG_SASL_USERNAME=worker" in shell.output
 
 
-def test_secure_properties_use_sasl_and_deny_by_default(tmp_path: Path) -> None:
+def test_secure_properties_use_scram_over_tls_and_deny_by_default(tmp_path: Path) -> None:
     settings = Settings(broker_passwords={"worker": "w0rker"})
-    text = server_properties(tmp_path, 1, 2, secure_properties(new_credentials(settings)))
+    credentials = new_credentials(settings)
+    tls = TlsFiles(tmp_path / "ca.pem", tmp_path / "broker.pem")
+    text = server_properties(tmp_path, 1, 2, secure_properties(credentials, tls))
     props = dict(line.split("=", 1) for line in text.splitlines() if line)
-    assert props["listeners"] == "SASL_PLAINTEXT://127.0.0.1:1,CONTROLLER://127.0.0.1:2"
-    assert props["inter.broker.listener.name"] == "SASL_PLAINTEXT"
+    assert props["listeners"] == "SASL_SSL://127.0.0.1:1,CONTROLLER://127.0.0.1:2"
+    assert props["inter.broker.listener.name"] == "SASL_SSL"
+    assert props["sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+    assert props["ssl.keystore.location"] == str(tls.keystore)
+    assert props["ssl.truststore.location"] == str(tls.ca)
     assert props["authorizer.class.name"].endswith("StandardAuthorizer")
     assert props["allow.everyone.if.no.acl.found"] == "false"
     assert props["super.users"] == "User:admin;User:ANONYMOUS"
-    assert 'user_worker="w0rker"' in props["listener.name.sasl_plaintext.plain.sasl.jaas.config"]
+    jaas = props["listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config"]
+    assert "ScramLoginModule" in jaas
+    assert "w0rker" not in jaas  # only the broker's own login; users live in the metadata
+    assert "SCRAM-SHA-512=[name=worker,password=w0rker]" in scram_arguments(credentials)
     # The default broker is unchanged: plaintext and no authorizer.
     plain = server_properties(tmp_path, 1, 2)
     assert "SASL" not in plain
