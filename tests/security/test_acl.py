@@ -1,6 +1,6 @@
 """Kafka ACLs on a broker with SASL and the KRaft authorizer (docs/spec.md §8).
 
-One secure local broker for the module, the ledger's ACLs applied as admin, and
+The session's SCRAM+TLS broker (tests/security/conftest.py), the ledger's ACLs applied as admin, and
 each role logged in as its own SASL user: workers claim and complete but cannot
 read requests or executions, auditors read executions but cannot write requests,
 and the projector folds end to end with only its own grants.
@@ -57,18 +57,6 @@ class Roles:
     worker: Settings
     projector: Settings
     auditor: Settings
-
-
-@pytest.fixture(scope="module")
-def secure_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalBroker]:
-    """A secure local broker of its own (the session broker stays plaintext and fast)."""
-    base = Settings(bootstrap_servers=None, data_dir=tmp_path_factory.mktemp("secure"))
-    broker = LocalBroker(base, secure=True)
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
 
 
 @pytest.fixture(scope="module")
