@@ -155,6 +155,12 @@ def offsets_at(consumer: Consumer, topic: str, partitions: int, at_ms: int) -> d
 
     def ask() -> dict[int, int]:
         found = consumer.offsets_for_times(asked, timeout=_METADATA_TIMEOUT_S)
+        # A partition whose leader is unknown (a broker outage, a partition that does not
+        # exist) comes back with its own error and a meaningless offset: raised here, so
+        # that it is retried like a call that failed whole, then typed.
+        failed = next((tp.error for tp in found if tp.error is not None), None)
+        if failed is not None:
+            raise KafkaException(failed)
         return {tp.partition: tp.offset for tp in found}
 
     return _asking_until_led(consumer, topic, f"listing offsets of {topic}", ask)
