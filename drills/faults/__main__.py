@@ -9,7 +9,8 @@ Usage: ``python -m drills.faults [all|failover|network|disk|clock] [--fuzz N] [-
 exits 1. ``failover``, ``network``, ``disk`` (the broker's log directory filled) and
 ``clock`` (brokers' clocks stepped, :mod:`drills.faults.clock`) run that drill alone, and
 their last line is its figures. ``--tls`` runs the failover drill's cluster with
-SASL_SSL and SCRAM-SHA-512 users (``make faults`` does). The upgrade drill (``python -m drills.upgrade``) runs last.
+SASL_SSL and SCRAM-SHA-512 users (``make faults`` does). The upgrade drill
+(``python -m drills.upgrade``) runs last.
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.drill in ("failover", "network", "disk", "clock"):
         run = {"failover": lambda: _failover(args.leader_kills, args.tls),
-               "network": lambda: _network(args), "disk": _broker_disk, "clock": _clock}[args.drill]  # fmt: skip
+               "network": lambda: _network(args), "disk": _broker_disk,
+               "clock": _clock}[args.drill]  # fmt: skip
         figures = run()
         print(json.dumps(figures, sort_keys=False))
         raise SystemExit(0 if figures["ok"] else 1)
