@@ -35,6 +35,7 @@ MECHANISM = "SCRAM-SHA-512"
 PROTOCOL = "SASL_SSL"
 CREDENTIALS_FILE = "credentials.json"
 
+_UNSAFE = frozenset(',]" \t\n')
 _AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
@@ -51,6 +52,12 @@ def new_credentials(settings: Settings) -> dict[str, SecretStr]:
     unknown = set(settings.broker_passwords) - set(USERS)
     if unknown:
         raise BrokerError(f"ONCELOG_BROKER_PASSWORDS names unknown users {sorted(unknown)}")
+    unsafe = [
+        u for u, pw in settings.broker_passwords.items() if _UNSAFE & set(pw.get_secret_value())
+    ]
+    if unsafe:
+        # The storage tool reads them inside `[name=...,password=...]`.
+        raise BrokerError(f'ONCELOG_BROKER_PASSWORDS of {sorted(unsafe)}: no , ] " or spaces')
     return {
         user: settings.broker_passwords.get(user) or SecretStr(secrets.token_urlsafe(24))
         for user in USERS

@@ -64,17 +64,21 @@ def start(secure: Secure = False, nodes: Nodes = 1) -> None:
 
 
 def _start_cluster(settings: Settings, nodes: int, secure: bool) -> None:
-    if secure:
-        raise BrokerError("--secure runs on the single broker only (without --nodes)")
     single = LocalBroker(settings).status()
     if single is not None:
         raise BrokerError(
             f"the single local broker runs at {single.bootstrap}; stop it first "
             "(`oncelog broker stop`)"
         )
-    info = LocalCluster(settings, nodes=nodes).start()
+    cluster = LocalCluster(settings, nodes=nodes, secure=secure)
+    info = cluster.start()
     typer.echo(f"{info.bootstrap} ({nodes} nodes, ready in {info.started_in_s:.1f}s)")
     _echo_nodes(info)
+    if cluster.secure:
+        typer.echo(
+            f"SASL_SSL/SCRAM-SHA-512 users {', '.join(USERS)}; passwords in "
+            f"{cluster.dir / CREDENTIALS_FILE} (mode 0600); TLS CA {cluster.dir / 'tls/ca.pem'}."
+        )
 
 
 def _echo_nodes(info: ClusterInfo) -> None:

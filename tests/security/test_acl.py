@@ -30,7 +30,7 @@ from oncelog.broker.secure import (
     secure_properties,
 )
 from oncelog.cli import app
-from oncelog.errors import KafkaOperationError, NotAuthorizedError
+from oncelog.errors import BrokerError, KafkaOperationError, NotAuthorizedError
 from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.failures import kafka_failure
 from oncelog.kafka.producer import FutureProducer
@@ -274,3 +274,11 @@ def test_a_denied_delivery_fails_the_call_at_once() -> None:
     with pytest.raises(NotAuthorizedError):
         denied.result(timeout=0)
     assert not outage.done()  # a transient failure is re-sent until the deadline
+
+
+@pytest.mark.parametrize("password", ["a,b", "a]b", 'a"b', "a b"])
+def test_a_password_the_storage_tool_would_misread_is_refused(password: str) -> None:
+    settings = Settings(broker_passwords={"worker": password})
+    with pytest.raises(BrokerError, match="worker") as refused:
+        new_credentials(settings)
+    assert password not in str(refused.value)
