@@ -49,55 +49,14 @@ def ensure_certs(folder: Path) -> TlsFiles:
         raise BrokerError("the secure broker needs `openssl` on the PATH to make its TLS files")
     folder.mkdir(parents=True, exist_ok=True)
     ca_key, key, csr, cert = (folder / n for n in ("ca.key", "broker.key", "broker.csr", "crt"))
-    _run(
-        openssl,
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        str(ca_key),
-        "-out",
-        str(files.ca),
-        "-days",
-        _DAYS,
-        "-subj",
-        "/CN=oncelog local CA",
-    )
-    _run(
-        openssl,
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        str(key),
-        "-out",
-        str(csr),
-        "-subj",
-        "/CN=localhost",
-        "-addext",
-        _SUBJECT_ALT_NAMES,
-    )
-    _run(
-        openssl,
-        "x509",
-        "-req",
-        "-in",
-        str(csr),
-        "-CA",
-        str(files.ca),
-        "-CAkey",
-        str(ca_key),
-        "-CAcreateserial",
-        "-out",
-        str(cert),
-        "-days",
-        _DAYS,
-        "-copy_extensions",
-        "copy",
-    )
+    new_key = ["-newkey", "rsa:2048", "-nodes", "-keyout"]
+    ca_subject = ["-days", _DAYS, "-subj", "/CN=oncelog local CA"]
+    _run(openssl, "req", "-x509", *new_key, str(ca_key), "-out", str(files.ca), *ca_subject)
+    broker_subject = ["-subj", "/CN=localhost", "-addext", _SUBJECT_ALT_NAMES]
+    _run(openssl, "req", *new_key, str(key), "-out", str(csr), *broker_subject)
+    signed_by = ["-CA", str(files.ca), "-CAkey", str(ca_key), "-CAcreateserial"]
+    kept = ["-days", _DAYS, "-copy_extensions", "copy"]
+    _run(openssl, "x509", "-req", "-in", str(csr), *signed_by, "-out", str(cert), *kept)
     pkcs8 = _run(openssl, "pkcs8", "-topk8", "-nocrypt", "-in", str(key))
     files.keystore.touch(mode=0o600)
     files.keystore.write_text(pkcs8 + cert.read_text())
