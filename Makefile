@@ -116,7 +116,7 @@ faketime:
 		(echo "make: the clock drill needs Debian's faketime and libfaketime (apt-get install faketime libfaketime)" >&2; exit 1)
 
 faults: jars toxiproxy linearizability faketime  ## fuzz, projector kills, a broker restart, failover on 3 nodes, network faults, clock steps
-	$(PY) -m drills.faults
+	$(PY) -m drills.faults --tls
 
 soak: jars toxiproxy linearizability  ## an hour of steady load under faults, sampled; writes docs/img/soak.*
 	$(PY) -m drills.soak

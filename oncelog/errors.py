@@ -100,6 +100,21 @@ class BrokerUnreachableError(BrokerError, code="broker_unreachable"):
     """
 
 
+class KafkaAuthenticationError(BrokerError, code="kafka_authentication_failed"):
+    """The broker refused the SASL login (wrong user, password or mechanism).
+
+    Check ``ONCELOG_SASL_USERNAME``, ``ONCELOG_SASL_PASSWORD`` and
+    ``ONCELOG_SASL_MECHANISM``; the message never carries the password.
+    """
+
+
+class KafkaTlsError(BrokerError, code="kafka_tls_failed"):
+    """The TLS handshake with the broker failed: its certificate is not trusted.
+
+    Point ``ONCELOG_SSL_CA_LOCATION`` at the CA that signed the broker's certificate.
+    """
+
+
 class TopicConfigError(LedgerError, code="topic_config"):
     """A topic is missing or configured against the spec (e.g. requests compacts)."""
 

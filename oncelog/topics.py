@@ -17,7 +17,7 @@ from confluent_kafka.admin import (
 )
 
 from oncelog.errors import KafkaOperationError, TopicConfigError
-from oncelog.kafka.failures import is_unreachable, kafka_failure, unreachable
+from oncelog.kafka.failures import LoginWatch, is_unreachable, kafka_failure, no_answer
 from oncelog.kafka.logs import logged
 from oncelog.settings import Settings
 from oncelog.waiting import poll_until
@@ -122,7 +122,9 @@ class LedgerAdmin(AdminClient):
     how long to wait for it (``connect_timeout_s``) when asked for the cluster's metadata."""
 
     def __init__(self, config: dict[str, Any], connect_timeout_s: float = _ADMIN_TIMEOUT_S) -> None:
-        super().__init__(config)
+        self.login = LoginWatch()
+        watched: dict[str, Any] = {"error_cb": self.login, **config}
+        super().__init__(watched)
         self.bootstrap = str(config.get("bootstrap.servers"))
         self.connect_timeout_s = connect_timeout_s
 
@@ -139,6 +141,7 @@ def cluster_metadata(admin: AdminClient, timeout_s: float | None = None) -> Any:
 
     Raises:
         BrokerUnreachableError: no broker answered within ``timeout_s``; names the address.
+        KafkaAuthenticationError, KafkaTlsError: the login or the TLS handshake failed.
         KafkaOperationError: any other failure.
     """
     if timeout_s is None:
@@ -148,7 +151,8 @@ def cluster_metadata(admin: AdminClient, timeout_s: float | None = None) -> Any:
     except KafkaException as exc:
         if is_unreachable(exc):
             where = getattr(admin, "bootstrap", "the configured bootstrap servers")
-            raise unreachable("reading the cluster's metadata", where, timeout_s, exc) from exc
+            what = "reading the cluster's metadata"
+            raise no_answer(what, where, timeout_s, exc, admin) from exc
         raise KafkaOperationError(f"reading the cluster's metadata failed: {exc}") from exc
 
 

@@ -2,13 +2,15 @@
 drill on a three-node cluster, the network drill and the clock drill, with figures.
 
 Usage: ``python -m drills.faults [all|failover|network|disk|clock] [--fuzz N] [--kills N]
-[--leader-kills N] [--rounds N] [--max-hold-s S] [--links L,..] [--kinds K,..] [--short]
+[--leader-kills N] [--tls] [--rounds N] [--max-hold-s S] [--links L,..] [--kinds K,..] [--short]
 [--skip-broker]``. The last line is one JSON object with the figures, and under
 ``linearizability`` each drill's history check (operations checked, unknown ones,
 ``linearizable``): a history that is not linearizable, or a drill that recorded none,
 exits 1. ``failover``, ``network``, ``disk`` (the broker's log directory filled) and
 ``clock`` (brokers' clocks stepped, :mod:`drills.faults.clock`) run that drill alone, and
-their last line is its figures. The upgrade drill (``python -m drills.upgrade``) runs last.
+their last line is its figures. ``--tls`` runs the failover drill's cluster with
+SASL_SSL and SCRAM-SHA-512 users (``make faults`` does). The upgrade drill
+(``python -m drills.upgrade``) runs last.
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ def main() -> None:
     parser.add_argument("--fuzz", type=int, default=100_000)
     parser.add_argument("--kills", type=int, default=100)
     parser.add_argument("--leader-kills", type=int, default=5)
+    parser.add_argument(
+        "--tls", action="store_true", help="failover: the cluster runs SASL_SSL, SCRAM users"
+    )
     parser.add_argument("--rounds", type=int, default=2, help="network: rounds of the schedule")
     parser.add_argument("--max-hold-s", type=float, default=30.0, help="network: longest cut")
     parser.add_argument("--cluster-rounds", type=int, default=2, help="network: on 3 nodes")
@@ -75,8 +80,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.drill in ("failover", "network", "disk", "clock"):
-        run = {"failover": lambda: _failover(args.leader_kills), "network": lambda: _network(args),
-               "disk": _broker_disk, "clock": _clock}[args.drill]  # fmt: skip
+        run = {"failover": lambda: _failover(args.leader_kills, args.tls),
+               "network": lambda: _network(args), "disk": _broker_disk,
+               "clock": _clock}[args.drill]  # fmt: skip
         figures = run()
         print(json.dumps(figures, sort_keys=False))
         raise SystemExit(0 if figures["ok"] else 1)
@@ -85,7 +91,7 @@ def main() -> None:
     if not args.skip_broker:
         # Last, and outside the shared broker's lifetime: each starts and stops its own.
         out["broker_restart"] = _broker_restart()
-        out["failover"] = _failover(args.leader_kills)
+        out["failover"] = _failover(args.leader_kills, args.tls)
         out["network"] = _network(args)
         out["broker_disk_full"] = _broker_disk()
         out["clock"] = _clock()
@@ -170,10 +176,11 @@ def _broker_restart() -> dict[str, Any]:
     return figures
 
 
-def _failover(leader_kills: int) -> dict[str, Any]:
+def _failover(leader_kills: int, tls: bool = False) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix="oncelog-faults-failover-"))
-    report = failover_drill(workdir, leader_kills)
-    console.print(f"failover on a three-node cluster ({report.seconds:.0f} s):")
+    report = failover_drill(workdir, leader_kills, tls=tls)
+    over = " over SASL_SSL (SCRAM-SHA-512)" if tls else ""
+    console.print(f"failover on a three-node cluster{over} ({report.seconds:.0f} s):")
     console.print(report.table(), markup=False)
     for finding in (report.untyped_errors + report.wrong_answers)[:10]:
         console.print(f"  finding: {finding}", markup=False)

@@ -70,6 +70,7 @@ class FailoverReport:
     log: LogCheck = field(default_factory=LogCheck)
     history: Verdict | None = None  # the load's calls, checked linearizable per operation
     seconds: float = 0.0
+    tls: bool = False  # the cluster ran SASL_SSL with SCRAM users
 
     def figures(self) -> dict[str, Any]:
         """The JSON line: the issue's figures first, then the other checks."""
@@ -91,6 +92,7 @@ class FailoverReport:
             "requests_on_log": log.requests, "verify_differences": len(log.verify_differences),
             "projector_survived": self.projector_survived,
             "projector_rejoins": self.projector_rejoins, "seconds": round(self.seconds),
+            "tls": self.tls,
             "linearizability": None if self.history is None else self.history.figures(),
         }  # fmt: skip
 
@@ -130,11 +132,18 @@ def _seconds(value: float | None) -> str:
 
 
 def failover_drill(
-    workdir: Path, leader_kills: int = 5, refused_s: float = 8.0, threads: int = 4
+    workdir: Path,
+    leader_kills: int = 5,
+    refused_s: float = 8.0,
+    threads: int = 4,
+    *,
+    tls: bool = False,
 ) -> FailoverReport:
     """Run the drill on a cluster of its own in ``workdir``, stopped at the end whatever
-    happens; ``refused_s`` is how long two nodes stay down."""
-    cluster = LocalCluster(Settings(bootstrap_servers=None, data_dir=workdir / "data"))
+    happens; ``refused_s`` is how long two nodes stay down. ``tls``: the cluster runs
+    SASL_SSL with SCRAM users, and every client of the drill logs in as its admin."""
+    base = Settings(bootstrap_servers=None, data_dir=workdir / "data")
+    cluster = LocalCluster(base, secure=tls)
     began = time.monotonic()
     try:
         report = _drill(cluster, workdir, leader_kills, refused_s, threads)
@@ -148,18 +157,19 @@ def _drill(
     cluster: LocalCluster, workdir: Path, leader_kills: int, refused_s: float, threads: int
 ) -> FailoverReport:
     info = cluster.start()
-    settings = Settings(bootstrap_servers=info.bootstrap, topic_prefix="failover",
-                        partitions=6, data_dir=workdir / "data")  # fmt: skip
+    base = cluster.client_settings() if cluster.secure else Settings()
+    settings = base.model_copy(update={"bootstrap_servers": info.bootstrap,
+        "topic_prefix": "failover", "partitions": 6, "data_dir": workdir / "data"})  # fmt: skip
     admin = admin_client(settings, info.bootstrap)
     specs = ledger_topics(settings)
     create_topics(admin, specs)  # three brokers: RF 3, min ISR 2
-    wait_topics_known(info, [s.name for s in specs])
+    wait_topics_known(info, [s.name for s in specs], config=cluster.admin_config(info.bootstrap))
     db = workdir / "live.duckdb"
     serve = start_serve(settings, db, workdir / "serve.log")
     timeouts = Timeouts(total_s=3.0, resend_after_s=1.0)
     load = Load(settings, timeouts, threads=threads, history_dir=workdir / "history")
     probe = Probe(settings)
-    report = FailoverReport()
+    report = FailoverReport(tls=cluster.secure)
     try:
         faults = _Faults(cluster, admin, settings.requests_topic, load, probe)
         _run(faults, report, leader_kills, refused_s)

@@ -23,8 +23,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from oncelog.broker.certs import ensure_certs
 from oncelog.broker.kraft import (
     Jvm,
     Quorum,
@@ -39,6 +40,17 @@ from oncelog.broker.kraft import (
     signal_pid,
     stop_pid,
     wait_for_metadata,
+)
+from oncelog.broker.secure import (
+    ADMIN,
+    CREDENTIALS_FILE,
+    client_settings,
+    load_credentials,
+    new_credentials,
+    save_credentials,
+    scram_arguments,
+    secure_properties,
+    write_private,
 )
 from oncelog.errors import BrokerError
 from oncelog.net import free_port
@@ -112,6 +124,7 @@ class LocalCluster:
         nodes: int = DEFAULT_NODES,
         proxied: Proxied | None = None,
         node_env: Callable[[int], Mapping[str, str]] | None = None,
+        secure: bool = False,
     ) -> None:
         if nodes < DEFAULT_NODES:
             # Two nodes could keep neither three replicas nor a quorum through one loss.
@@ -123,6 +136,24 @@ class LocalCluster:
         self._node_env = node_env
         self.dir = (data_dir or settings.data_dir) / "cluster"
         self._layout_path = self.dir / "cluster.json"
+        #: SASL_SSL with SCRAM users, as the single secure broker (oncelog.broker.secure);
+        #: a cluster formatted secure stays so, whoever asks.
+        self.secure = secure or (self.dir / CREDENTIALS_FILE).exists()
+
+    def client_settings(self, user: str = ADMIN) -> Settings:
+        """Settings that log in as ``user`` on this secure cluster (bootstrap not set)."""
+        if not self.secure:
+            raise BrokerError(f"the cluster in {self.dir} is not secure")
+        credentials = load_credentials(self.dir)
+        if user not in credentials:
+            raise BrokerError(f"the secure cluster has no user {user!r}")
+        return client_settings(self._settings, user, credentials[user], self.dir / "tls" / "ca.pem")
+
+    def admin_config(self, bootstrap: str) -> dict[str, Any]:
+        """The librdkafka settings of this process's own checks (the admin when secure)."""
+        if not self.secure:
+            return {"bootstrap.servers": bootstrap}
+        return self.client_settings().kafka_config(bootstrap)
 
     # --- what runs ----------------------------------------------------------------
 
@@ -228,6 +259,7 @@ class LocalCluster:
         )
         cluster_id = new_cluster_id()
         jvm = Jvm.for_settings(self._settings)
+        secure_lines, users = self._secure_setup()
         formats = []
         for node in nodes:
             data = self.node_dir(node.node_id)
@@ -239,17 +271,28 @@ class LocalCluster:
                 data,
                 node.port,
                 node.controller_port,
+                secure_lines,
                 quorum=quorum,
                 routes=routes,
                 inter_broker=proxied.inter_broker,
             )
-            props.write_text(text)
-            formats.append((jvm.format_storage(props, cluster_id), data))
+            write_private(props, text)  # the admin's password when secure
+            formats.append((jvm.format_storage(props, cluster_id, users), data))
         for proc, data in formats:  # three JVMs format at once: a start-up each, in parallel
             formatted(proc, data)
         layout = {"cluster_id": cluster_id, "nodes": [asdict(n) for n in nodes]}
         self._layout_path.write_text(json.dumps(layout))
         return ClusterInfo(nodes)
+
+    def _secure_setup(self) -> tuple[list[str] | None, list[str]]:
+        """The secure lines of every node's properties and the SCRAM users to format with."""
+        if not self.secure:
+            return None, []
+        self.dir.mkdir(parents=True, exist_ok=True)
+        credentials = new_credentials(self._settings)
+        save_credentials(self.dir, credentials)
+        lines = secure_properties(credentials, ensure_certs(self.dir / "tls"))
+        return lines, scram_arguments(credentials)
 
     def _check_ports_free(self, nodes: Iterable[NodeInfo]) -> None:
         taken = [p for n in nodes for p in (n.port, n.controller_port) if not port_free(p)]
@@ -271,7 +314,7 @@ class LocalCluster:
         timeout_s = self._settings.broker_start_timeout_s
         try:
             wait_for_metadata(
-                {"bootstrap.servers": bootstrap},
+                self.admin_config(bootstrap),
                 timeout_s,
                 lambda: self.status() is not None,
                 self.log_tail,
@@ -289,7 +332,7 @@ class LocalCluster:
         once the controller has unfenced it."""
         deadline = time.monotonic() + self._settings.broker_start_timeout_s
         while time.monotonic() < deadline and self._pid(node.node_id) is not None:
-            if answers_for_itself(node):
+            if answers_for_itself(node, config=self.admin_config(node.address)):
                 return
         raise BrokerError(
             f"node {node.node_id} of the local cluster did not answer within "
@@ -298,12 +341,18 @@ class LocalCluster:
         )
 
 
-def answers_for_itself(node: NodeInfo, topics: Iterable[str] = (), timeout_s: float = 2.0) -> bool:
+def answers_for_itself(
+    node: NodeInfo,
+    topics: Iterable[str] = (),
+    timeout_s: float = 2.0,
+    config: Mapping[str, Any] | None = None,
+) -> bool:
     """Whether ``node`` answers a metadata request on its own listener, listing itself
-    and ``topics`` with a leader for every partition."""
+    and ``topics`` with a leader for every partition (``config``: the login, if any)."""
     from confluent_kafka.admin import AdminClient  # noqa: PLC0415 - keeps `status` light
 
-    admin = AdminClient({"bootstrap.servers": node.address, "log_level": 0})
+    conf = {**(config or {}), "bootstrap.servers": node.address, "log_level": 0}
+    admin = AdminClient(conf)
     try:
         meta = admin.list_topics(timeout=timeout_s)
     except Exception:  # not answering yet
@@ -317,13 +366,18 @@ def answers_for_itself(node: NodeInfo, topics: Iterable[str] = (), timeout_s: fl
     return meta.orig_broker_id == node.node_id and node.node_id in meta.brokers and known
 
 
-def wait_topics_known(info: ClusterInfo, topics: Iterable[str], timeout_s: float = 60.0) -> None:
+def wait_topics_known(
+    info: ClusterInfo,
+    topics: Iterable[str],
+    timeout_s: float = 60.0,
+    config: Mapping[str, Any] | None = None,
+) -> None:
     """Wait until every running node knows ``topics``: a new topic reaches each broker's
     metadata a moment after its creation, and a client asking a late one finds none."""
     names = list(topics)
     deadline = time.monotonic() + timeout_s
     for node in info.running:  # the controller's metadata reaches each by itself
-        knows = functools.partial(answers_for_itself, node, names)
+        knows = functools.partial(answers_for_itself, node, names, config=config)
         if not poll_until(deadline, knows, pause_s=0.1):
             raise BrokerError(f"node {node.node_id} did not learn of {names} in {timeout_s}s")
 

@@ -64,11 +64,14 @@ class Jvm:
             )
         return proc.pid
 
-    def format_storage(self, props: Path, cluster_id: str) -> subprocess.Popen[str]:
-        """Start formatting the KRaft storage of ``props``; :func:`formatted` waits for it."""
+    def format_storage(
+        self, props: Path, cluster_id: str, extra: Sequence[str] = ()
+    ) -> subprocess.Popen[str]:
+        """Start formatting the KRaft storage of ``props`` (``extra``: further options, the
+        SCRAM users); :func:`formatted` waits for it."""
         tool = [str(self.java), self.log4j, "-cp", self.classpath, "kafka.tools.StorageTool"]
         return subprocess.Popen(
-            [*tool, "format", "-t", cluster_id, "-c", str(props)],
+            [*tool, "format", "-t", cluster_id, "-c", str(props), *extra],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -188,7 +191,7 @@ def server_properties(
     internal topic. In a cluster, ``quorum`` names the voters and the replica count
     (3: internal topics get ``min.insync.replicas=2``, so do new topics by default).
     With ``secure_lines`` (see :func:`oncelog.broker.secure.secure_properties`) the
-    broker listener is ``SASL_PLAINTEXT`` instead of ``PLAINTEXT``. Each of ``routes``
+    broker listener is ``SASL_SSL`` instead of ``PLAINTEXT``. Each of ``routes``
     adds a listener of that protocol, advertised at its proxy; ``inter_broker`` names the
     one brokers replicate over (default: the broker listener).
     """

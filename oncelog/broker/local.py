@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from oncelog.broker.certs import ensure_certs
 from oncelog.broker.cluster import LocalCluster
 from oncelog.broker.kraft import (
     Jvm,
@@ -34,6 +35,7 @@ from oncelog.broker.secure import (
     load_credentials,
     new_credentials,
     save_credentials,
+    scram_arguments,
     secure_properties,
     write_private,
 )
@@ -103,8 +105,9 @@ class LocalBroker:
         begin = time.monotonic()
         port, controller = self._ports()
         props = self._write_config(port, controller)
-        if not (self.dir / "logs" / "meta.properties").exists():
-            formatted(jvm.format_storage(props, new_cluster_id()), self.dir)
+        if not self._formatted():
+            users = scram_arguments(load_credentials(self.dir)) if self.secure else []
+            formatted(jvm.format_storage(props, new_cluster_id(), users), self.dir)
         pid = jvm.launch(self._settings.broker_heap, props, self.log_path)
         info = BrokerInfo(pid, f"127.0.0.1:{port}", controller, 0.0, self.secure)
         self._info_path.write_text(json.dumps(asdict(info)))
@@ -147,13 +150,23 @@ class LocalBroker:
         if user not in credentials:
             raise BrokerError(f"the secure local broker has no user {user!r}")
         update = {"bootstrap_servers": info.bootstrap}
-        return client_settings(self._settings.model_copy(update=update), user, credentials[user])
+        settings = self._settings.model_copy(update=update)
+        return client_settings(settings, user, credentials[user], self.ca)
+
+    @property
+    def ca(self) -> Path:
+        """The CA certificate that signs the secure broker's TLS (``ssl.ca.location``)."""
+        return self.dir / "tls" / "ca.pem"
+
+    def _formatted(self) -> bool:
+        return (self.dir / "logs" / "meta.properties").exists()
 
     def _wait(self, info: BrokerInfo) -> None:
         """Wait until the broker answers a metadata request, as admin when secure."""
         conf: dict[str, Any] = {"bootstrap.servers": info.bootstrap}
         if info.secure:
-            admin = client_settings(self._settings, ADMIN, load_credentials(self.dir)[ADMIN])
+            password = load_credentials(self.dir)[ADMIN]
+            admin = client_settings(self._settings, ADMIN, password, self.ca)
             conf = admin.kafka_config(info.bootstrap)
         timeout_s = self._settings.broker_start_timeout_s
         wait_for_metadata(conf, timeout_s, lambda: self.status() is not None, self.log_tail)
@@ -180,12 +193,15 @@ class LocalBroker:
         if not self.secure:
             props.write_text(server_properties(self.dir, port, controller, routes=self._routes))
             return props
-        credentials = new_credentials(self._settings)
-        save_credentials(self.dir, credentials)
-        # The JAAS config inside holds every password: owner-only, like the credentials.
-        text = server_properties(
-            self.dir, port, controller, secure_properties(credentials), routes=self._routes
-        )
+        # SCRAM users are created when the storage is formatted: a restart keeps them.
+        if self._formatted():
+            credentials = load_credentials(self.dir)
+        else:
+            credentials = new_credentials(self._settings)
+            save_credentials(self.dir, credentials)
+        lines = secure_properties(credentials, ensure_certs(self.dir / "tls"))
+        # The JAAS config inside holds the admin's password: owner-only, like the credentials.
+        text = server_properties(self.dir, port, controller, lines, routes=self._routes)
         write_private(props, text)
         return props
 

@@ -1,17 +1,16 @@
-"""The opt-in secure mode of the embedded broker: SASL/PLAIN users and the KRaft authorizer.
+"""The opt-in secure mode of the embedded broker and cluster: SCRAM users over TLS.
 
-``oncelog broker start --secure`` runs the broker listener as ``SASL_PLAINTEXT`` with
-the users below declared in its JAAS config, and ``StandardAuthorizer`` with
+``oncelog broker start --secure`` runs the broker listener as ``SASL_SSL`` with
+``SCRAM-SHA-512``, the way a production cluster is run: TLS with a CA made for the
+folder (:mod:`oncelog.broker.certs`), the users below created when the KRaft storage
+is formatted (``kafka-storage format --add-scram``), and ``StandardAuthorizer`` with
 ``allow.everyone.if.no.acl.found=false``: a principal may do only what an ACL grants
-(``oncelog topics acl --apply``). PLAIN with static JAAS users needs no extra step at
-format or start time; SCRAM would need credentials written by ``kafka-storage format
---add-scram`` or the admin API after every start. PLAIN sends passwords in clear text,
-which is acceptable on the loopback-only embedded broker; use SCRAM over TLS for a real
-cluster.
+(``oncelog topics acl --apply``).
 
-Passwords are generated at every start (or taken from ``ONCELOG_BROKER_PASSWORDS``) and
-kept, mode 0600, in ``<broker dir>/credentials.json``; ``server.properties`` holds them
-too and gets the same mode.
+Passwords are drawn when the storage is formatted (or taken from
+``ONCELOG_BROKER_PASSWORDS``) and kept, mode 0600, in ``<broker dir>/credentials.json``;
+a restart keeps them, as SCRAM credentials live in the cluster's metadata.
+``server.properties`` holds the admin's (the inter-broker login) and gets the same mode.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
+from oncelog.broker.certs import TlsFiles
 from oncelog.errors import BrokerError
 from oncelog.settings import Settings
 
@@ -31,10 +31,11 @@ ADMIN = "admin"
 #: The ledger's roles; ``oncelog topics acl`` grants each one what it needs.
 PRINCIPALS = ("worker", "projector", "auditor")
 USERS = (ADMIN, *PRINCIPALS)
-MECHANISM = "PLAIN"
-PROTOCOL = "SASL_PLAINTEXT"
+MECHANISM = "SCRAM-SHA-512"
+PROTOCOL = "SASL_SSL"
 CREDENTIALS_FILE = "credentials.json"
 
+_UNSAFE = frozenset(',]" \t\n')
 _AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
@@ -51,6 +52,12 @@ def new_credentials(settings: Settings) -> dict[str, SecretStr]:
     unknown = set(settings.broker_passwords) - set(USERS)
     if unknown:
         raise BrokerError(f"ONCELOG_BROKER_PASSWORDS names unknown users {sorted(unknown)}")
+    unsafe = [
+        u for u, pw in settings.broker_passwords.items() if _UNSAFE & set(pw.get_secret_value())
+    ]
+    if unsafe:
+        # The storage tool reads them inside `[name=...,password=...]`.
+        raise BrokerError(f'ONCELOG_BROKER_PASSWORDS of {sorted(unsafe)}: no , ] " or spaces')
     return {
         user: settings.broker_passwords.get(user) or SecretStr(secrets.token_urlsafe(24))
         for user in USERS
@@ -73,34 +80,46 @@ def load_credentials(broker_dir: Path) -> dict[str, SecretStr]:
     return {user: SecretStr(pw) for user, pw in json.loads(path.read_text()).items()}
 
 
-def secure_properties(credentials: dict[str, SecretStr]) -> list[str]:
-    """The SASL listener, JAAS users and authorizer lines of ``server.properties``."""
+def scram_arguments(credentials: dict[str, SecretStr]) -> list[str]:
+    """The ``kafka-storage format`` options that create every user's SCRAM credentials."""
+    args: list[str] = []
+    for user, password in credentials.items():
+        args += ["--add-scram", f"{MECHANISM}=[name={user},password={password.get_secret_value()}]"]
+    return args
+
+
+def secure_properties(credentials: dict[str, SecretStr], tls: TlsFiles) -> list[str]:
+    """The SASL_SSL listener, the inter-broker login, TLS files and authorizer lines of
+    ``server.properties``."""
     admin_pw = credentials[ADMIN].get_secret_value()
-    users = " ".join(f'user_{u}="{pw.get_secret_value()}"' for u, pw in credentials.items())
     jaas = (
-        "org.apache.kafka.common.security.plain.PlainLoginModule required "
-        f'username="{ADMIN}" password="{admin_pw}" {users};'
+        "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{ADMIN}" password="{admin_pw}";'
     )
     return [
         f"sasl.enabled.mechanisms={MECHANISM}",
         f"sasl.mechanism.inter.broker.protocol={MECHANISM}",
         f"listener.name.{PROTOCOL.lower()}.{MECHANISM.lower()}.sasl.jaas.config={jaas}",
+        *tls.properties(),
         f"authorizer.class.name={_AUTHORIZER}",
         # The broker itself is admin on the SASL listener; the controller listener stays
-        # PLAINTEXT on loopback, where the combined node reaches its own controller as
-        # ANONYMOUS. No SASL connection can ever authenticate as ANONYMOUS.
+        # PLAINTEXT on loopback, where the nodes reach the controllers as ANONYMOUS.
+        # No SASL connection can ever authenticate as ANONYMOUS.
         f"super.users=User:{ADMIN};User:ANONYMOUS",
         "allow.everyone.if.no.acl.found=false",
     ]
 
 
-def client_settings(settings: Settings, user: str, password: SecretStr) -> Settings:
-    """``settings`` with the SASL/PLAIN login of ``user`` on the secure local broker."""
+def client_settings(
+    settings: Settings, user: str, password: SecretStr, ca: Path | None = None
+) -> Settings:
+    """``settings`` with the SCRAM login of ``user`` over TLS trusting ``ca``."""
     return settings.model_copy(
         update={
             "security_protocol": PROTOCOL,
             "sasl_mechanism": MECHANISM,
             "sasl_username": user,
             "sasl_password": password,
+            "ssl_ca_location": None if ca is None else str(ca),
         }
     )

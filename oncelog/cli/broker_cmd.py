@@ -24,7 +24,8 @@ Secure = Annotated[
     bool,
     typer.Option(
         "--secure",
-        help="SASL/PLAIN users (admin, worker, projector, auditor) and the KRaft authorizer: "
+        help="SASL_SSL: SCRAM-SHA-512 users (admin, worker, projector, auditor) over TLS with a "
+        "CA of its own, and the KRaft authorizer: "
         "nothing is allowed without an ACL (`oncelog topics acl --apply`).",
     ),
 ]
@@ -56,24 +57,28 @@ def start(secure: Secure = False, nodes: Nodes = 1) -> None:
     typer.echo(f"{info.bootstrap} (pid {info.pid}, ready in {info.started_in_s:.1f}s)")
     if secure:
         typer.echo(
-            f"SASL_PLAINTEXT/PLAIN users {', '.join(USERS)}; passwords in "
-            f"{broker.dir / CREDENTIALS_FILE} (mode 0600).\n"
+            f"SASL_SSL/SCRAM-SHA-512 users {', '.join(USERS)}; passwords in "
+            f"{broker.dir / CREDENTIALS_FILE} (mode 0600); TLS CA {broker.ca}.\n"
             '`eval "$(oncelog broker env worker)"` logs a shell in as the worker.'
         )
 
 
 def _start_cluster(settings: Settings, nodes: int, secure: bool) -> None:
-    if secure:
-        raise BrokerError("--secure runs on the single broker only (without --nodes)")
     single = LocalBroker(settings).status()
     if single is not None:
         raise BrokerError(
             f"the single local broker runs at {single.bootstrap}; stop it first "
             "(`oncelog broker stop`)"
         )
-    info = LocalCluster(settings, nodes=nodes).start()
+    cluster = LocalCluster(settings, nodes=nodes, secure=secure)
+    info = cluster.start()
     typer.echo(f"{info.bootstrap} ({nodes} nodes, ready in {info.started_in_s:.1f}s)")
     _echo_nodes(info)
+    if cluster.secure:
+        typer.echo(
+            f"SASL_SSL/SCRAM-SHA-512 users {', '.join(USERS)}; passwords in "
+            f"{cluster.dir / CREDENTIALS_FILE} (mode 0600); TLS CA {cluster.dir / 'tls/ca.pem'}."
+        )
 
 
 def _echo_nodes(info: ClusterInfo) -> None:
@@ -93,6 +98,7 @@ def env(user: Annotated[str, typer.Argument(help=f"One of {', '.join(USERS)}.")]
         "ONCELOG_SASL_MECHANISM": client.sasl_mechanism,
         "ONCELOG_SASL_USERNAME": client.sasl_username,
         "ONCELOG_SASL_PASSWORD": password,
+        "ONCELOG_SSL_CA_LOCATION": client.ssl_ca_location,
     }
     for name, value in variables.items():
         typer.echo(f"export {name}={shlex.quote(value or '')}")

@@ -23,7 +23,13 @@ from confluent_kafka import (
 )
 
 from oncelog.errors import KafkaOperationError, LedgerTimeoutError, TopicMissingError
-from oncelog.kafka.failures import is_authorization, is_unreachable, kafka_failure, unreachable
+from oncelog.kafka.failures import (
+    LoginWatch,
+    is_authorization,
+    is_unreachable,
+    kafka_failure,
+    no_answer,
+)
 from oncelog.kafka.logs import logged
 
 _METADATA_TIMEOUT_S = 30.0
@@ -53,9 +59,17 @@ logging.getLogger("stamina").addHandler(logging.NullHandler())
 READER_GROUP_PREFIX = "oncelog-reader-"
 
 
+class WatchedConsumer(Consumer):
+    """A consumer whose ``login`` heard a refused login or TLS failure, if any."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.login = LoginWatch()
+        super().__init__({"error_cb": self.login, **config})
+
+
 def plain_consumer(config: Mapping[str, Any]) -> Consumer:
     """A consumer that never commits and belongs to a throwaway group."""
-    return Consumer(
+    return WatchedConsumer(
         logged(
             {
                 "group.id": f"{READER_GROUP_PREFIX}{uuid.uuid4().hex}",
@@ -79,6 +93,7 @@ def partition_count(
 
     Raises:
         BrokerUnreachableError: no broker answered at ``bootstrap`` within ``timeout_s``.
+        KafkaAuthenticationError, KafkaTlsError: the login or the TLS handshake failed.
         TopicMissingError: the topic does not exist (or has no partitions).
     """
     what = f"reading the partitions of {topic}"
@@ -86,7 +101,7 @@ def partition_count(
         meta = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
     except KafkaException as exc:
         if is_unreachable(exc):
-            raise unreachable(what, bootstrap, timeout_s, exc) from exc
+            raise no_answer(what, bootstrap, timeout_s, exc, consumer) from exc
         raise kafka_failure(what, topic, exc) from exc
     error = None if meta is None else meta.error
     if error is not None and error.code() not in _UNKNOWN:
@@ -140,6 +155,12 @@ def offsets_at(consumer: Consumer, topic: str, partitions: int, at_ms: int) -> d
 
     def ask() -> dict[int, int]:
         found = consumer.offsets_for_times(asked, timeout=_METADATA_TIMEOUT_S)
+        # A partition whose leader is unknown (a broker outage, a partition that does not
+        # exist) comes back with its own error and a meaningless offset: raised here, so
+        # that it is retried like a call that failed whole, then typed.
+        failed = next((tp.error for tp in found if tp.error is not None), None)
+        if failed is not None:
+            raise KafkaException(failed)
         return {tp.partition: tp.offset for tp in found}
 
     return _asking_until_led(consumer, topic, f"listing offsets of {topic}", ask)

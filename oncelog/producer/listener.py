@@ -23,9 +23,10 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
-from confluent_kafka import Consumer, Message, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 
 from oncelog.errors import CodecError
+from oncelog.kafka.failures import kafka_failure
 from oncelog.kafka.reader import consume_available, high_watermarks, partition_count, plain_consumer
 from oncelog.producer import reply_partition
 from oncelog.producer.clock import WALL_CLOCK
@@ -94,6 +95,11 @@ class DecisionListener:
             if self._requests_topic is not None:
                 # Asked here: once the thread polls, a metadata call on the consumer waits.
                 self.request_partitions = partition_count(consumer, self._requests_topic)
+        except KafkaException as exc:
+            # Whatever a call above left raw (a partition without a leader during an
+            # outage): typed, so that opening a client never raises librdkafka's own.
+            consumer.close()
+            raise kafka_failure(f"starting to read {self._topic}", self._topic, exc) from exc
         except Exception:
             consumer.close()  # e.g. not_authorized on the decisions topic
             raise

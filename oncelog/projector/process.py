@@ -38,9 +38,20 @@ def serve_env(settings: Settings) -> dict[str, str]:
         "ONCELOG_GROUP_SESSION_TIMEOUT_MS": str(settings.group_session_timeout_ms),
         "ONCELOG_MAX_CLOCK_STEP_MS": str(settings.max_clock_step_ms),
     }
+    # The broker login (SASL_SSL on a secure cluster), as given or unset.
+    for name, value in (
+        ("ONCELOG_SECURITY_PROTOCOL", settings.security_protocol),
+        ("ONCELOG_SASL_MECHANISM", settings.sasl_mechanism),
+        ("ONCELOG_SASL_USERNAME", settings.sasl_username),
+        ("ONCELOG_SSL_CA_LOCATION", settings.ssl_ca_location),
+    ):
+        env.pop(name, None)
+        if value is not None:
+            env[name] = value
     for name, secret in (
         ("ONCELOG_HTTP_TOKEN", settings.http_token),
         ("ONCELOG_HTTP_WRITE_TOKEN", settings.http_write_token),
+        ("ONCELOG_SASL_PASSWORD", settings.sasl_password),
     ):
         env.pop(name, None)
         if secret is not None:

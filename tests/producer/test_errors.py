@@ -14,6 +14,8 @@ CODES = {
     "RetentionUnsafeError": ("retention_unsafe", 500),
     "BrokerError": ("broker_error", 503),
     "BrokerUnreachableError": ("broker_unreachable", 503),
+    "KafkaAuthenticationError": ("kafka_authentication_failed", 503),
+    "KafkaTlsError": ("kafka_tls_failed", 503),
     "DiskFullError": ("disk_full", 507),
     "CanonicalJsonError": ("non_canonical_json", 400),
     "CheckpointTooLargeError": ("checkpoint_too_large", 413),

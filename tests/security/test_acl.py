@@ -1,6 +1,6 @@
 """Kafka ACLs on a broker with SASL and the KRaft authorizer (docs/spec.md §8).
 
-One secure local broker for the module, the ledger's ACLs applied as admin, and
+The session's SCRAM+TLS broker (tests/security/conftest.py), the ledger's ACLs applied as admin, and
 each role logged in as its own SASL user: workers claim and complete but cannot
 read requests or executions, auditors read executions but cannot write requests,
 and the projector folds end to end with only its own grants.
@@ -20,15 +20,17 @@ from confluent_kafka import KafkaError, KafkaException, Message
 from typer.testing import CliRunner
 
 from oncelog.acls import acl_commands, apply_acls, ledger_acls
+from oncelog.broker.certs import TlsFiles
 from oncelog.broker.local import LocalBroker, server_properties
 from oncelog.broker.secure import (
     CREDENTIALS_FILE,
     load_credentials,
     new_credentials,
+    scram_arguments,
     secure_properties,
 )
 from oncelog.cli import app
-from oncelog.errors import KafkaOperationError, NotAuthorizedError
+from oncelog.errors import BrokerError, KafkaOperationError, NotAuthorizedError
 from oncelog.identity.partitioner import partition_for
 from oncelog.kafka.failures import kafka_failure
 from oncelog.kafka.producer import FutureProducer
@@ -55,18 +57,6 @@ class Roles:
     worker: Settings
     projector: Settings
     auditor: Settings
-
-
-@pytest.fixture(scope="module")
-def secure_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalBroker]:
-    """A secure local broker of its own (the session broker stays plaintext and fast)."""
-    base = Settings(bootstrap_servers=None, data_dir=tmp_path_factory.mktemp("secure"))
-    broker = LocalBroker(base, secure=True)
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
 
 
 @pytest.fixture(scope="module")
@@ -204,16 +194,24 @@ def test_cli_prints_passwords_only_when_asked(secure_broker: LocalBroker) -> Non
     assert "export ONCELOG_SASL_USERNAME=worker" in shell.output
 
 
-def test_secure_properties_use_sasl_and_deny_by_default(tmp_path: Path) -> None:
+def test_secure_properties_use_scram_over_tls_and_deny_by_default(tmp_path: Path) -> None:
     settings = Settings(broker_passwords={"worker": "w0rker"})
-    text = server_properties(tmp_path, 1, 2, secure_properties(new_credentials(settings)))
+    credentials = new_credentials(settings)
+    tls = TlsFiles(tmp_path / "ca.pem", tmp_path / "broker.pem")
+    text = server_properties(tmp_path, 1, 2, secure_properties(credentials, tls))
     props = dict(line.split("=", 1) for line in text.splitlines() if line)
-    assert props["listeners"] == "SASL_PLAINTEXT://127.0.0.1:1,CONTROLLER://127.0.0.1:2"
-    assert props["inter.broker.listener.name"] == "SASL_PLAINTEXT"
+    assert props["listeners"] == "SASL_SSL://127.0.0.1:1,CONTROLLER://127.0.0.1:2"
+    assert props["inter.broker.listener.name"] == "SASL_SSL"
+    assert props["sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+    assert props["ssl.keystore.location"] == str(tls.keystore)
+    assert props["ssl.truststore.location"] == str(tls.ca)
     assert props["authorizer.class.name"].endswith("StandardAuthorizer")
     assert props["allow.everyone.if.no.acl.found"] == "false"
     assert props["super.users"] == "User:admin;User:ANONYMOUS"
-    assert 'user_worker="w0rker"' in props["listener.name.sasl_plaintext.plain.sasl.jaas.config"]
+    jaas = props["listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config"]
+    assert "ScramLoginModule" in jaas
+    assert "w0rker" not in jaas  # only the broker's own login; users live in the metadata
+    assert "SCRAM-SHA-512=[name=worker,password=w0rker]" in scram_arguments(credentials)
     # The default broker is unchanged: plaintext and no authorizer.
     plain = server_properties(tmp_path, 1, 2)
     assert "SASL" not in plain
@@ -276,3 +274,11 @@ def test_a_denied_delivery_fails_the_call_at_once() -> None:
     with pytest.raises(NotAuthorizedError):
         denied.result(timeout=0)
     assert not outage.done()  # a transient failure is re-sent until the deadline
+
+
+@pytest.mark.parametrize("password", ["a,b", "a]b", 'a"b', "a b"])
+def test_a_password_the_storage_tool_would_misread_is_refused(password: str) -> None:
+    settings = Settings(broker_passwords={"worker": password})
+    with pytest.raises(BrokerError, match="worker") as refused:
+        new_credentials(settings)
+    assert password not in str(refused.value)
