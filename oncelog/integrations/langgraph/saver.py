@@ -118,11 +118,10 @@ class OncelogSaver(AsyncSide):
     def _recent_item(self, thread: str, ns: str, checkpoint_id: str | None) -> _Item | None:
         """The checkpoint from this saver's own memory, while nobody else wrote the thread's
         partition since its last write (one watermark round trip, no hop to serve)."""
-        if self._recent.item(thread, ns, checkpoint_id) is None:
+        item = self._recent.item(thread, ns, checkpoint_id)
+        if item is None or not self._recent.alone(self._writer, thread):
             return None
-        if not self._recent.alone(self._writer, thread):
-            return None
-        return self._recent.item(thread, ns, checkpoint_id)
+        return item
 
     def list(
         self,
