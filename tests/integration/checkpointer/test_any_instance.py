@@ -97,4 +97,5 @@ def test_the_gathered_listing_reads_its_own_writes_without_a_prior_wait(
             for t in saver.list(None):  # newest first: a thread's first is its latest
                 latest.setdefault(t.config["configurable"]["thread_id"], t.checkpoint)
             for p, thread in threads.items():
-                assert latest[thread]["channel_values"]["value"] == f"gathered {instance.projector_id}:{p}"
+                want = f"gathered {instance.projector_id}:{p}"
+                assert latest[thread]["channel_values"]["value"] == want
