@@ -66,6 +66,15 @@ def _counted(saver: BaseCheckpointSaver[Any], calls: dict[str, int]) -> None:
             return _m(*a, **k)
 
         setattr(saver, name, wrapped)
+    reader = getattr(saver, "_reader", None)  # OncelogSaver's reads that reach serve
+    if reader is not None:
+        get = type(reader).get
+
+        def to_serve(*a: Any, **k: Any) -> Any:
+            calls["http_to_serve"] = calls.get("http_to_serve", 0) + 1
+            return get(reader, *a, **k)
+
+        reader.get = to_serve
 
 
 def run_agent(saver: BaseCheckpointSaver[Any], client: SyncLedgerClient) -> dict[str, Any]:
@@ -94,6 +103,9 @@ def run_agent(saver: BaseCheckpointSaver[Any], client: SyncLedgerClient) -> dict
     steps = calls.get("put", 0)
     for name in COUNTED:  # the next run counts afresh
         saver.__dict__.pop(name, None)
+    reader = getattr(saver, "_reader", None)
+    if reader is not None:
+        vars(reader).pop("get", None)
     return {
         "agent_wall_ms": round(wall_ms, 1),
         "agent_supersteps": steps,

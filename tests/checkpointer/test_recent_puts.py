@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -70,3 +71,51 @@ def test_pending_writes_join_their_checkpoint_and_a_resent_one_replaces() -> Non
     assert item is not None
     assert wire.as_tuple(SERDE, item).pending_writes == [("task", "a", 3)]
     assert memory.item("t", "", "older") is None
+
+
+class _Broker:
+    """The partition's end as the broker says it (one partition, thread ``t``)."""
+
+    def __init__(self) -> None:
+        self.end = 0
+        self.seen_at: int | None = None
+
+    def partition_of(self, thread_id: str) -> int:
+        return 0
+
+    def high(self, partition: int) -> int:
+        return self.end
+
+    def seen(self, partition: int, offset: int) -> None:
+        self.seen_at = offset
+
+
+def test_an_own_write_in_flight_is_not_taken_for_another_writer() -> None:
+    memory, broker = RecentPuts(), _Broker()
+    _, first = _put({"a": 1}, {"a": "1"}, {"a": "1"})
+    with memory.writing(0):
+        assert memory.acknowledged(0, [0, 1])
+        memory.put(0, first)
+    broker.end = 2
+    second_id, second = _put({"a": 2}, {"a": "2"}, {"a": "2"})
+    with memory.writing(0):
+        broker.end = 4  # appended on the broker; the acknowledgement not handled yet
+        assert not memory.settle(0, 0.0)  # a read now does not trust the watermark
+        assert memory.acknowledged(0, [2, 3])
+        memory.put(0, second)
+    assert memory.settle(0, 0.0)
+    assert memory.alone(broker, "t")  # the watermark is the saver's own end again
+    item = memory.item("t", "", None)
+    assert item is not None
+    assert item.checkpoint_id == second_id
+    assert broker.seen_at is None
+
+
+def test_a_read_waiting_for_an_own_write_goes_on_once_it_is_remembered() -> None:
+    memory = RecentPuts()
+    settled: list[bool] = []
+    with memory.writing(0):
+        reader = threading.Thread(target=lambda: settled.append(memory.settle(0, 30.0)))
+        reader.start()
+    reader.join(30.0)
+    assert settled == [True]

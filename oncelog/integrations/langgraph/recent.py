@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -71,8 +72,32 @@ class RecentPuts:
     def __init__(self, threads: int = THREADS) -> None:
         self._threads = threads
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)
         self._entries: OrderedDict[_Where, _Entry] = OrderedDict()
         self._end: dict[int, int] = {}  # partition -> offset after this saver's last record
+        self._writing: dict[int, int] = {}  # partition -> own writes not yet remembered
+
+    @contextmanager
+    def writing(self, partition: int) -> Iterator[None]:
+        """Around an own write, from its produce until it is remembered: the broker may
+        have appended its records before the memory knows where they landed."""
+        with self._lock:
+            self._writing[partition] = self._writing.get(partition, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                left = self._writing.pop(partition) - 1
+                if left:
+                    self._writing[partition] = left
+                else:
+                    self._settled.notify_all()
+
+    def settle(self, partition: int, timeout_s: float) -> bool:
+        """Wait (up to ``timeout_s``) until no own write to ``partition`` is in flight, so
+        that a watermark past the remembered end is another writer's, not this saver's."""
+        with self._settled:
+            return self._settled.wait_for(lambda: partition not in self._writing, timeout_s)
 
     def end(self, partition: int) -> int | None:
         """Where this saver's last record on ``partition`` ends (None: nothing remembered)."""

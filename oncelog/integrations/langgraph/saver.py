@@ -100,6 +100,7 @@ class OncelogSaver(AsyncSide):
         self._reader = CheckpointReader(url, settings.http_token, timeout_s)
         self.fork = fork
         self._recent = RecentPuts()
+        self._timeout_s = timeout_s
 
     # --- reads -----------------------------------------------------------------------
 
@@ -118,11 +119,12 @@ class OncelogSaver(AsyncSide):
     def _recent_item(self, thread: str, ns: str, checkpoint_id: str | None) -> _Item | None:
         """The checkpoint from this saver's own memory, while nobody else wrote the thread's
         partition since its last write (one watermark round trip, no hop to serve)."""
-        if self._recent.item(thread, ns, checkpoint_id) is None:
+        if not self._settled(thread):
             return None
-        if not self._recent.alone(self._writer, thread):
+        item = self._recent.item(thread, ns, checkpoint_id)
+        if item is None or not self._recent.alone(self._writer, thread):
             return None
-        return self._recent.item(thread, ns, checkpoint_id)
+        return item
 
     def list(
         self,
@@ -176,7 +178,7 @@ class OncelogSaver(AsyncSide):
         """The thread's root-namespace checkpoints above ``after_id`` (every one: None), each
         with its parent's id: one small read, without the checkpoints' data (what the
         LangGraph adapter's branch tree needs, :mod:`oncelog.integrations.branches`)."""
-        mine = self._recent.heads_after(thread_id, after_id)
+        mine = self._recent.heads_after(thread_id, after_id) if self._settled(thread_id) else None
         if mine is not None and self._recent.alone(self._writer, thread_id):
             return mine
         found: dict[str, str | None] = {}
@@ -223,8 +225,10 @@ class OncelogSaver(AsyncSide):
         meta = get_checkpoint_metadata(config, metadata)
         records = wire.put_records(self.serde, config, checkpoint, meta, new_versions)
         thread = str(conf["thread_id"])
-        self._remember(thread, records, self._writer.put(thread, records))
-        self._recent.put(self._writer.partition_of(thread), records)
+        partition = self._writer.partition_of(thread)
+        with self._recent.writing(partition):
+            self._remember(thread, records, self._writer.put(thread, records))
+            self._recent.put(partition, records)
         return {
             "configurable": {
                 "thread_id": conf["thread_id"],
@@ -244,8 +248,14 @@ class OncelogSaver(AsyncSide):
         again (same task and index) replaces the first: the log keeps one per key."""
         records = wire.write_records(self.serde, config, writes, task_id, task_path)
         thread = str(config["configurable"]["thread_id"])
-        if self._remember(thread, records, self._writer.put(thread, records)):
-            self._recent.put_writes(records)
+        with self._recent.writing(self._writer.partition_of(thread)):
+            if self._remember(thread, records, self._writer.put(thread, records)):
+                self._recent.put_writes(records)
+
+    def _settled(self, thread: str) -> bool:
+        """Whether this saver's own writes to the thread's partition are all remembered
+        (waited for while in flight): only then does the watermark tell another writer."""
+        return self._recent.settle(self._writer.partition_of(thread), self._timeout_s)
 
     def _remember(self, thread: str, records: Sequence[object], offsets: Sequence[int]) -> bool:
         """Note where own records landed; False when another writer's came between."""

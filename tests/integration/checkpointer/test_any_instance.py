@@ -43,6 +43,17 @@ def _one_thread_per_partition() -> dict[int, str]:
     return threads
 
 
+def _two_instances(fleet: Fleet, tmp_path: Path) -> dict[int, str]:
+    """Two instances started, and a thread per partition: each instance folds some."""
+    fleet.start("p0", tmp_path, free_port())
+    fleet.start("p1", tmp_path, free_port())
+    view = fleet.wait_stable({"p0", "p1"})
+    threads = _one_thread_per_partition()
+    owners = {view.owner_of(p).projector_id for p in threads}  # type: ignore[union-attr]
+    assert owners == {"p0", "p1"}  # each instance folds some of the threads
+    return threads
+
+
 def _put(saver: OncelogSaver, thread: str, value: Any) -> None:
     checkpoint = empty_checkpoint()
     checkpoint["channel_values"] = {"value": value}
@@ -54,12 +65,7 @@ def _put(saver: OncelogSaver, thread: str, value: Any) -> None:
 def test_each_instance_answers_for_the_threads_the_other_folds(
     fleet: Fleet, tmp_path: Path
 ) -> None:
-    fleet.start("p0", tmp_path, free_port())
-    fleet.start("p1", tmp_path, free_port())
-    view = fleet.wait_stable({"p0", "p1"})
-    threads = _one_thread_per_partition()
-    owners = {view.owner_of(p).projector_id for p in threads}  # type: ignore[union-attr]
-    assert owners == {"p0", "p1"}  # each instance folds some of the threads
+    threads = _two_instances(fleet, tmp_path)
     for instance in fleet.instances:
         # A saver that asks only this instance: the other's threads are forwarded there.
         with OncelogSaver(fleet.settings, query_url=instance.url) as saver:
@@ -77,3 +83,20 @@ def test_each_instance_answers_for_the_threads_the_other_folds(
                 assert list(saver.list({"configurable": {"thread_id": thread}}))
             everything = {t.config["configurable"]["thread_id"] for t in saver.list(None)}
             assert set(threads.values()) <= everything  # the gathered list, every member
+
+
+def test_the_gathered_listing_reads_its_own_writes_without_a_prior_wait(
+    fleet: Fleet, tmp_path: Path
+) -> None:
+    threads = _two_instances(fleet, tmp_path)
+    for instance in fleet.instances:
+        with OncelogSaver(fleet.settings, query_url=instance.url) as saver:
+            for p, thread in threads.items():
+                _put(saver, thread, f"gathered {instance.projector_id}:{p}")
+            # No read in between: the listing itself names where the puts landed.
+            latest: dict[str, Any] = {}
+            for t in saver.list(None):  # newest first: a thread's first is its latest
+                latest.setdefault(t.config["configurable"]["thread_id"], t.checkpoint)
+            for p, thread in threads.items():
+                want = f"gathered {instance.projector_id}:{p}"
+                assert latest[thread]["channel_values"]["value"] == want

@@ -10,6 +10,7 @@ import pytest
 
 from oncelog.integrations.langgraph import OncelogSaver
 from oncelog.net import free_port
+from oncelog.schemas.checkpoint_answers import CheckpointItem
 from tests.integration.checkpointer.puts import put_values
 from tests.served import Served
 
@@ -70,3 +71,23 @@ def test_a_deleted_thread_is_not_answered_from_memory(make_saver: Saver) -> None
     put_values(saver, thread, {"n": 1})
     saver.delete_thread(thread)
     assert saver.get_tuple({"configurable": {"thread_id": thread}}) is None
+
+
+def test_a_read_from_memory_builds_the_answer_once(
+    make_saver: Saver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    saver = make_saver()
+    thread = f"once-{uuid.uuid4().hex}"
+    put_values(saver, thread, {"n": 1})
+    built: list[CheckpointItem | None] = []
+    item = saver._recent.item
+
+    def counted(thread_id: str, ns: str, checkpoint_id: str | None) -> CheckpointItem | None:
+        built.append(item(thread_id, ns, checkpoint_id))
+        return built[-1]
+
+    monkeypatch.setattr(saver._recent, "item", counted)
+    found = saver.get_tuple({"configurable": {"thread_id": thread}})
+    assert found is not None
+    assert found.checkpoint["channel_values"] == {"n": 1}
+    assert len(built) == 1  # the hit is built once, after one watermark check
