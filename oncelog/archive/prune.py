@@ -138,9 +138,9 @@ def _prune_table(
     offset = f"{alias}.{_OFFSET[table]}"
     try:
         con.execute("BEGIN")
-        rows = con.execute(
-            f"SELECT * FROM {table} {alias} WHERE {where} ORDER BY {offset}", params
-        ).fetch_arrow_table()
+        rows = con.sql(
+            f"SELECT * FROM {table} {alias} WHERE {where} ORDER BY {offset}", params=params
+        ).to_arrow_table()
         if rows.num_rows == 0:
             con.execute("ROLLBACK")
             return Pruned(table, p, 0, None)
