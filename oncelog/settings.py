@@ -300,9 +300,7 @@ class Settings(BaseSettings):
     archive_s3_secret_key: SecretStr | None = Field(default=None, description=_ARCHIVE["secret"])
     archive_file_records: int = Field(default=100_000, ge=1, description=_ARCHIVE["records"])
     archive_max_age_s: float = Field(default=300.0, gt=0, description=_ARCHIVE["age"])
-    history_max_age_s: float | None = Field(
-        default=None, gt=0, description=_ARCHIVE["history_age"]
-    )
+    history_max_age_s: float | None = Field(default=None, gt=0, description=_ARCHIVE["history_age"])
     history_max_versions: int | None = Field(
         default=None, ge=1, description=_ARCHIVE["history_versions"]
     )

@@ -15,12 +15,14 @@ The current version of an operation always stays: the projector reads its state 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 from dataclasses import dataclass
 from typing import Final
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from oncelog.errors import ArchiveError, StoreError
@@ -161,16 +163,16 @@ def _prune_table(
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:
-    try:
+    with contextlib.suppress(duckdb.Error):  # no transaction was open
         con.execute("ROLLBACK")
-    except duckdb.Error:
-        pass  # no transaction was open
 
 
-def _write(location: ArchiveLocation, topic: str, table: str, partition: int, rows: object) -> str:
+def _write(
+    location: ArchiveLocation, topic: str, table: str, partition: int, rows: pa.Table
+) -> str:
     """The rows as a Parquet file named by its content (a re-run writes the same name)."""
     buffer = io.BytesIO()
-    pq.write_table(rows, buffer)  # type: ignore[arg-type]
+    pq.write_table(rows, buffer)
     data = buffer.getvalue()
     digest = hashlib.sha256(data).hexdigest()
     relative = f"{topic}.pruned/{table}/{partition:05d}/{digest}.parquet"

@@ -185,7 +185,10 @@ def prune(as_json: JsonOption = False) -> None:
     store = Store(settings.db_path)
     try:
         done = prune_store(
-            store.cursor(), location, settings.requests_topic, window_of(settings),
+            store.cursor(),
+            location,
+            settings.requests_topic,
+            window_of(settings),
             int(time.time() * 1000),
         )
     finally:

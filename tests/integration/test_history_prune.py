@@ -32,8 +32,9 @@ def _ledger(topics: Settings, projector: RunningProjector) -> None:
         client.claim_execution("run-p", step=4, tool_name="t", params={})
         for step in (1, 2, 3):
             effect = "external" if step == 2 else "pure"
-            claim = client.claim_execution("run-p", step=step, tool_name="t", params={"s": step},
-                                           effect=effect)
+            claim = client.claim_execution(
+                "run-p", step=step, tool_name="t", params={"s": step}, effect=effect
+            )
             done = client.complete_execution(claim.execution, claim.claim_token, {"n": step})
     wait_for_projection(projector.projector, done.position)
 
@@ -47,8 +48,9 @@ def _answers(con: Any) -> dict[str, Any]:
         key = row.key_name
         moment = datetime.fromtimestamp(row.log_time_ms / 1000, tz=UTC)
         for as_of in (row.offset, max(0, row.offset - 1), moment):
-            out[f"status {key} {as_of}"] = queries.step_status(con, "run-p", key_name=key,
-                                                               as_of=as_of)
+            out[f"status {key} {as_of}"] = queries.step_status(
+                con, "run-p", key_name=key, as_of=as_of
+            )
         out[f"history {key}"] = queries.operation_history(con, row.operation_id)
     start, end = effects.bound("from", step=1), effects.bound("to", step=3)
     out["effects"] = effects.side_effects(con, "run-p", start, end)
@@ -75,9 +77,10 @@ def test_the_queries_answer_the_same_after_pruning(
     window = Window(max_age_ms=HOUR_MS, max_versions=1)
     later = int(time.time() * 1000) + 2 * HOUR_MS
     # Nothing archived yet: nothing may leave the file.
-    assert all(p.rows == 0 for p in prune_store(con, location, topics.requests_topic, window,
-                                                later))
-    [(partitions,)] = con.execute('SELECT count(*) FROM positions').fetchall()
+    assert all(
+        p.rows == 0 for p in prune_store(con, location, topics.requests_topic, window, later)
+    )
+    [(partitions,)] = con.execute("SELECT count(*) FROM positions").fetchall()
     for p in range(int(partitions)):
         archive_partition(location, kafka, topics.requests_topic, p, file_records=1000)
 
