@@ -5,13 +5,14 @@ archive directory)."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from oncelog.archive.archiver import archive_partition
+from oncelog.archive.archiver import archive_partition, load_manifest, save_manifest
 from oncelog.archive.location import ArchiveLocation
 from oncelog.archive.prune import Window, prune_store
 from oncelog.producer.sync_client import SyncLedgerClient
@@ -80,11 +81,23 @@ def test_the_queries_answer_the_same_after_pruning(
     assert all(
         p.rows == 0 for p in prune_store(con, location, topics.requests_topic, window, later)
     )
-    [(partitions,)] = con.execute("SELECT count(*) FROM positions").fetchall()
-    for p in range(int(partitions)):
-        archive_partition(location, kafka, topics.requests_topic, p, file_records=1000)
+    partitions = [p for (p,) in con.execute('SELECT "partition" FROM positions').fetchall()]
+    for p in partitions:
+        archive_partition(location, kafka, topics.requests_topic, p, file_records=2)
+    [(channel_partition,)] = con.execute("SELECT DISTINCT partition FROM requests").fetchall()
+    whole = load_manifest(location, topics.requests_topic, channel_partition)
+    assert len(whole.files) > 2
 
-    pruned = prune_store(con, location, topics.requests_topic, window, later)
+    # The archive ends after its first file: only the rows before that end may move.
+    end = whole.files[0].end_offset
+    save_manifest(location, replace(whole, files=whole.files[:1]))
+    first = prune_store(con, location, topics.requests_topic, window, later)
+    assert sum(p.rows for p in first if p.table == "requests") == end
+    assert _count(con, "requests") == kept["requests"] - end
+    assert _answers(con) == before
+
+    save_manifest(location, whole)
+    pruned = [*first, *prune_store(con, location, topics.requests_topic, window, later)]
 
     moved = {t: sum(p.rows for p in pruned if p.table == t) for t in kept}
     assert moved["requests"] == kept["requests"]  # every request is archived and old
