@@ -81,6 +81,12 @@ _ARCHIVE: Final = {
     "smaller one only for the records older than ONCELOG_ARCHIVE_MAX_AGE_S, or at --once.",
     "age": "How old a request may get before `oncelog archive run` writes it in a file "
     "smaller than ONCELOG_ARCHIVE_FILE_RECORDS: the archive's lag, at most, when idle.",
+    "history_age": "How long (by log time) the DuckDB `history` and `requests` tables keep a "
+    "row; `oncelog archive prune` moves older rows the archive covers to Parquet beside it. "
+    "Unset: no age limit.",
+    "history_versions": "How many versions of each operation `history` keeps (the current one "
+    "always); `oncelog archive prune` moves older ones the archive covers to Parquet. Unset: "
+    "no limit.",
 }
 
 
@@ -294,6 +300,10 @@ class Settings(BaseSettings):
     archive_s3_secret_key: SecretStr | None = Field(default=None, description=_ARCHIVE["secret"])
     archive_file_records: int = Field(default=100_000, ge=1, description=_ARCHIVE["records"])
     archive_max_age_s: float = Field(default=300.0, gt=0, description=_ARCHIVE["age"])
+    history_max_age_s: float | None = Field(default=None, gt=0, description=_ARCHIVE["history_age"])
+    history_max_versions: int | None = Field(
+        default=None, ge=1, description=_ARCHIVE["history_versions"]
+    )
 
     def kafka_config(self, bootstrap: str) -> dict[str, Any]:
         """librdkafka settings shared by every client: bootstrap, network behaviour

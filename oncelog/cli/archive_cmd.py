@@ -1,5 +1,5 @@
-"""``oncelog archive run | verify | trim``: the requests log in Parquet, and the log's
-retention behind it (docs/guides/retention.md)."""
+"""``oncelog archive run | verify | trim | prune``: the requests log in Parquet, the log's
+retention behind it, and the DuckDB history's window (docs/guides/retention.md)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ import typer
 
 from oncelog.archive.archiver import archive_partition, verify_partition
 from oncelog.archive.location import ArchiveLocation
+from oncelog.archive.prune import Window, prune_store
 from oncelog.archive.retention import trim_partition
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.errors import InvalidArgumentError
 from oncelog.kafka.reader import partition_count, plain_consumer
+from oncelog.projector.store import Store
 from oncelog.settings import Settings
 from oncelog.topics import admin_client
 
@@ -162,3 +164,34 @@ def trim(
         for t in done
     ]
     _say(as_json, lines, [asdict(t) for t in done])
+
+
+def window_of(settings: Settings) -> Window:
+    """The DuckDB history's window that ``ONCELOG_HISTORY_*`` configure."""
+    age = settings.history_max_age_s
+    return Window(None if age is None else int(age * 1000), settings.history_max_versions)
+
+
+@app.command()
+def prune(as_json: JsonOption = False) -> None:
+    """Move the DuckDB history's rows out of the window to Parquet beside the archive.
+
+    The window is ONCELOG_HISTORY_MAX_AGE_S and ONCELOG_HISTORY_MAX_VERSIONS (unset:
+    everything is kept). Only rows the archive covers move; the queries read them back.
+    Run it while the projector is stopped: it opens ONCELOG_DB_PATH for writing.
+    """
+    settings = Settings()
+    location = ArchiveLocation.from_settings(settings)
+    store = Store(settings.db_path)
+    try:
+        done = prune_store(
+            store.cursor(),
+            location,
+            settings.requests_topic,
+            window_of(settings),
+            int(time.time() * 1000),
+        )
+    finally:
+        store.close()
+    lines = [f"pruned {d.rows} rows of {d.table}[{d.partition}]" for d in done if d.rows]
+    _say(as_json, lines or ["nothing to prune"], [asdict(d) for d in done])

@@ -37,10 +37,14 @@ from oncelog.projector.tables import DEAD_LETTERS, HISTORY, REQUESTS, column_lis
 from oncelog.settings import Settings
 
 _HELD: Final = """
-SELECT count(*) FROM (
+SELECT (SELECT count(*) FROM (
   SELECT "offset" FROM requests WHERE "partition" = $p AND "offset" < $end
   UNION
   SELECT "offset" FROM dead_letters WHERE topic = $topic AND "partition" = $p AND "offset" < $end
+)) + (
+  -- Requests pruned to the archive are held there (oncelog.archive.prune), not missing.
+  SELECT coalesce(sum("rows"), 0) FROM archived_rows
+  WHERE table_name = 'requests' AND "partition" = $p AND last_offset < $end
 )
 """
 

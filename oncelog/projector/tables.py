@@ -205,6 +205,20 @@ CHECKPOINT_POSITIONS: Final[tuple[Column, ...]] = (
 """Per partition of the checkpoints topic: the next offset to fold."""
 
 
+ARCHIVED_ROWS: Final[tuple[Column, ...]] = (
+    Column("table_name", "VARCHAR NOT NULL", STR),
+    Column("partition", "INTEGER NOT NULL", pa.int32()),
+    Column("first_offset", "BIGINT NOT NULL", INT),
+    Column("last_offset", "BIGINT NOT NULL", INT),
+    Column("rows", "BIGINT NOT NULL", INT),
+    Column("path", "VARCHAR NOT NULL", STR),
+    Column("sha256", "VARCHAR NOT NULL", STR),
+)
+"""The Parquet files holding rows pruned from ``history`` and ``requests`` (one row a file,
+written in the transaction that deleted them: :mod:`oncelog.archive.prune`). The queries
+read those files beside the table; the history fill counts their requests as held."""
+
+
 def _ddl(name: str, columns: tuple[Column, ...], extra: str = "") -> str:
     body = ",\n  ".join(f'"{c.name}" {c.sql}' for c in columns)
     return f"CREATE TABLE IF NOT EXISTS {name} (\n  {body}{extra}\n)"
@@ -226,6 +240,7 @@ SCHEMA_DDL: Final = (
     "CREATE INDEX IF NOT EXISTS checkpoints_thread ON checkpoints (thread_id)",
     "CREATE INDEX IF NOT EXISTS checkpoints_key ON checkpoints (record_key)",
     _ddl("checkpoint_positions", CHECKPOINT_POSITIONS),
+    _ddl("archived_rows", ARCHIVED_ROWS),
 )
 
 

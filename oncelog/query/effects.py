@@ -46,7 +46,7 @@ _ACTIVE: Final = """
 WITH r AS MATERIALIZED (
   SELECT "offset", log_time_ms, key_name, kind, outcome, changed, duplicate_effect_suspected,
     effect
-  FROM requests WHERE channel_id = ?
+  FROM {requests} WHERE channel_id = ?
 ),
 a AS (
   SELECT "offset", log_time_ms, key_name, effect FROM r

@@ -22,6 +22,7 @@ from typing import Any, Final, TypeVar
 import duckdb
 from pydantic import BaseModel
 
+from oncelog.archive.prune import with_archived
 from oncelog.errors import InvalidArgumentError, StoreError
 from oncelog.identity.ids import operation_id as make_operation_id
 from oncelog.identity.ids import step_key_name
@@ -43,7 +44,7 @@ _VERSIONS: Final = """
 WITH v AS MATERIALIZED (
   SELECT status, result, result_hash, epoch, worker_id, effect, version,
          valid_from_offset, log_time_ms
-  FROM history WHERE operation_id = ?
+  FROM {{history}} WHERE operation_id = ?
 )
 SELECT * FROM v WHERE {column} <= ? ORDER BY version DESC LIMIT 1
 """
@@ -56,7 +57,7 @@ WITH v AS MATERIALIZED (
   SELECT operation_id, version, status, outcome, request_id, epoch, worker_id, token_fp,
          effect, valid_from_offset, log_time_ms, result, result_hash, lease_deadline_ms,
          tool_name
-  FROM history WHERE operation_id = ?
+  FROM {history} WHERE operation_id = ?
 )
 SELECT operation_id, version, status, outcome, request_id, epoch, worker_id, token_fp,
        effect, valid_from_offset,
@@ -72,7 +73,7 @@ WITH r AS MATERIALIZED (
          version, epoch, worker_id, effect, log_time_ms, duplicate_effect_suspected, retried,
          token_fp, state_epoch, state_worker_id, coalesce(outcome_unknown, false), reconciled,
          from_channel, adopted, error_code
-  FROM requests WHERE channel_id = ?
+  FROM {requests} WHERE channel_id = ?
 )
 SELECT * FROM r WHERE kind <> 'get' ORDER BY partition, "offset" LIMIT ?
 """
@@ -91,7 +92,7 @@ WITH s AS MATERIALIZED (
          kind = 'fail' AS unrecordable,
          token_fp, epoch, worker_id, state_epoch, state_worker_id, previous_token_fp,
          previous_heartbeat_ms
-  FROM requests
+  FROM {{requests}}
   WHERE {where} AND (outcome_unknown OR duplicate_effect_suspected
      OR (kind = 'complete' AND outcome = 'stale_claim')
      OR (kind = 'fail' AND outcome = 'stale_claim' AND epoch IS NOT NULL
@@ -100,7 +101,7 @@ WITH s AS MATERIALIZED (
 ),
 f AS (
   SELECT s.partition AS p, s."offset" AS o, min(r."offset") AS at
-  FROM s JOIN requests r
+  FROM s JOIN {{requests}} r
     ON r.operation_id = s.operation_id AND r.partition = s.partition
   WHERE r.changed AND r.kind IN ('complete', 'fail')
     AND CASE WHEN s.unknown THEN r."offset" > s."offset" ELSE r.epoch > s.epoch END
@@ -118,7 +119,7 @@ SELECT CASE WHEN s.unknown THEN 'unknown_outcome' WHEN s.proven THEN 'stale_comp
        CASE WHEN s.unknown THEN s.previous_heartbeat_ms END,
        t.outcome, t.reconciled, NULL, t.error_code
 FROM s LEFT JOIN f ON f.p = s.partition AND f.o = s."offset"
-LEFT JOIN requests t ON t.partition = f.p AND t."offset" = f.at
+LEFT JOIN {{requests}} t ON t.partition = f.p AND t."offset" = f.at
 ORDER BY s.log_time_ms, s.partition, s."offset"
 """
 _ALL_CHANNELS: Final = _AUDIT.format(where="true")
@@ -129,7 +130,7 @@ _SOME_CHANNELS: Final = _AUDIT.format(where="channel_id IN (SELECT unnest(?::VAR
 # and inherited completions are not attempts (outcome "inherited"): only own completions.
 _CROSS_BRANCH: Final = """
 WITH links AS (
-  SELECT DISTINCT channel_id AS child, from_channel AS parent FROM requests
+  SELECT DISTINCT channel_id AS child, from_channel AS parent FROM {requests}
   WHERE kind = 'inherit' AND from_channel IS NOT NULL
 ),
 kin AS (
@@ -141,7 +142,7 @@ kin AS (
 own AS (
   SELECT operation_id, channel_id, key_name, request_hash, partition, valid_from_offset,
          log_time_ms, request_id, epoch, worker_id, token_fp
-  FROM history
+  FROM {history}
   WHERE outcome = 'completed' AND effect = 'external' AND request_hash IS NOT NULL
 )
 SELECT 'cross_branch', b.partition, b.valid_from_offset, b.log_time_ms, b.operation_id,
@@ -234,6 +235,9 @@ def _as_of_param(as_of: int | datetime | None) -> tuple[str, int] | None:
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> list[Any]:
+    # ``{history}`` / ``{requests}``: the table and the rows pruned from it to the archive.
+    if "{" in sql:
+        sql = with_archived(con, sql)
     try:
         return con.execute(sql, list(params)).fetchall()
     except duckdb.Error as exc:

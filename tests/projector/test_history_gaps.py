@@ -28,3 +28,19 @@ def test_a_whole_history_is_no_gap_and_a_restored_one_is(tmp_path: Path) -> None
             assert history_gaps(restored, TOPIC, {0: 3}, {0: 1}) == []
             # A dead letter of another topic is not a record of this one.
             assert history_gaps(live, "other.requests", {0: 3}, {0: 0}) == [Gap(0, 3, 1)]
+
+
+def test_requests_pruned_to_the_archive_are_held_not_missing(tmp_path: Path) -> None:
+    a, b = Op(key_name="a"), Op(key_name="b")
+    with Store(tmp_path / "live.duckdb") as live:
+        live.commit(fold_to_batch(live, 0, [(a.claim("t1"), 1_000), (b.claim("t2"), 2_000)]))
+        con = live.cursor()
+        # What `oncelog archive prune` does to the first request: listed, then deleted.
+        con.execute(
+            "INSERT INTO archived_rows VALUES ('requests', 0, 0, 0, 1, '/a/x.parquet', 'x')"
+        )
+        con.execute('DELETE FROM requests WHERE "offset" = 0')
+        assert history_gaps(live, TOPIC, {0: 2}, {0: 0}) == []
+        # Requests pruned from another partition hold nothing here.
+        con.execute("UPDATE archived_rows SET partition = 1")
+        assert history_gaps(live, TOPIC, {0: 2}, {0: 0}) == [Gap(0, 2, 1)]
