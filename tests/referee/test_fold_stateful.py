@@ -129,7 +129,7 @@ class Fleet(RuleBasedStateMachine):
         if decision.outcome in GRANTS and before is not None and intent is not None:
             # an intent is granted only once approved, and only the approved params
             assert before.status is Status.APPROVED
-            assert before.approval.approved
+            assert intent.approved
             assert after is not None
             assert after.request_hash == before.request_hash
         if decision.outcome is Outcome.REPLAYED:
