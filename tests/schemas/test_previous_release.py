@@ -44,8 +44,9 @@ from oncelog.schemas.models import (
     ExecutionSnapshot,
     Kind,
     Outcome,
+    Sweep,
 )
-from tests.schemas.test_codec import BODIES, Sweep, _request, _state
+from tests.schemas.test_codec import BODIES, _request, _state
 
 PREVIOUS = {
     REQUEST: "history/request.v5.avsc",
