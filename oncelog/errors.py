@@ -187,6 +187,18 @@ class ExecutionFailedError(LedgerError, code="execution_failed", http_status=409
     """The operation failed for good (not retryable)."""
 
 
+class ApprovalDeniedError(LedgerError, code="approval_denied", http_status=409):
+    """An approver denied the operation's intent: terminal, the message carries the reason."""
+
+
+class ApprovalExpiredError(LedgerError, code="approval_expired", http_status=409):
+    """The operation's intent was not approved or denied by its deadline: terminal."""
+
+
+class ApprovalRefusedError(LedgerError, code="approval_refused", http_status=403):
+    """The requesting worker tried to approve its own intent, which its policy forbids."""
+
+
 class LeaseLostError(LedgerError, code="lease_lost", http_status=409):
     """The holder's lease was lost or cancelled while the tool ran."""
 

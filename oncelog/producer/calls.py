@@ -100,6 +100,7 @@ class RequestBuilder:
         effect: str = "external",
         request_id: str | None = None,
         claim_token: str | None = None,
+        approval: m.ApprovalPolicy | None = None,
     ) -> PendingCall[Claim]:
         """A new attempt at ``channel_id``/``key_name`` (or ``step``) with a fresh token.
 
@@ -109,6 +110,9 @@ class RequestBuilder:
         ``request_id`` and ``claim_token`` (default: fresh ones) make a claim re-sent after
         a restart the same request to the fold: the HTTP write API derives both from an
         ``Idempotency-Key``. A token must be as unguessable as the fresh one (128 bits).
+        ``approval``: the tool's policy requires a person's yes for these params; the
+        first such claim records the intent and answers ``awaiting_approval``
+        (docs/spec.md §4, "Approvals"). Re-send the same ``request_id`` and token to wait.
         """
         if (key_name is None) == (step is None):
             raise InvalidArgumentError("give exactly one of key_name and step")
@@ -127,10 +131,42 @@ class RequestBuilder:
         body = _claim_body(options, self.worker_id)
         given = None if claim_token is None else _token(claim_token)
         request = protocol.build_claim(route, body, given, _request_id(request_id))
+        if approval is not None:
+            if not 0 < approval.timeout_ms <= validation.MAX_RETENTION_MS:
+                raise InvalidArgumentError("approval timeout_ms is 1 ms to 100 years")
+            request = request._replace(approval=approval)
         self._remember(request.operation_id, route)
         token = request.claim_token
         assert token is not None
         return PendingCall(request, lambda d: protocol.claim_result(d, token))
+
+    def decide_approval(
+        self,
+        channel_id: str,
+        key_name: str,
+        *,
+        approver: str,
+        request_hash: str,
+        approve: bool,
+        reason: str = "",
+        request_id: str | None = None,
+    ) -> PendingCall[Execution]:
+        """Approve or deny the intent of an operation awaiting approval, as ``approver``.
+
+        ``request_hash`` is the hash of the params the approver saw: a decision binds to
+        exactly those (another hash is a :class:`~oncelog.errors.ConflictError`). The
+        approver's name is recorded, never a token. A deny needs a ``reason``.
+        """
+        route = _checked_route(channel_id, key_name)
+        validation.validate_id("approver", approver)
+        if not approve and not reason:
+            raise InvalidArgumentError("a deny needs a reason")
+        body: m.Approve | m.Deny = (
+            m.Approve(approver, request_hash) if approve else m.Deny(approver, request_hash, reason)
+        )
+        request = protocol.make_request(route, None, body, _request_id(request_id))
+        expected = Outcome.APPROVED if approve else Outcome.DENIED
+        return PendingCall(request, lambda d: protocol.state_result(d, expected))
 
     def complete_execution(
         self,

@@ -122,6 +122,7 @@ class ClientCalls(ClientBase):
     release_execution = ClientCall(RequestBuilder.release_execution)
     get_execution = ClientCall(RequestBuilder.get_execution)
     cancel_execution = ClientCall(RequestBuilder.cancel_execution)
+    decide_approval = ClientCall(RequestBuilder.decide_approval)
     fork_channel = ClientPlan(forks.fork_channel)
     channel_executions = ClientPlan(forks.channel_executions)
     adopt_execution = ClientPlan(forks.adopt_execution)

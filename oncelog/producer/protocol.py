@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Final, TypedDict
 
 from oncelog.errors import (
+    ApprovalDeniedError,
+    ApprovalExpiredError,
+    ApprovalRefusedError,
     ConflictError,
     ExecutionFailedError,
     InvalidRequestError,
@@ -112,6 +115,19 @@ def raise_for(decision: Decision) -> None:
         raise ExecutionFailedError(f"operation {op} failed for good: {decision.error}")
     if outcome is Outcome.INVALID_REQUEST:
         raise InvalidRequestError(f"operation {op}: {decision.error}")
+    _raise_for_approval(decision)
+
+
+def _raise_for_approval(decision: Decision) -> None:
+    outcome, op = decision.outcome, decision.operation_id
+    approval = None if decision.state is None else decision.state.approval
+    by = "" if approval is None or approval.decided_by is None else f" by {approval.decided_by}"
+    if outcome is Outcome.DENIED and decision.kind is m.Kind.CLAIM:
+        raise ApprovalDeniedError(f"operation {op} was denied{by}: {decision.error}")
+    if outcome is Outcome.APPROVAL_EXPIRED:
+        raise ApprovalExpiredError(f"operation {op}: nobody decided its approval in time")
+    if outcome is Outcome.APPROVAL_REFUSED:
+        raise ApprovalRefusedError(f"operation {op}: the requesting worker cannot approve it")
 
 
 def claim_result(decision: Decision, token: str) -> Claim:
@@ -136,6 +152,8 @@ def claim_result(decision: Decision, token: str) -> Claim:
     if outcome is Outcome.REPLAYED:
         result = None if decision.result is None else json.loads(decision.result)
         return Claim(ClaimStatus.REPLAYED, execution, token, result=result, decision=decision)
+    if outcome is Outcome.AWAITING_APPROVAL:
+        return Claim(ClaimStatus.AWAITING_APPROVAL, execution, token, decision=decision)
     if outcome is Outcome.IN_PROGRESS:
         return Claim(
             ClaimStatus.IN_PROGRESS,

@@ -18,6 +18,8 @@ class ClaimStatus(StrEnum):
     RECLAIMED = "reclaimed"
     IN_PROGRESS = "in_progress"
     REPLAYED = "replayed"
+    #: The tool's policy requires approval: the intent is recorded, nothing runs yet.
+    AWAITING_APPROVAL = "awaiting_approval"
 
 
 T = TypeVar("T")

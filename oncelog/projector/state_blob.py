@@ -18,7 +18,7 @@ import fastavro
 from fastavro.schema import load_schema
 
 from oncelog.errors import CodecError
-from oncelog.schemas import upgrade
+from oncelog.schemas import previous, upgrade
 from oncelog.schemas.codec import (
     HEADER_LEN,
     HISTORY_DIR,
@@ -44,9 +44,13 @@ _V2_SCHEMA: Final[Any] = load_schema(str(HISTORY_DIR / "state.v2.avsc"))
 # The layout before forks (issue 29): resolution fills ``inherited`` (null) and reads
 # the Outcome enum that lacks ``inherited``.
 _V3_SCHEMA: Final[Any] = load_schema(str(HISTORY_DIR / "state.v3.avsc"))
+# The layout before approvals (issue 45), which a state without one is still written in
+# (oncelog.schemas.previous): resolution fills ``approval`` (null).
+_V4_HEADER: Final = MAGIC + schema_fingerprint(previous.STATE_SCHEMA)
 _RESOLVED: Final[dict[bytes, Any]] = {
     MAGIC + schema_fingerprint(_V2_SCHEMA): _V2_SCHEMA,
     MAGIC + schema_fingerprint(_V3_SCHEMA): _V3_SCHEMA,
+    _V4_HEADER: previous.STATE_SCHEMA,
 }
 
 
@@ -54,7 +58,10 @@ def encode_state(state: ExecutionState, *, once: bool = False) -> bytes:
     """Single-object encode ``state``. Its body is shared with its published records
     (memoized by identity); ``once``: a state encoded here only (the bulk rebuild), whose
     body the memo would hold for nothing (keeping it costs a good part of the encoding)."""
-    return _HEADER + (state_body(state) if once else encode_state_body(state))
+    body = state_body(state) if once else encode_state_body(state)
+    if previous.state_fits(state):  # a previous release can still open the file
+        return _V4_HEADER + previous.state_body(body)
+    return _HEADER + body
 
 
 def decode_state(data: bytes) -> ExecutionState:

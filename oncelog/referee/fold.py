@@ -16,11 +16,14 @@ from typing import Any, Final, NamedTuple
 from oncelog.identity.tokens import fingerprint_of_token, token_fingerprint
 from oncelog.schemas.models import (
     BODY_KIND,
+    Approval,
+    Approve,
     Body,
     Cancel,
     Claim,
     Complete,
     Decision,
+    Deny,
     Effect,
     ExecutionSnapshot,
     ExecutionState,
@@ -61,7 +64,11 @@ _OUTCOME_OF_STATUS: Final = {
     Status.COMPLETED: Outcome.STATE_COMPLETED,
     Status.FAILED: Outcome.STATE_FAILED,
     Status.EXPIRED: Outcome.STATE_EXPIRED,
+    Status.AWAITING_APPROVAL: Outcome.AWAITING_APPROVAL,
+    Status.APPROVED: Outcome.APPROVED,
+    Status.DENIED: Outcome.DENIED,
 }
+_UNDECIDED: Final = frozenset({Status.AWAITING_APPROVAL, Status.APPROVED, Status.DENIED})
 
 
 # A new state version copies the old one as a list and patches the changed fields by
@@ -305,6 +312,8 @@ def _on_claim(
     status = state.status
     if request.claim_token is None:
         return _unchanged(state, request, Outcome.INVALID_REQUEST, t)
+    if status in _UNDECIDED:
+        return _claim_under_approval(state, request, body, fp, t)
     if status is Status.CLAIMED:
         if fp == state.token_fp:
             return _unchanged(state, request, Outcome.CLAIMED, t)
@@ -314,6 +323,81 @@ def _on_claim(
     if status is Status.FAILED and state.retryable:
         return _reclaim(state, request, body, fp, t)
     return _answer_without_grant(state, request, t)
+
+
+# --- approvals: an intent recorded before the effect, decided by a person ----------------
+
+
+def _first_intent(request: Request, body: Claim, t: int) -> Result:
+    """A claim whose policy requires approval: the intent is recorded, nothing is granted.
+
+    Epoch 0 and no holder, as for an inheritance; the lease deadline shows the
+    approval's deadline. The requesting worker is kept to refuse its own approval.
+    """
+    policy = request.approval
+    assert policy is not None  # the caller checked
+    deadline = t + policy.timeout_ms
+    memo = RecentRequest(request.request_id, Outcome.AWAITING_APPROVAL, 0, "", "", t)
+    changes = _grant_changes(body, "", t)
+    changes.update(status=Status.AWAITING_APPROVAL, lease_deadline_ms=deadline)
+    state = ExecutionState(
+        operation_id=request.operation_id,
+        channel_id=request.channel_id,
+        key_name=request.key_name,
+        version=1,
+        epoch=0,
+        request_hash=body.request_hash,
+        recent=(memo,),
+        updated_at_ms=t,
+        approval=Approval(t, deadline, body.worker_id, policy.self_approval),
+        **changes,
+    )
+    return state, _decide(state, request, Outcome.AWAITING_APPROVAL, t, True)
+
+
+def _claim_under_approval(
+    state: ExecutionState, request: Request, body: Claim, fp: str, t: int
+) -> Result:
+    """A claim meets an intent: wait, expired, denied (with the reason), or the grant."""
+    approval = state.approval
+    status = state.status
+    if status is Status.APPROVED:
+        changes = _grant_changes(body, fp, t)
+        return _commit(state, request, fp, Outcome.CLAIMED, t, epoch=state.epoch + 1, **changes)
+    if status is Status.DENIED:
+        reason = None if approval is None else approval.reason
+        return state, _decide(state, request, Outcome.DENIED, t, error=reason)
+    if approval is not None and t >= approval.deadline_ms:
+        return _unchanged(state, request, Outcome.APPROVAL_EXPIRED, t)
+    return _unchanged(state, request, Outcome.AWAITING_APPROVAL, t)
+
+
+def _on_decide(
+    state: ExecutionState, request: Request, body: Approve | Deny, fp: str, t: int
+) -> Result:
+    """An approver's approve or deny, bound to the intent's request hash."""
+    approval = state.approval
+    if body.request_hash != state.request_hash:
+        return state, _decide(
+            state, request, Outcome.CONFLICT, t,
+            stored_hash=state.request_hash, request_hash=body.request_hash,
+        )  # fmt: skip
+    if state.status is not Status.AWAITING_APPROVAL or approval is None:
+        return _answer_with_state(state, request, t)
+    if t >= approval.deadline_ms:
+        return _unchanged(state, request, Outcome.APPROVAL_EXPIRED, t)
+    if body.approver == approval.requested_by and not approval.self_approval:
+        return _unchanged(state, request, Outcome.APPROVAL_REFUSED, t)
+    approve = type(body) is Approve
+    reason = body.reason if isinstance(body, Deny) else None
+    decided = approval._replace(
+        approved=approve, decided_by=body.approver, decided_at_ms=t, reason=reason
+    )
+    outcome = Outcome.APPROVED if approve else Outcome.DENIED
+    status = Status.APPROVED if approve else Status.DENIED
+    return _commit(
+        state, request, fp, outcome, t, detail={"error": reason}, status=status, approval=decided
+    )
 
 
 def _answer_without_grant(state: ExecutionState, request: Request, t: int) -> Result:
@@ -523,6 +607,8 @@ _RULES: Final[dict[type, Callable[[ExecutionState, Request, Any, str, int], Resu
     Sweep: _on_sweep,
     Get: _on_get,
     Inherit: _on_inherit,
+    Approve: _on_decide,
+    Deny: _on_decide,
 }
 
 
@@ -568,6 +654,8 @@ def fold(
     body: Body = request.body
     if state is None:
         if type(body) is Claim:
+            if request.approval is not None:
+                return _first_intent(request, body, log_time_ms)
             return _first_claim(request, body, log_time_ms)
         if type(body) is Inherit:
             return _first_inherit(request, body, log_time_ms)
@@ -588,7 +676,13 @@ def fold(
     # Every earlier request with this id counts (docs/spec.md §4): an id reused with another
     # payload took effect as new, and a re-send of that later request is its retry.
     for seen in state.recent:
-        if seen.request_id == request_id and _is_retry(seen, fp, body):
+        # A claim answered ``awaiting_approval`` is judged again: the client that sent it
+        # waits for the decision by re-sending it (same id and token).
+        if (
+            seen.request_id == request_id
+            and seen.outcome is not Outcome.AWAITING_APPROVAL
+            and _is_retry(seen, fp, body)
+        ):
             return _retried(state, request, body, seen, log_time_ms)
     if type(body) is Claim:
         return _on_claim(state, request, body, fp, log_time_ms, max_step=max_clock_step_ms)

@@ -15,9 +15,11 @@ from oncelog.errors import InvalidArgumentError, InvalidRequestError
 from oncelog.identity import ids, validation
 from oncelog.identity.partitioner import cached_partition_for
 from oncelog.schemas.models import (
+    Approve,
     Cancel,
     Claim,
     Complete,
+    Deny,
     Fail,
     Get,
     Heartbeat,
@@ -60,7 +62,7 @@ def _check(request: Request, key: bytes | None, partition: int, partitions: int)
         raise InvalidArgumentError(f"written to partition {partition}, its channel lives on {home}")
     body = request.body
     token = request.claim_token
-    needs_token = not isinstance(body, Sweep | Cancel | Get | Inherit)
+    needs_token = not isinstance(body, Sweep | Cancel | Get | Inherit | Approve | Deny)
     if needs_token and (not token or len(token) > _MAX_TOKEN):
         raise InvalidArgumentError("claim_token is missing or longer than 256 characters")
     if isinstance(body, Claim):
@@ -71,6 +73,10 @@ def _check(request: Request, key: bytes | None, partition: int, partitions: int)
         raise InvalidArgumentError(f"result is {len(body.result)} bytes, at most 1 MiB")
     elif isinstance(body, Inherit):
         _check_inherit(request, body)
+    elif isinstance(body, Approve | Deny):
+        _check_decision(request, body)
+    if request.approval is not None:
+        _check_approval_policy(request)
     if request.reconciled is not None:
         _check_reconciled(request)
 
@@ -82,6 +88,25 @@ def _check_reconciled(request: Request) -> None:
         )
     if request.reconciled not in RECONCILED:
         raise InvalidArgumentError(f"reconciled is {request.reconciled!r}: 'found' or 'not_found'")
+
+
+def _check_decision(request: Request, body: Approve | Deny) -> None:
+    if request.claim_token is not None:  # an approver is a principal, not an attempt
+        raise InvalidArgumentError(f"a{'n approve' if isinstance(body, Approve) else ' deny'} "
+                                   "carries no claim_token")  # fmt: skip
+    validation.validate_id("approver", body.approver)
+    if not _HEX64.fullmatch(body.request_hash):
+        raise InvalidArgumentError("request_hash is not a lower-case SHA-256 hex digest")
+    if isinstance(body, Deny) and len(body.reason.encode()) > validation.MAX_JSON_BYTES:
+        raise InvalidArgumentError("reason is over 1 MiB")
+
+
+def _check_approval_policy(request: Request) -> None:
+    policy = request.approval
+    if not isinstance(request.body, Claim):
+        raise InvalidArgumentError(f"approval is set on a {request.kind}: only on a claim")
+    if policy is not None and not 0 < policy.timeout_ms <= validation.MAX_RETENTION_MS:
+        raise InvalidArgumentError(f"approval timeout_ms is {policy.timeout_ms}: 1 ms to 100 years")
 
 
 def _check_inherit(request: Request, body: Inherit) -> None:

@@ -18,7 +18,7 @@ import fastavro
 from fastavro.schema import fingerprint, load_schema, to_parsing_canonical_form
 
 from oncelog.errors import CodecError
-from oncelog.schemas import convert, layout, record_writer, upgrade
+from oncelog.schemas import convert, layout, previous, record_writer, upgrade
 from oncelog.schemas.inline_reader import fast_reader
 from oncelog.schemas.models import (
     CheckpointKind,
@@ -173,12 +173,22 @@ _FAST_HEADER: Final = MAGIC + _FAST_REQUEST
 _WRITE_REQUEST: Final = record_writer.compile_writer(
     layout.CURRENT[REQUEST], unmemoized={(REQUEST, "request_id")}
 )
+# The previous release's layout (oncelog.schemas.previous): a record that uses nothing
+# added since is written in it, so that release still decodes it during an upgrade.
+_PREV_REQUEST_HEADER: Final = MAGIC + schema_fingerprint(previous.REQUEST_SCHEMA)
+_WRITE_PREV_REQUEST: Final = record_writer.compile_writer(
+    previous.REQUEST_SCHEMA, unmemoized={(REQUEST, "request_id")}
+)
+_READ_PREV_REQUEST: Final = fast_reader(previous.REQUEST_SCHEMA, HEADER_LEN)
 
 
 def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> bytes:
     """Single-object encode a request (with the writer generated from the package's
-    schema while it is the registry's current one, else fastavro)."""
+    schema while it is the registry's current one, else fastavro). A request with no
+    approval in it is written in the previous release's layout."""
     if registry.current_fingerprint.get(REQUEST) == _FAST_REQUEST:
+        if previous.request_fits(request):
+            return _PREV_REQUEST_HEADER + _WRITE_PREV_REQUEST(request)
         return _FAST_HEADER + _WRITE_REQUEST(request)
     return _encode(registry, REQUEST, convert.request_to_avro(request))
 
@@ -197,6 +207,15 @@ def decode_request(data: bytes, registry: SchemaRegistry = REGISTRY) -> Request:
         and registry.current_fingerprint.get(REQUEST) == _FAST_REQUEST
     ):
         request: Request | None = _READ_REQUEST(data)
+        if request is not None:
+            return request
+    elif (
+        _READ_PREV_REQUEST is not None
+        and type(data) is bytes
+        and data.startswith(_PREV_REQUEST_HEADER)
+        and registry is REGISTRY
+    ):
+        request = _READ_PREV_REQUEST(data)
         if request is not None:
             return request
     return _decode(registry, REQUEST, data, convert.request_from_avro)
@@ -219,6 +238,18 @@ _STATE_BODIES: Final = record_writer.StateBodies()
 _WITH_STATE: Final = {layout.STATE: _STATE_BODIES.body}
 _WRITE_SNAPSHOT: Final = record_writer.compile_writer(layout.CURRENT[SNAPSHOT], _WITH_STATE)
 _WRITE_DECISION: Final = record_writer.compile_writer(layout.CURRENT[DECISION], _WITH_STATE)
+_PREV_SNAPSHOT_HEADER: Final = MAGIC + schema_fingerprint(previous.SNAPSHOT_SCHEMA)
+_PREV_DECISION_HEADER: Final = MAGIC + schema_fingerprint(previous.DECISION_SCHEMA)
+_WITH_PREV_STATE: Final = {
+    layout.STATE: lambda state: previous.state_body(_STATE_BODIES.body(state))
+}
+_WRITE_PREV_SNAPSHOT: Final = record_writer.compile_writer(
+    previous.SNAPSHOT_SCHEMA, _WITH_PREV_STATE
+)
+_WRITE_PREV_DECISION: Final = record_writer.compile_writer(
+    previous.DECISION_SCHEMA, _WITH_PREV_STATE
+)
+_READ_PREV_DECISION: Final = fast_reader(previous.DECISION_SCHEMA, HEADER_LEN)
 
 
 def encode_state_body(state: ExecutionState) -> bytes:
@@ -242,6 +273,8 @@ def encode_snapshot(snapshot: ExecutionSnapshot, registry: SchemaRegistry = REGI
     (the same bytes as fastavro's, which writes otherwise).
     """
     if registry.current_fingerprint.get(SNAPSHOT) == _FAST_SNAPSHOT:
+        if previous.snapshot_fits(snapshot):
+            return _PREV_SNAPSHOT_HEADER + _WRITE_PREV_SNAPSHOT(snapshot)
         return _SNAPSHOT_HEADER + _WRITE_SNAPSHOT(snapshot)
     return _encode(registry, SNAPSHOT, convert.snapshot_to_avro(snapshot))
 
@@ -254,6 +287,8 @@ def decode_snapshot(data: bytes, registry: SchemaRegistry = REGISTRY) -> Executi
 def encode_decision(decision: Decision, registry: SchemaRegistry = REGISTRY) -> bytes:
     """Single-object encode a decision (generated writer as for snapshots)."""
     if registry.current_fingerprint.get(DECISION) == _FAST_DECISION:
+        if previous.decision_fits(decision):
+            return _PREV_DECISION_HEADER + _WRITE_PREV_DECISION(decision)
         return _DECISION_HEADER + _WRITE_DECISION(decision)
     return _encode(registry, DECISION, convert.decision_to_avro(decision))
 
@@ -271,6 +306,15 @@ def decode_decision(data: bytes, registry: SchemaRegistry = REGISTRY) -> Decisio
         and registry.current_fingerprint.get(DECISION) == _FAST_DECISION
     ):
         decision: Decision | None = _READ_DECISION(data)
+        if decision is not None:
+            return decision
+    elif (
+        _READ_PREV_DECISION is not None
+        and type(data) is bytes
+        and data.startswith(_PREV_DECISION_HEADER)
+        and registry is REGISTRY
+    ):
+        decision = _READ_PREV_DECISION(data)
         if decision is not None:
             return decision
     return _decode(registry, DECISION, data, convert.decision_from_avro)

@@ -90,9 +90,18 @@ def _from_avro(t: Any, named: dict[str, Any]) -> Convert:
         return lambda d: {k: value(x) for k, x in d.items()}
     cls = layout.model_of(t["name"])
     types = {f["name"]: f["type"] for f in t["fields"]}
-    # In the model's order; the fields the model derives are dropped.
-    fields = [(name, _from_avro(types[name], named)) for name in layout.model_fields(cls)]
-    return lambda d: cls(*[convert(d[name]) for name, convert in fields])
+    # In the model's order; the fields the model derives are dropped. A field an older
+    # layout lacks (read with that layout as the reader's) takes the model's default.
+    defaults = getattr(cls, "_field_defaults", {})
+    fields = [
+        (name, _from_avro(types[name], named) if name in types else _const(defaults[name]))
+        for name in layout.model_fields(cls)
+    ]
+    return lambda d: cls(*[convert(d.get(name)) for name, convert in fields])
+
+
+def _const(value: Any) -> Convert:
+    return lambda _: value
 
 
 class AvroConverter(Generic[M]):

@@ -200,6 +200,13 @@ class _Emitter(Emitter):
             local[field["name"]] = self.fresh("v")
             self.value(field["type"], local[field["name"]], indent)
         # By name, in the model's order; fields the model derives were read and are dropped.
+        # A field an older layout lacks takes the model's default (an older writer schema).
+        for field in model_fields(cls):
+            if field not in local:
+                defaults = getattr(cls, "_field_defaults", {})
+                if field not in defaults:
+                    raise UnsupportedError(f"{t['name']}: no {field}")
+                local[field] = self.bind(f"D_{field}_", defaults[field])
         args = ", ".join(local[field] for field in model_fields(cls))
         self.add(indent, f"{target} = {name}({args})")
 

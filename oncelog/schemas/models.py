@@ -31,6 +31,8 @@ class Kind(StrEnum):
     SWEEP = "sweep"
     GET = "get"
     INHERIT = "inherit"
+    APPROVE = "approve"
+    DENY = "deny"
 
 
 class Status(StrEnum):
@@ -40,6 +42,12 @@ class Status(StrEnum):
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
     EXPIRED = "EXPIRED"
+    #: A claim's policy asked for approval: the intent is recorded, nothing granted yet.
+    AWAITING_APPROVAL = "AWAITING_APPROVAL"
+    #: Approved and not yet claimed: the next claim is granted.
+    APPROVED = "APPROVED"
+    #: Denied: terminal, every claim learns the reason.
+    DENIED = "DENIED"
 
 
 class Effect(StrEnum):
@@ -72,6 +80,11 @@ class Outcome(StrEnum):
     STATE_FAILED = "state_failed"
     STATE_EXPIRED = "state_expired"
     INHERITED = "inherited"
+    AWAITING_APPROVAL = "awaiting_approval"
+    APPROVED = "approved"
+    DENIED = "denied"
+    APPROVAL_EXPIRED = "approval_expired"
+    APPROVAL_REFUSED = "approval_refused"
 
 
 # --- request bodies ----------------------------------------------------------------
@@ -156,7 +169,26 @@ class Inherit:
     adopted: bool
 
 
-Body = Claim | Heartbeat | Complete | Fail | Release | Cancel | Sweep | Get | Inherit
+@dataclass(frozen=True, slots=True)
+class Approve:
+    """An approver's yes to an intent awaiting approval, bound to the request hash it saw."""
+
+    approver: str
+    request_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Deny:
+    """An approver's no to an intent awaiting approval: terminal, with its reason."""
+
+    approver: str
+    request_hash: str
+    reason: str
+
+
+Body = (
+    Claim | Heartbeat | Complete | Fail | Release | Cancel | Sweep | Get | Inherit | Approve | Deny
+)
 
 BODY_KIND: dict[type, Kind] = {
     Claim: Kind.CLAIM,
@@ -168,7 +200,18 @@ BODY_KIND: dict[type, Kind] = {
     Sweep: Kind.SWEEP,
     Get: Kind.GET,
     Inherit: Kind.INHERIT,
+    Approve: Kind.APPROVE,
+    Deny: Kind.DENY,
 }
+
+
+class ApprovalPolicy(NamedTuple):
+    """On a claim: a person must approve these params before the effect (docs/spec.md §4)."""
+
+    #: The intent expires (``approval_expired``) this long after it is recorded, in log time.
+    timeout_ms: int
+    #: Whether the requesting worker may approve its own intent.
+    self_approval: bool = False
 
 
 class Request(NamedTuple):
@@ -186,6 +229,8 @@ class Request(NamedTuple):
     #: On a complete or fail: how the sender settled a previous attempt's unknown outcome
     #: with the downstream (``"found"`` or ``"not_found"``); ``None``: not reconciled.
     reconciled: str | None = None
+    #: On a claim: the tool's approval policy asks for a person's yes first.
+    approval: ApprovalPolicy | None = None
 
     @property
     def kind(self) -> Kind:
@@ -242,6 +287,23 @@ class Inheritance(NamedTuple):
     adopted: bool
 
 
+class Approval(NamedTuple):
+    """The intent a claim recorded when its policy required approval, and its decision."""
+
+    requested_at_ms: int
+    #: Undecided at this log time: every later claim or decision is ``approval_expired``.
+    deadline_ms: int
+    #: The worker whose claim recorded the intent.
+    requested_by: str
+    self_approval: bool = False
+    approved: bool = False
+    #: The approver's name (never a token), once decided.
+    decided_by: str | None = None
+    decided_at_ms: int | None = None
+    #: A denial's reason.
+    reason: str | None = None
+
+
 class ExecutionState(NamedTuple):
     """The full decided state of one operation: what a snapshot carries."""
 
@@ -278,6 +340,8 @@ class ExecutionState(NamedTuple):
     updated_at_ms: int = 0
     #: Set when the completion was taken from another channel (a fork, an adoption).
     inherited: Inheritance | None = None
+    #: The approval intent and its decision, when the claim's policy required one.
+    approval: Approval | None = None
 
 
 class ExecutionSnapshot(NamedTuple):

@@ -38,6 +38,7 @@ def state(d: Datum) -> Datum:
     d["previous"] = _attempt(d["previous"])
     d["released"] = False
     d["inherited"] = None  # forks came later (issue 29)
+    d["approval"] = None  # approvals came later (issue 45)
     age = d["updated_at_ms"]
     d["recent"] = [
         {**item, "token_fp": "", "payload_fp": "", "log_time_ms": age, "worker_id": ""}

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 from oncelog.identity.canonical_json import canonical_json
 from oncelog.identity.ids import operation_id, request_hash
 from oncelog.referee.fold import fold
 from oncelog.schemas.models import (
+    ApprovalPolicy,
+    Approve,
     Body,
     Cancel,
     Claim,
     Complete,
     Decision,
+    Deny,
     Effect,
     ExecutionState,
     Fail,
@@ -73,6 +77,22 @@ class Op:
             worker_id=worker,
         )
         return self.request(token, body, rid)
+
+    def ask(self, token: str, worker: str = "w1", timeout_ms: int = 60_000, **kw: Any) -> Request:
+        """A claim whose policy requires approval (``self_approval`` via ``kw``)."""
+        self_approval = bool(kw.pop("self_approval", False))
+        claim = self.claim(token, worker, **kw)
+        return claim._replace(approval=ApprovalPolicy(timeout_ms, self_approval))
+
+    def approve(
+        self, approver: str = "ann", params: dict[str, object] | None = None, rid: str | None = None
+    ) -> Request:
+        params = {"order_id": "4471", "amount_cents": 4200} if params is None else params
+        return self.request(None, Approve(approver, request_hash(self.tool_name, params)), rid)
+
+    def deny(self, reason: str = "over the limit", approver: str = "ann") -> Request:
+        params = {"order_id": "4471", "amount_cents": 4200}
+        return self.request(None, Deny(approver, request_hash(self.tool_name, params), reason))
 
     def heartbeat(self, token: str, lease_ms: int | None = None, rid: str | None = None) -> Request:
         return self.request(token, Heartbeat(lease_ms), rid)

@@ -25,10 +25,13 @@ Records = list[tuple[Request, int]]
 
 
 def _records(steps: list[int]) -> Records:
-    """Per step an operation: claim, then (by its number) heartbeat and complete."""
+    """Per step an operation: claim, then (by its number) heartbeat and complete; number 3
+    asks for approval first and is approved (the intent and the decision are versions too)."""
     records: Records = []
     for i, n in enumerate(steps):
         op = Op(key_name=f"k{i}")
+        if n == 3:
+            records.extend([(op.ask(f"t{i}"), 500 + i), (op.approve(), 700 + i)])
         records.append((op.claim(f"t{i}"), 1_000 + i))
         if n >= 1:
             records.append((op.heartbeat(f"t{i}"), 2_000 + i))
@@ -52,7 +55,7 @@ def _feed_in(store: Store, records: Records, cuts: list[int]) -> list[Batch]:
 
 @settings(max_examples=25)
 @given(
-    steps=st.lists(st.integers(0, 2), min_size=1, max_size=6),
+    steps=st.lists(st.integers(0, 3), min_size=1, max_size=6),
     cuts=st.lists(st.integers(0, 20), max_size=4),
     again=st.lists(st.tuples(st.integers(0, 10), st.integers(1, 3)), min_size=1, max_size=4),
 )

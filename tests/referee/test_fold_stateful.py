@@ -87,9 +87,12 @@ class Fleet(RuleBasedStateMachine):
         self.log.append((index, request, t))
         self.decisions.append(decision)
         self.states[index] = after
+        # An intent is no effect: the claim that recorded it waits for the decision by
+        # re-sending itself, and a copy judged after the approval is the grant.
         if decision.changed:
             key = (index, request.request_id)
-            self.effects[key] = self.effects.get(key, 0) + 1
+            if decision.outcome is not Outcome.AWAITING_APPROVAL:
+                self.effects[key] = self.effects.get(key, 0) + 1
             if decision.outcome in GRANTS:
                 assert request.claim_token is not None
                 self.holder[index] = request.claim_token
@@ -120,8 +123,15 @@ class Fleet(RuleBasedStateMachine):
                 assert t >= before.lease_deadline_ms + grace
             assert after.epoch == self.max_epoch.get(index, 0) + 1
             self.max_epoch[index] = after.epoch
-        if before is not None and before.status is Status.EXPIRED:
+        if before is not None and before.status in (Status.EXPIRED, Status.DENIED):
             assert after is before
+        intent = None if before is None or before.epoch != 0 else before.approval
+        if decision.outcome in GRANTS and before is not None and intent is not None:
+            # an intent is granted only once approved, and only the approved params
+            assert before.status is Status.APPROVED
+            assert intent.approved
+            assert after is not None
+            assert after.request_hash == before.request_hash
         if decision.outcome is Outcome.REPLAYED:
             assert decision.result == self.results[index]
 
@@ -158,6 +168,30 @@ class Fleet(RuleBasedStateMachine):
         decision = self.send(index, OPS[index].claim(token, worker=worker, lease_ms=5_000))
         if decision.outcome in GRANTS:
             self.tokens[(worker, index)] = token
+
+    @rule(worker=workers, index=ops, fresh=st.booleans(), self_ok=st.booleans())
+    def ask(self, worker: str, index: int, fresh: bool, self_ok: bool) -> None:
+        """A claim whose tool requires approval."""
+        token = self.token_of(worker, index)
+        if token is None or fresh:
+            self.minted += 1
+            token = f"{worker}-t{self.minted}"
+        request = OPS[index].ask(token, worker=worker, timeout_ms=20_000, lease_ms=5_000,
+                                 self_approval=self_ok)  # fmt: skip
+        decision = self.send(index, request)
+        if decision.outcome in GRANTS:
+            self.tokens[(worker, index)] = token
+
+    @rule(approver=st.sampled_from(("ann", *WORKERS)), index=ops, yes=st.booleans())
+    def decide(self, approver: str, index: int, yes: bool) -> None:
+        op = OPS[index]
+        before = self.states[index]
+        decision = self.send(index, op.approve(approver) if yes else op.deny(approver=approver))
+        if decision.outcome is Outcome.APPROVAL_REFUSED:
+            assert before is not None
+            assert before.approval is not None
+            assert before.approval.requested_by == approver
+            assert not before.approval.self_approval
 
     @rule(worker=workers, index=ops)
     def conflicting_claim(self, worker: str, index: int) -> None:
@@ -307,7 +341,8 @@ class Fleet(RuleBasedStateMachine):
         """The holder is the token of the last grant decision, and only by fingerprint; an
         inherited completion had no grant on this channel, and never gets one after."""
         for index, state in self.states.items():
-            if state is not None and state.inherited is not None:
+            never_granted = (Status.AWAITING_APPROVAL, Status.APPROVED, Status.DENIED)
+            if state is not None and (state.inherited is not None or state.status in never_granted):
                 assert (state.token_fp, state.epoch) == ("", 0)
                 assert index not in self.grants
             elif state is not None:

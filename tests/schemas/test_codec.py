@@ -29,6 +29,7 @@ from oncelog.schemas.codec import (
     schema_fingerprint,
 )
 from oncelog.schemas.models import (
+    ApprovalPolicy,
     Body,
     Cancel,
     Claim,
@@ -178,24 +179,28 @@ def test_fingerprints_match_the_avro_spec_vectors(form: str, rabin: int) -> None
 WIRE_FINGERPRINTS = {
     "checkpoint.avsc": "4fcdee5ac7941c11",
     "history/checkpoint.v1.avsc": "a8c1bf9382e0e83d",
-    "decision.avsc": "bbefa791238f29b0",
-    "dev.oncelog.ExecutionState.avsc": "1123ee5f08ba4cbf",
-    "execution_snapshot.avsc": "870e574aedc4d3f7",
+    "decision.avsc": "3939a94ce604b19d",
+    "dev.oncelog.ExecutionState.avsc": "ffd9aa448072c4d8",
+    "execution_snapshot.avsc": "21d4c2629d4d37a2",
     "history/decision.v1.avsc": "0a8721809393301d",
     "history/decision.v2.avsc": "944bb6e5316d2df0",
     "history/decision.v3.avsc": "4e120beb8b8dbd9f",
     "history/decision.v4.avsc": "ceb8b0f846648229",
+    "history/decision.v5.avsc": "bbefa791238f29b0",
     "history/dev.oncelog.ExecutionState.avsc": "bf6e4800c5c613e0",
     "history/execution_snapshot.v1.avsc": "4843f3cbc836bf4f",
     "history/execution_snapshot.v2.avsc": "728f101746798a52",
     "history/execution_snapshot.v3.avsc": "7e8aa767ad9741aa",
+    "history/execution_snapshot.v4.avsc": "870e574aedc4d3f7",
     "history/request.v1.avsc": "66f1b13f4e263381",
     "history/request.v2.avsc": "2efafbd955cd3245",
     "history/request.v3.avsc": "0a2415833d419c4c",
     "history/request.v4.avsc": "d385befdd0bab353",
+    "history/request.v5.avsc": "7cfd1201ae271821",
     "history/state.v2.avsc": "1c6b220a6a212d86",
     "history/state.v3.avsc": "34c7ab0d5217dcdf",
-    "request.avsc": "7cfd1201ae271821",
+    "history/state.v4.avsc": "1123ee5f08ba4cbf",
+    "request.avsc": "d4672cfac0627120",
 }
 
 
@@ -212,7 +217,8 @@ def test_every_schema_file_keeps_its_wire_fingerprint() -> None:
 def test_fingerprint_prefix_is_the_fingerprint_of_the_canonical_form() -> None:
     schema = codec.REGISTRY.current[REQUEST]
     canonical = fastavro.schema.to_parsing_canonical_form(schema)
-    data = encode_request(_request(Sweep()))
+    # A request with an approval policy needs the current layout (a plain one: the previous).
+    data = encode_request(_request(Sweep())._replace(approval=ApprovalPolicy(60_000)))
     assert (
         data[2:10]
         == form_fingerprint(canonical)

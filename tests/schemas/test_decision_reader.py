@@ -7,6 +7,7 @@ the codec asks fastavro) or that same value.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ from oncelog.errors import CodecError
 from oncelog.schemas import codec, convert
 from oncelog.schemas.codec import DECISION, REGISTRY, decode_decision, encode_decision
 from oncelog.schemas.models import (
+    Approval,
     Decision,
     Effect,
     ExecutionState,
@@ -26,6 +28,9 @@ from oncelog.schemas.models import (
 )
 from tests.budget import examples
 from tests.schemas.corruption import corrupt
+
+# The generated codecs of the current layout (a record without approvals takes the previous).
+pytestmark = pytest.mark.usefixtures("current_layout")
 
 LONGS = st.integers(-(2**63), 2**63 - 1)
 INTS = st.integers(-(2**31), 2**31 - 1)
@@ -44,6 +49,8 @@ STATES = st.builds(
     st.none() | LONGS, st.none() | TEXT, st.booleans(), st.booleans(), st.none() | PREVIOUS,
     st.lists(RECENT, max_size=4).map(tuple), LONGS,
     st.none() | st.builds(Inheritance, TEXT, INTS, LONGS, st.booleans()),
+    st.none() | st.builds(Approval, LONGS, LONGS, TEXT, st.booleans(), st.booleans(),
+                          st.none() | TEXT, st.none() | LONGS, st.none() | TEXT),
 )  # fmt: skip
 DECISIONS = st.builds(
     Decision, TEXT, TEXT, st.sampled_from(Kind), st.sampled_from(Outcome), st.booleans(), LONGS,

@@ -35,19 +35,23 @@ from oncelog.schemas.codec import (
     encode_snapshot,
 )
 from oncelog.schemas.models import (
+    Approval,
+    ApprovalPolicy,
+    Approve,
     CheckpointKind,
     CheckpointRecord,
     Decision,
     ExecutionSnapshot,
     Kind,
     Outcome,
+    Sweep,
 )
 from tests.schemas.test_codec import BODIES, _request, _state
 
 PREVIOUS = {
-    REQUEST: "request.avsc",
-    DECISION: "decision.avsc",
-    SNAPSHOT: "execution_snapshot.avsc",
+    REQUEST: "history/request.v5.avsc",
+    DECISION: "history/decision.v5.avsc",
+    SNAPSHOT: "history/execution_snapshot.v4.avsc",
     CHECKPOINT: "history/checkpoint.v1.avsc",
 }
 """Each record's schema in the previous release, as a file of this tree's schemas."""
@@ -117,3 +121,31 @@ def test_a_copied_checkpoint_is_read_by_the_current_release_only() -> None:
     assert decode_checkpoint(data) == copied
     with pytest.raises(CodecError, match="unknown writer schema"):
         decode_checkpoint(data, OLD)
+
+
+def test_a_record_with_an_approval_is_read_by_the_current_release_only() -> None:
+    asking = _request(Sweep())._replace(approval=ApprovalPolicy(60_000))
+    approving = _request(Approve("ann", "h" * 64))
+    for request in (asking, approving):
+        data = encode_request(request)
+        assert decode_request(data) == request
+        with pytest.raises(CodecError, match="unknown writer schema"):
+            decode_request(data, OLD)
+    pending = _state()._replace(approval=Approval(1, 2, "w-1"))
+    snapshot = ExecutionSnapshot(pending, 3, 4, "rid", Outcome.AWAITING_APPROVAL, 9)
+    assert decode_snapshot(encode_snapshot(snapshot)) == snapshot
+    with pytest.raises(CodecError, match="unknown writer schema"):
+        decode_snapshot(encode_snapshot(snapshot), OLD)
+
+
+def test_a_record_without_approvals_takes_the_previous_layout_and_its_fast_reader() -> None:
+    request = _request(Sweep())
+    data = encode_request(request)
+    assert data[2:10] == OLD.current_fingerprint[REQUEST] != codec._FAST_REQUEST
+    assert codec._READ_PREV_REQUEST is not None
+    assert codec._READ_PREV_REQUEST(data) == request
+    decision = Decision("rid", "op-1", Kind.CLAIM, Outcome.CLAIMED, True, 9, _state())
+    data = encode_decision(decision)
+    assert data[2:10] == OLD.current_fingerprint[DECISION]
+    assert codec._READ_PREV_DECISION is not None
+    assert codec._READ_PREV_DECISION(data) == decision

@@ -30,6 +30,7 @@ from oncelog.schemas.codec import (
     encode_state_body,
 )
 from oncelog.schemas.models import (
+    Approval,
     Decision,
     Effect,
     ExecutionSnapshot,
@@ -45,6 +46,9 @@ from oncelog.schemas.models import (
 from oncelog.schemas.record_writer import StateBodies, state_body, write_long
 from tests.budget import examples
 from tests.projector.fold_factories import Op, run
+
+# The generated codecs of the current layout (a record without approvals takes the previous).
+pytestmark = pytest.mark.usefixtures("current_layout")
 
 # Around every varint width: one byte, two, the millisecond epoch, the 64-bit ends.
 LONGS = (
@@ -110,6 +114,19 @@ STATES = st.builds(
     recent=st.just(()) | RECENT,
     updated_at_ms=LONGS,
     inherited=_opt(st.builds(Inheritance, TEXTS, INTS, LONGS, st.booleans())),
+    approval=_opt(
+        st.builds(
+            Approval,
+            LONGS,
+            LONGS,
+            TEXTS,
+            st.booleans(),
+            st.booleans(),
+            _opt(TEXTS),
+            _opt(LONGS),
+            _opt(TEXTS),
+        )
+    ),
 )
 SNAPSHOTS = st.builds(
     ExecutionSnapshot,

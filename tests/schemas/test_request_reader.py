@@ -12,6 +12,7 @@ import io
 import json
 
 import fastavro
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,10 +26,13 @@ from oncelog.schemas.codec import (
     encode_request,
 )
 from oncelog.schemas.models import (
+    ApprovalPolicy,
+    Approve,
     Body,
     Cancel,
     Claim,
     Complete,
+    Deny,
     Effect,
     Fail,
     Get,
@@ -40,6 +44,9 @@ from oncelog.schemas.models import (
 from oncelog.schemas.record_writer import write_long
 from tests.budget import examples
 from tests.schemas.corruption import corrupt
+
+# The generated codecs of the current layout (a record without approvals takes the previous).
+pytestmark = pytest.mark.usefixtures("current_layout")
 
 LONGS = st.integers(-(2**63), 2**63 - 1)
 # Mostly short (one-byte lengths), sometimes past 63 bytes (multi-byte lengths).
@@ -54,11 +61,14 @@ BODIES: st.SearchStrategy[Body] = st.one_of(
     st.just(Release()),
     st.builds(Cancel, st.none() | TEXT),
     st.just(Sweep()),
+    st.builds(Approve, TEXT, TEXT),
+    st.builds(Deny, TEXT, TEXT, TEXT),
 )
 # Reply partitions: mostly small (one byte), sometimes anywhere in the int range.
 REPLY = st.none() | st.integers(0, 63) | st.integers(-(2**31), 2**31 - 1)
+APPROVALS = st.none() | st.builds(ApprovalPolicy, LONGS, st.booleans())
 REQUESTS = st.builds(
-    Request, TEXT, TEXT, TEXT, TEXT, st.none() | TEXT, BODIES, REPLY, st.none() | TEXT
+    Request, TEXT, TEXT, TEXT, TEXT, st.none() | TEXT, BODIES, REPLY, st.none() | TEXT, APPROVALS
 )
 
 
@@ -133,8 +143,8 @@ def test_bytearray_input_takes_fastavro_and_yields_bytes() -> None:
 
 def test_reader_steps_aside_on_a_reply_partition_beyond_32_bits() -> None:
     data = encode_request(Request("r", "o", "c", "k", None, Sweep(), 7))
-    assert data.endswith(b"\x02\x0e\x00")  # branch "int", zig-zag 7; reconciled null
-    too_big = data[:-2] + b"\x80\x80\x80\x80\x10\x00"  # 2**31: no Avro int
+    assert data.endswith(b"\x02\x0e\x00\x00")  # branch "int", zig-zag 7; reconciled, approval null
+    too_big = data[:-3] + b"\x80\x80\x80\x80\x10\x00\x00"  # 2**31: no Avro int
     assert read_request(too_big) is None
     try:
         reference = _fastavro(too_big)
@@ -153,7 +163,16 @@ def test_extreme_longs_and_long_texts_round_trip() -> None:
 # --- the generated writer (oncelog.schemas.record_writer) --------------------------
 
 WRITTEN = st.builds(
-    Request, TEXT, TEXT, TEXT, TEXT, st.none() | TEXT, BODIES | st.just(Get()), REPLY
+    Request,
+    TEXT,
+    TEXT,
+    TEXT,
+    TEXT,
+    st.none() | TEXT,
+    BODIES | st.just(Get()),
+    REPLY,
+    st.none() | TEXT,
+    APPROVALS,
 )
 
 
