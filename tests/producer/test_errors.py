@@ -75,8 +75,15 @@ def test_a_subclass_inherits_what_it_does_not_declare() -> None:
     class NarrowerError(InvalidArgumentError, code="narrower_argument_of_the_test"):
         pass
 
-    assert (NarrowerError.code, NarrowerError.http_status) == ("narrower_argument_of_the_test", 400)
-    assert str(NarrowerError("why")) == "[narrower_argument_of_the_test] why"
+    try:
+        assert (NarrowerError.code, NarrowerError.http_status) == (
+            "narrower_argument_of_the_test",
+            400,
+        )
+        assert str(NarrowerError("why")) == "[narrower_argument_of_the_test] why"
+    finally:
+        # The registry is process-wide: a test's own code must not reach the error page's test.
+        del LedgerError._declared[NarrowerError.code], LedgerError._classes[NarrowerError.code]
 
 
 @pytest.mark.parametrize("taken", ["conflict", "ledger_error"])

@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from oncelog.schemas.checkpoint_answers import (
     CheckpointBlob,
@@ -26,6 +26,8 @@ from oncelog.schemas.checkpoint_answers import (
     CheckpointWrite,
 )
 from oncelog.schemas.models import CheckpointRecord
+
+_T = TypeVar("_T")
 
 #: Threads (with namespace) remembered; the least recently written is forgotten first.
 THREADS: int = 1024
@@ -183,6 +185,20 @@ class RecentPuts:
             if after_id not in {c for c, _ in entry.heads}:
                 return None
             return {c: parent for c, parent in entry.heads if c > after_id}
+
+    def own(
+        self, broker: Watermarks, thread_id: str, timeout_s: float, look: Callable[[], _T | None]
+    ) -> _T | None:
+        """What ``look`` finds in this memory, once the saver's own writes to the thread's
+        partition are remembered and while nobody else wrote there since (one watermark
+        round trip, no hop to serve); None: ask serve. Settling comes first: a read must not
+        answer an older own write while a newer one is still in flight."""
+        if not self.settle(broker.partition_of(thread_id), timeout_s):
+            return None
+        found = look()
+        if found is None or not self.alone(broker, thread_id):
+            return None
+        return found
 
     def alone(self, broker: Watermarks, thread_id: str) -> bool:
         """Whether every record of the thread's partition since the remembered ones is this

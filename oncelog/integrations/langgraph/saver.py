@@ -15,8 +15,8 @@ import builtins
 import dataclasses
 import json
 import random
-from collections.abc import Iterator, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -42,7 +42,7 @@ from oncelog.settings import Settings
 
 _Items = list[CheckpointItem]  # the class's own `list` method shadows the builtin in it
 _Parts = list[CheckpointPart]
-_Item = CheckpointItem
+_T = TypeVar("_T")
 
 #: Rows asked for per page (the server caps it at its ``max_rows``).
 PAGE: int = 500
@@ -109,22 +109,12 @@ class OncelogSaver(AsyncSide):
         conf = config["configurable"]
         thread = str(conf["thread_id"])
         ns, checkpoint_id = conf.get("checkpoint_ns", ""), get_checkpoint_id(config)
-        mine = self._recent_item(thread, ns, checkpoint_id)
+        mine = self._own(thread, lambda: self._recent.item(thread, ns, checkpoint_id))
         if mine is not None:
             return wire.as_tuple(self.serde, mine)
         params = {"ns": ns, "checkpoint_id": checkpoint_id}
         items = self._checkpoints(thread, params, limit=1)
         return None if not items else wire.as_tuple(self.serde, items[0])
-
-    def _recent_item(self, thread: str, ns: str, checkpoint_id: str | None) -> _Item | None:
-        """The checkpoint from this saver's own memory, while nobody else wrote the thread's
-        partition since its last write (one watermark round trip, no hop to serve)."""
-        if not self._settled(thread):
-            return None
-        item = self._recent.item(thread, ns, checkpoint_id)
-        if item is None or not self._recent.alone(self._writer, thread):
-            return None
-        return item
 
     def list(
         self,
@@ -178,8 +168,8 @@ class OncelogSaver(AsyncSide):
         """The thread's root-namespace checkpoints above ``after_id`` (every one: None), each
         with its parent's id: one small read, without the checkpoints' data (what the
         LangGraph adapter's branch tree needs, :mod:`oncelog.integrations.branches`)."""
-        mine = self._recent.heads_after(thread_id, after_id) if self._settled(thread_id) else None
-        if mine is not None and self._recent.alone(self._writer, thread_id):
+        mine = self._own(thread_id, lambda: self._recent.heads_after(thread_id, after_id))
+        if mine is not None:
             return mine
         found: dict[str, str | None] = {}
         path = read_api.path(read_api.THREAD_HEADS, channel_id=thread_id)
@@ -252,10 +242,8 @@ class OncelogSaver(AsyncSide):
             if self._remember(thread, records, self._writer.put(thread, records)):
                 self._recent.put_writes(records)
 
-    def _settled(self, thread: str) -> bool:
-        """Whether this saver's own writes to the thread's partition are all remembered
-        (waited for while in flight): only then does the watermark tell another writer."""
-        return self._recent.settle(self._writer.partition_of(thread), self._timeout_s)
+    def _own(self, thread: str, look: Callable[[], _T | None]) -> _T | None:
+        return self._recent.own(self._writer, thread, self._timeout_s, look)
 
     def _remember(self, thread: str, records: Sequence[object], offsets: Sequence[int]) -> bool:
         """Note where own records landed; False when another writer's came between."""
