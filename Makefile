@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars phoenix toxiproxy linearizability test lint format docs docs-reference broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults sdk-ts clean
+.PHONY: venv jars phoenix toxiproxy linearizability faketime test lint format docs docs-reference broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults soak sdk-ts clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -97,8 +97,18 @@ chaos: jars linearizability  ## crash-consistency matrix: SIGKILLed workers x st
 bench: jars  ## ledger figures against raw Kafka (a few minutes)
 	$(PY) -m bench.bench_ledger
 
-faults: jars toxiproxy linearizability  ## fuzz, projector kills, a broker restart, failover on 3 nodes, network faults
+# The clock drill preloads Debian's libfaketime into the brokers' JVMs (.ci/run installs it).
+FAKETIME_LIB := /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
+
+faketime:
+	@test -e $(FAKETIME_LIB) || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q faketime libfaketime) || \
+		(echo "make: the clock drill needs Debian's faketime and libfaketime (apt-get install faketime libfaketime)" >&2; exit 1)
+
+faults: jars toxiproxy linearizability faketime  ## fuzz, projector kills, a broker restart, failover on 3 nodes, network faults, clock steps
 	$(PY) -m drills.faults
+
+soak: jars toxiproxy linearizability  ## an hour of steady load under faults, sampled; writes docs/img/soak.*
+	$(PY) -m drills.soak
 
 bench-core: venv
 	$(PY) bench/bench_core.py
@@ -110,7 +120,7 @@ bench-peers: jars  ## oncelog vs a plain Postgres table and DBOS, same broker an
 	$(PY) -m bench.peers
 
 # LangGraph's own savers (SQLite, Postgres) come with the `bench` extra, installed here.
-bench-checkpoint: jars  ## LangGraph checkpoint put/get_tuple: oncelog's saver, SQLite's, Postgres' (~1 min)
+bench-checkpoint: jars  ## LangGraph checkpoint put/get_tuple and a 20-superstep agent: oncelog, SQLite, Postgres (~2 min)
 	$(PY) -m pip install -q -c constraints.txt -e '.[bench]'
 	$(PY) -m bench.bench_checkpoint
 

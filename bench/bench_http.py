@@ -1,12 +1,15 @@
 """Claims through the HTTP write API, from Node and from Python, beside the Python SDK. Not a test.
 
-    python -m bench.bench_http [--sequential N] [--seconds S] [--workers W]
+    python -m bench.bench_http [--sequential N] [--seconds S] [--workers W,W2]
+                               [--gateway-workers G]
 
-One broker, one ``oncelog serve`` child with its write API (``ONCELOG_HTTP_WRITE_TOKEN``),
-one run. Three clients, one after the other, each on steps of its own channel:
+One broker, one ``oncelog serve`` child (the projector), one ``oncelog gateway`` child with
+``G`` worker processes serving the write API (``ONCELOG_HTTP_WRITE_TOKEN``), one run. For
+each count of client workers ``W``, three clients, one after the other, each on steps of
+its own channel:
 
-- ``python_sdk``: ``LedgerClient`` on Kafka (the write API's own transport inside serve);
-- ``python_http``: ``httpx.AsyncClient`` posting to the write API (keyed POSTs);
+- ``python_sdk``: ``LedgerClient`` on Kafka (the gateway workers' own transport);
+- ``python_http``: an ``httpx.AsyncClient`` per worker posting to the gateway (keyed POSTs);
 - ``node_http``: the TypeScript SDK (``sdk/typescript``, built first) in a Node child,
   ``bench/bench_http.mjs``.
 
@@ -20,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import subprocess
 import time
 import uuid
@@ -35,6 +40,7 @@ from bench.common import bench_settings, on_broker, pct
 from oncelog.net import free_port
 from oncelog.producer.client import LedgerClient
 from oncelog.projector import process
+from oncelog.waiting import poll_until
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK = ROOT / "sdk" / "typescript"
@@ -87,8 +93,20 @@ async def _python_sdk(settings: Any, args: argparse.Namespace) -> dict[str, floa
 
 async def _python_http(url: str, args: argparse.Namespace) -> dict[str, float]:
     headers = {"Authorization": f"Bearer {TOKEN}"}
-    limits = httpx.Limits(max_connections=args.workers + 1)
-    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits) as http:
+    # A client (one kept-alive connection) per worker, as each worker process of a fleet
+    # has: one client shared by 64 tasks spends its CPU in its connection pool.
+    clients: dict[str, httpx.AsyncClient] = {}
+    async with contextlib.AsyncExitStack() as stack:
+
+        async def post(channel: str, path: str, body: dict[str, Any]) -> httpx.Response:
+            http = clients.get(channel)
+            if http is None:
+                http = httpx.AsyncClient(base_url=url, headers=headers)
+                clients[channel] = await stack.enter_async_context(http)
+            key = {"Idempotency-Key": str(uuid.uuid4())}
+            answer = await http.post(path, json=body, headers=key)
+            answer.raise_for_status()
+            return answer
 
         async def claim(channel: str, step: int) -> Any:
             body = {
@@ -98,10 +116,7 @@ async def _python_http(url: str, args: argparse.Namespace) -> dict[str, float]:
                 "params": {},
                 "worker_id": "bench-http-py",
             }
-            key = {"Idempotency-Key": str(uuid.uuid4())}
-            answer = await http.post("/v1/claims", json=body, headers=key)
-            answer.raise_for_status()
-            return answer.json()
+            return (await post(channel, "/v1/claims", body)).json()
 
         async def cycle(channel: str, step: int) -> None:
             c = await claim(channel, step)
@@ -111,10 +126,7 @@ async def _python_http(url: str, args: argparse.Namespace) -> dict[str, float]:
                 "claim_token": c["claim_token"],
                 "result": step,
             }
-            key = {"Idempotency-Key": str(uuid.uuid4())}
-            op = c["execution"]["id"]
-            done = await http.post(f"/v1/executions/{op}/complete", json=body, headers=key)
-            done.raise_for_status()
+            await post(channel, f"/v1/executions/{c['execution']['id']}/complete", body)
 
         return await _measure(claim, cycle, args)
 
@@ -132,25 +144,81 @@ def _node_http(url: str, args: argparse.Namespace) -> dict[str, float]:
     return figures
 
 
+def _start_gateway(settings: Any, port: int, count: int, log: Path) -> subprocess.Popen[bytes]:
+    """``oncelog gateway`` with ``count`` workers; returns once every worker listens."""
+    written = settings.model_copy(update={"http_write_token": SecretStr(TOKEN)})
+    command = ["-m", "oncelog", "gateway", "--port", str(port), "--workers", str(count)]
+    gateway = process.spawn(command, log, process.serve_env(written))
+
+    def ready() -> bool:
+        if gateway.poll() is not None:
+            raise RuntimeError(f"the gateway exited:\n{log.read_text()[-2000:]}")
+        return "gateway on" in log.read_text()
+
+    if not poll_until(time.monotonic() + process.START_TIMEOUT_S, ready):
+        gateway.kill()
+        raise RuntimeError(f"the gateway did not start:\n{log.read_text()[-2000:]}")
+    return gateway
+
+
+def _children_cpu_s(parent: int) -> float:
+    """CPU seconds (user + system) spent so far by the child processes of ``parent``."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        try:
+            # Fields after the command name (which may hold spaces): ppid 4th, times 14-15th.
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if entry.name.isdigit() and int(fields[1]) == parent:
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _with_gateway_cpu(
+    figures: dict[str, float], gateway: int, before: float, args: argparse.Namespace
+) -> dict[str, float]:
+    """``figures`` with the gateway workers' CPU per request over HTTP (about: the count
+    of requests is derived from the rate)."""
+    requests = args.sequential + 2 * figures["cycles_per_s"] * args.seconds
+    spent = _children_cpu_s(gateway) - before
+    return {**figures, "gateway_cpu_us_per_request": round(spent / requests * 1e6, 1)}
+
+
+def _clients(settings: Any, url: str, gateway: int, args: argparse.Namespace) -> dict[str, Any]:
+    sdk = asyncio.run(_python_sdk(settings, args))
+    before = _children_cpu_s(gateway)
+    python = _with_gateway_cpu(asyncio.run(_python_http(url, args)), gateway, before, args)
+    before = _children_cpu_s(gateway)
+    node = _with_gateway_cpu(_node_http(url, args), gateway, before, args)
+    return {"python_sdk": sdk, "python_http": python, "node_http": node}
+
+
 def measure(bootstrap: str, tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """The three clients on one broker and one serve."""
-    settings = bench_settings(bootstrap, tmp, "http").model_copy(
-        update={"http_port": free_port(), "http_write_token": SecretStr(TOKEN)}
-    )
-    log = tmp / "serve.log"
-    serve = process.start_serve(settings, log)
-    url = f"http://127.0.0.1:{settings.http_port}"
+    """The three clients on one broker, one serve and one gateway, at each worker count."""
+    settings = bench_settings(bootstrap, tmp, "http").model_copy(update={"http_port": free_port()})
+    serve = process.start_serve(settings, tmp / "serve.log")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    gateway = None
     try:
-        process.wait_http(serve, f"{url}/healthz", log)
+        process.wait_http(
+            serve, f"http://127.0.0.1:{settings.http_port}/healthz", tmp / "serve.log"
+        )
+        gateway = _start_gateway(settings, port, args.gateway_workers, tmp / "gateway.log")
+        runs = {}
+        for workers in args.workers:
+            shape = argparse.Namespace(**{**vars(args), "workers": workers})
+            runs[str(workers)] = _clients(settings, url, gateway.pid, shape)
         return {
-            "python_sdk": asyncio.run(_python_sdk(settings, args)),
-            "python_http": asyncio.run(_python_http(url, args)),
-            "node_http": _node_http(url, args),
+            "runs": runs,
             "sequential": args.sequential,
             "seconds": args.seconds,
-            "workers": args.workers,
+            "gateway_workers": args.gateway_workers,
         }
     finally:
+        if gateway is not None:
+            process.stop(gateway)
         process.stop(serve)
 
 
@@ -159,7 +227,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sequential", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--workers", type=int, default=16)
+    parser.add_argument(
+        "--workers",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[16, 64],
+        help="client worker counts, comma-separated",
+    )
+    parser.add_argument("--gateway-workers", type=int, default=2)
     args = parser.parse_args()
     print(json.dumps(on_broker("http", lambda b, tmp: measure(b, tmp, args))))
 

@@ -32,7 +32,7 @@ __all__ = [
     "jsonable",
     "verify_receipt",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
 _LAZY = {
     "connect": "oncelog.connection",

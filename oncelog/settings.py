@@ -105,6 +105,15 @@ class Settings(BaseSettings):
         description="Partitions of the requests, executions and dead-letter topics that "
         "`oncelog topics create` makes; a channel's requests all go to one of them.",
     )
+    max_clock_step_ms: int = Field(
+        default=0,
+        ge=0,
+        le=24 * 3600 * 1000,
+        description="The largest step of a leader broker's clock the ledger rides out "
+        '(docs/spec.md §4, "Clock steps"): a lapsed lease that was not released is '
+        "reclaimed only once it lapsed by this much more. 0: at the deadline. A constant of "
+        "the ledger: every projector and rebuild of it must use the same value.",
+    )
     reply_partitions: int = Field(
         default=32,
         ge=1,
@@ -166,8 +175,8 @@ class Settings(BaseSettings):
         min_length=16,
         description="Key from which the write API derives the claim token of a claim sent "
         "with an Idempotency-Key, so that a retried claim is the same request. Give every "
-        "`serve` of a group the same key; unset: a random key per process (a retry must "
-        "then reach the same process).",
+        "`serve` of a group the same key; unset: a random key per `serve` process, or per "
+        "`oncelog gateway` (its workers share it): a retry must then reach the same one.",
     )
     http_redact_results: bool = Field(
         default=False,

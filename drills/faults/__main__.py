@@ -1,11 +1,14 @@
 """``make faults``: 100k fuzz cases, 100 projector kills, a broker restart, the failover
-drill on a three-node cluster and the network drill, with figures.
+drill on a three-node cluster, the network drill and the clock drill, with figures.
 
-Usage: ``python -m drills.faults [all|failover|network|disk] [--fuzz N] [--kills N]
+Usage: ``python -m drills.faults [all|failover|network|disk|clock] [--fuzz N] [--kills N]
 [--leader-kills N] [--rounds N] [--max-hold-s S] [--links L,..] [--kinds K,..] [--short]
-[--skip-broker]``. The last line is one JSON object with the figures; ``failover``,
-``network`` and ``disk`` (the broker's log directory filled) run that drill alone, and
-their last line is its figures.
+[--skip-broker]``. The last line is one JSON object with the figures, and under
+``linearizability`` each drill's history check (operations checked, unknown ones,
+``linearizable``): a history that is not linearizable, or a drill that recorded none,
+exits 1. ``failover``, ``network``, ``disk`` (the broker's log directory filled) and
+``clock`` (brokers' clocks stepped, :mod:`drills.faults.clock`) run that drill alone, and
+their last line is its figures. The upgrade drill (``python -m drills.upgrade``) runs last.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from rich.console import Console
 
 from drills.faults.broker_restart import broker_restart_drill
+from drills.faults.clock import clock_drill
 from drills.faults.disk_full import broker_disk_full
 from drills.faults.failover import failover_drill
 from drills.faults.fuzz import fuzz_decoder, fuzz_projector
@@ -27,6 +31,8 @@ from drills.faults.net_cluster import cluster_network_drill
 from drills.faults.net_schedule import KINDS, schedule, short_schedule
 from drills.faults.network import LINKS, PAIRS, combined, network_drill
 from drills.faults.projector_kills import projector_kill_drill
+from drills.history.check import Verdict
+from drills.upgrade.drill import upgrade_drill
 from oncelog.broker.local import broker_for_run
 from oncelog.settings import Settings
 from oncelog.topics import admin_client, create_topics, ledger_topics
@@ -47,7 +53,10 @@ def main() -> None:
     """Run every drill and print what it found; the last line is JSON."""
     parser = argparse.ArgumentParser()
     parser.add_argument(
-        "drill", nargs="?", choices=["all", "failover", "network", "disk"], default="all"
+        "drill",
+        nargs="?",
+        choices=["all", "failover", "network", "disk", "clock"],
+        default="all",
     )
     parser.add_argument("--fuzz", type=int, default=100_000)
     parser.add_argument("--kills", type=int, default=100)
@@ -65,9 +74,9 @@ def main() -> None:
         "--skip-broker", action="store_true", help="no broker restart, failover, network"
     )
     args = parser.parse_args()
-    if args.drill in ("failover", "network", "disk"):
+    if args.drill in ("failover", "network", "disk", "clock"):
         run = {"failover": lambda: _failover(args.leader_kills), "network": lambda: _network(args),
-               "disk": _broker_disk}[args.drill]  # fmt: skip
+               "disk": _broker_disk, "clock": _clock}[args.drill]  # fmt: skip
         figures = run()
         print(json.dumps(figures, sort_keys=False))
         raise SystemExit(0 if figures["ok"] else 1)
@@ -79,7 +88,43 @@ def main() -> None:
         out["failover"] = _failover(args.leader_kills)
         out["network"] = _network(args)
         out["broker_disk_full"] = _broker_disk()
+        out["clock"] = _clock()
+        out["upgrade"] = upgrade_drill(_say)  # the previous release against this one
+    out["linearizability"] = histories(out)
     print(json.dumps(out, sort_keys=True))
+    raise SystemExit(0 if all(v["linearizable"] for v in out["linearizability"].values()) else 1)
+
+
+#: Where each drill's history verdict sits in the JSON line (the decoder fuzz makes no call).
+HISTORIES = {
+    "fuzz_projector": ("fuzz_projector",),
+    "projector_kills": ("projector_kills",),
+    "broker_restart": ("broker_restart",),
+    "failover": ("failover",),
+    "network_single_broker": ("network", "single_broker"),
+    "network_cluster": ("network", "cluster"),
+    "broker_disk_full": ("broker_disk_full",),
+}
+
+
+def histories(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per drill that ran: operations checked, unknown ones, linearizable (a drill that ran
+    and recorded no history is not linearizable: nothing was checked)."""
+    found = {}
+    for name, path in HISTORIES.items():
+        figures: Any = out
+        for key in path:
+            figures = figures.get(key) if isinstance(figures, dict) else None
+        if isinstance(figures, dict):
+            found[name] = figures.get("linearizability") or _checked(None)
+    return found
+
+
+def _checked(verdict: Verdict | None) -> dict[str, Any]:
+    """A history's figures; none recorded counts as unchecked, not as linearizable."""
+    if verdict is None:
+        return {"operations_checked": 0, "unknown": 0, "linearizable": False}
+    return verdict.figures()
 
 
 def _drills_on(bootstrap: str, fuzz: int, kills: int) -> dict[str, Any]:
@@ -90,10 +135,12 @@ def _drills_on(bootstrap: str, fuzz: int, kills: int) -> dict[str, Any]:
     out["fuzz_decoder"] = {"cases": decoder.cases, "crashes": len(decoder.crashes),
                            "rejected": decoder.rejected, "bad": decoder.bad_sent}  # fmt: skip
     console.print(f"decoder fuzz: {out['fuzz_decoder']} in {decoder.seconds:.0f} s")
-    projector = fuzz_projector(_topics(bootstrap, tmp, "fuzz"), fuzz)
+    projector = fuzz_projector(_topics(bootstrap, tmp, "fuzz"), fuzz, history_dir=tmp / "fuzz")
     out["fuzz_projector"] = {"cases": projector.cases, "crashes": len(projector.crashes),
                              "stalls": projector.stalls, "bad_sent": projector.bad_sent,
-                             "dead_lettered": projector.dead_lettered}  # fmt: skip
+                             "dead_lettered": projector.dead_lettered,
+                             "honest_calls": projector.honest_calls,
+                             "linearizability": _checked(projector.history)}  # fmt: skip
     console.print(f"projector fuzz: {out['fuzz_projector']} in {projector.seconds:.0f} s")
     (tmp / "kills").mkdir()
     report = projector_kill_drill(_topics(bootstrap, tmp, "kills"), tmp / "kills", kills)
@@ -102,7 +149,7 @@ def _drills_on(bootstrap: str, fuzz: int, kills: int) -> dict[str, Any]:
         "kills": report.kills, "requests": log.requests, "undecided": log.undecided,
         "divergent": log.divergent_decisions + log.divergent_snapshots,
         "verify_differences": len(log.verify_differences), "ok": report.ok,
-        "linearizability": None if report.history is None else report.history.figures(),
+        "linearizability": _checked(report.history),
     }  # fmt: skip
     console.print(f"projector kills: {out['projector_kills']} in {report.seconds:.0f} s")
     return out
@@ -117,7 +164,7 @@ def _broker_restart() -> dict[str, Any]:
         "acknowledged": broker.acknowledged, "acknowledged_lost": broker.acknowledged_lost,
         "requests_on_log": broker.log.requests, "undecided": broker.log.undecided,
         "projector_survived": broker.projector_survived,
-        "linearizability": None if broker.history is None else broker.history.figures(),
+        "linearizability": _checked(broker.history),
     }  # fmt: skip
     console.print(f"broker restart: {figures}")
     return figures
@@ -171,7 +218,7 @@ def _broker_disk() -> dict[str, Any]:
         "verify_differences": len(log.verify_differences), "same_address": report.same_address,
         "serve_exit": report.serve_exit, "note": report.message,
         "phases_s": {k: round(v, 1) for k, v in report.phases_s.items()},
-        "linearizability": None if report.history is None else report.history.figures(),
+        "linearizability": _checked(report.history),
     }  # fmt: skip
     # Not acknowledged_after_halt: a decision read just before the halt may be counted
     # just after it; what must hold is that nothing acknowledged is lost.
@@ -180,6 +227,14 @@ def _broker_disk() -> dict[str, Any]:
     ok = ok and report.history is not None and report.history.linearizable
     console.print(f"broker disk full ({workdir}): {figures}", markup=False)
     return {**figures, "ok": ok and log.requests > 0 and all(figures[k] == 0 for k in zero)}
+
+
+def _clock() -> dict[str, Any]:
+    """The brokers' clocks stepped while holders heartbeat, before and after the defence."""
+    workdir = Path(tempfile.mkdtemp(prefix="oncelog-faults-clock-"))
+    report = clock_drill(workdir)
+    console.print(f"clock steps ({workdir}, {report.seconds:.0f} s)", markup=False)
+    return {**report.figures(), "ok": report.ok}
 
 
 def _say(line: str) -> None:

@@ -10,13 +10,18 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from confluent_kafka import Producer
 
+from drills.faults.drill import Load
 from drills.faults.hostile import KINDS, Hostile, hostile
+from drills.history.check import Verdict
 from oncelog.errors import LedgerError
 from oncelog.kafka.reader import read_to_end, topic_ends
+from oncelog.producer.dispatch import Timeouts
 from oncelog.projector.service import Projector
 from oncelog.projector.store import Store
 from oncelog.referee.judge import Refusal, admit
@@ -24,6 +29,7 @@ from oncelog.settings import Settings
 
 #: Oversized records are 1 MiB each: a handful prove the point without gigabytes.
 MAX_OVERSIZED = 3
+_LONGEST_CALL_S = 300.0  # the client's bound on a call's total time
 
 
 @dataclass
@@ -37,6 +43,8 @@ class FuzzReport:
     crashes: list[str] = field(default_factory=list)
     dead_lettered: int = 0
     stalls: int = 0
+    honest_calls: int = 0  # claim+complete cycles completed among the hostile records
+    history: Verdict | None = None  # those calls, checked linearizable per operation
     seconds: float = 0.0
 
 
@@ -88,23 +96,43 @@ def _produce(settings: Settings, cases: list[Hostile]) -> None:
 
 
 def fuzz_projector(
-    settings: Settings, cases: int, seed: int = 1, timeout_s: float = 600
+    settings: Settings,
+    cases: int,
+    seed: int = 1,
+    timeout_s: float = 600,
+    history_dir: Path | None = None,
 ) -> FuzzReport:
-    """Write hostile records to the requests topic and fold them with a real projector."""
+    """Write hostile records to the requests topic and fold them with a real projector.
+
+    With ``history_dir``, honest claim+complete cycles run meanwhile, their requests
+    interleaved with the hostile records on the log; their calls are recorded there and
+    checked linearizable once the projector caught up.
+    """
     assert settings.bootstrap_servers is not None
     report = FuzzReport()
     batch = _cases(random.Random(seed), cases, settings.partitions)
     report.cases = len(batch)
     report.by_kind.update(c.kind for c in batch)
     report.bad_sent = sum(c.dead_letter for c in batch)
+    # An honest call is answered once the projector folded the hostile records before it.
+    timeouts = Timeouts(total_s=min(timeout_s, _LONGEST_CALL_S), resend_after_s=5)
+    load = None if history_dir is None else Load(settings, timeouts, history_dir=history_dir)
+    if load is not None:
+        load.start()
     _produce(settings, batch)
     began = time.perf_counter()
     with Store(settings.db_path) as store:
-        crashed = _fold_until_caught_up(settings, store, timeout_s, report)
+        crashed = _fold_until_caught_up(
+            settings, store, timeout_s, report, lambda: load.finish(timeout_s) if load else None
+        )
         if crashed:
             report.crashes.append(crashed)
         (count,) = store.cursor().execute("SELECT count(*) FROM dead_letters").fetchone() or (0,)
     report.seconds = time.perf_counter() - began
+    if load is not None:
+        report.honest_calls = len(load.completed)
+        report.crashes += load.untyped_errors
+        report.history = load.check_history()
     kafka = settings.kafka_config(settings.bootstrap_servers)
     topic_count = sum(
         sum(1 for _ in read_to_end(kafka, settings.deadletter_topic, p))
@@ -115,8 +143,14 @@ def fuzz_projector(
 
 
 def _fold_until_caught_up(
-    settings: Settings, store: Store, timeout_s: float, report: FuzzReport
+    settings: Settings,
+    store: Store,
+    timeout_s: float,
+    report: FuzzReport,
+    before_stop: Callable[[], None],
 ) -> str | None:
+    """Fold until the hostile records are folded; ``before_stop`` (the honest calls'
+    end) runs while the projector still answers."""
     assert settings.bootstrap_servers is not None
     kafka = settings.kafka_config(settings.bootstrap_servers)
     ends = topic_ends(kafka, settings.requests_topic)
@@ -142,6 +176,7 @@ def _fold_until_caught_up(
         time.sleep(0.2)  # polling the committed positions, bounded by the deadline
     else:
         report.stalls += thread.is_alive()
+    before_stop()
     stop.set()
     thread.join(timeout=60)
     projector.close()

@@ -33,7 +33,9 @@ def read_calls(paths: Iterable[Path]) -> list[dict[str, Any]]:
     calls = []
     for path in paths:
         if path.exists():
-            calls += [json.loads(line) for line in path.read_text().splitlines() if line]
+            # A line cut short by a kill (the soak's worker crashes) is no call.
+            lines = path.read_text().splitlines()
+            calls += [json.loads(line) for line in lines if line.endswith("}")]
     return calls
 
 

@@ -39,6 +39,8 @@ def main() -> None:
     parser.add_argument("--stop", type=Path, required=True)
     parser.add_argument("--total-s", type=float, default=5.0)
     parser.add_argument("--resend-s", type=float, default=1.0)
+    parser.add_argument("--pace-s", type=float, default=0.0,
+                        help="at least this long from one cycle's start to the next's")  # fmt: skip
     parser.add_argument("--history", type=Path, default=Path(os.devnull),
                         help="where to record the calls for the history check")  # fmt: skip
     args = parser.parse_args()
@@ -53,20 +55,22 @@ def main() -> None:
     ):
         calls = RecordingClient(client, Recorder(args.history))
         try:
-            _Cycles(calls, worker, out).run(args.stop)
+            _Cycles(calls, worker, out, args.pace_s).run(args.stop)
         finally:
             calls.recorder.close()
 
 
 class _Cycles:
-    def __init__(self, calls: RecordingClient, worker: str, out: IO[str]) -> None:
+    def __init__(self, calls: RecordingClient, worker: str, out: IO[str], pace_s: float) -> None:
         self.calls = calls
+        self.pace_s = pace_s
         self.worker = worker
         self.out = out
 
     def run(self, stop: Path) -> None:
         i = 0
         while not stop.exists():
+            began = time.monotonic()
             if i % 2 == 0:
                 self.cycle(f"{self.worker}-ch{i % 11}", f"k{i}", lease_s=60, abandon=False)
             else:
@@ -74,6 +78,8 @@ class _Cycles:
                 key = f"w{window}-{(i // 2) % _CONTENDED_KEYS}"
                 self.cycle("contended", key, lease_s=1, abandon=i % 4 == 1)
             i += 1
+            # The soak's steady rate: a schedule, not a synchronisation.
+            time.sleep(max(0.0, began + self.pace_s - time.monotonic()))
 
     def cycle(self, channel: str, key: str, *, lease_s: float, abandon: bool) -> None:
         claim = self.call(

@@ -15,13 +15,14 @@ log (:mod:`drills.faults.net_calls`) and the log against the projection (``verif
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import subprocess
 import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,30 @@ def network_drill(
     in ``workdir`` (all stopped at the end whatever happens); ``report_line`` hears a line
     per fault."""
     began = time.monotonic()
+    with proxied_broker(workdir, "net") as parts:
+        started = time.monotonic() - began
+        proxies = {link: [link] for link in LINKS}
+        run = Run(parts.toxiproxy, parts.direct, parts.addresses, proxies, workdir)
+        report = run.go(faults, workers, report_line)
+        report.phases_s = {"broker": started, **report.phases_s}
+    report.seconds = time.monotonic() - began
+    return report
+
+
+@dataclass
+class Proxied:
+    """A broker whose clients and projector listeners are advertised at proxies."""
+
+    toxiproxy: Toxiproxy
+    broker: LocalBroker
+    direct: Settings  # the broker's own listener, topics created; http_port behind "http"
+    addresses: dict[str, str]  # link -> the proxy's address
+
+
+@contextlib.contextmanager
+def proxied_broker(workdir: Path, prefix: str) -> Iterator[Proxied]:
+    """Toxiproxy, a proxy per link of :data:`LINKS` and a broker of its own in ``workdir``
+    with the ledger's topics under ``prefix``; all stopped afterwards whatever happens."""
     with Toxiproxy.running(workdir / "toxiproxy.log") as toxiproxy:
         ports = {link: free_port() for link in LINKS}
         links = {link: toxiproxy.link(link, f"127.0.0.1:{port}") for link, port in ports.items()}
@@ -159,20 +184,14 @@ def network_drill(
         )
         try:
             info = broker.start()
-            started = time.monotonic() - began
-            direct = Settings(bootstrap_servers=info.bootstrap, topic_prefix="net",
+            direct = Settings(bootstrap_servers=info.bootstrap, topic_prefix=prefix,
                               partitions=3, data_dir=workdir / "data",
                               group_session_timeout_ms=SESSION_TIMEOUT_MS)  # fmt: skip
             create_topics(admin_client(direct, info.bootstrap), ledger_topics(direct))
             direct = direct.model_copy(update={"http_port": ports["http"]})
-            addresses = {k: v.address for k, v in links.items()}
-            run = Run(toxiproxy, direct, addresses, {link: [link] for link in LINKS}, workdir)
-            report = run.go(faults, workers, report_line)
-            report.phases_s = {"broker": started, **report.phases_s}
+            yield Proxied(toxiproxy, broker, direct, {k: v.address for k, v in links.items()})
         finally:
             broker.stop()
-    report.seconds = time.monotonic() - began
-    return report
 
 
 class Run:

@@ -20,7 +20,7 @@ import json
 import signal
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -111,6 +111,7 @@ class LocalCluster:
         *,
         nodes: int = DEFAULT_NODES,
         proxied: Proxied | None = None,
+        node_env: Callable[[int], Mapping[str, str]] | None = None,
     ) -> None:
         if nodes < DEFAULT_NODES:
             # Two nodes could keep neither three replicas nor a quorum through one loss.
@@ -118,6 +119,8 @@ class LocalCluster:
         self._settings = settings
         self.size = nodes
         self._proxied = proxied
+        # Extra environment of a node's JVM, by node id (the clock drill's libfaketime).
+        self._node_env = node_env
         self.dir = (data_dir or settings.data_dir) / "cluster"
         self._layout_path = self.dir / "cluster.json"
 
@@ -258,8 +261,9 @@ class LocalCluster:
 
     def _launch(self, jvm: Jvm, node: NodeInfo) -> None:
         data = self.node_dir(node.node_id)
+        env = None if self._node_env is None else self._node_env(node.node_id)
         pid = jvm.launch(
-            self._settings.broker_heap, data / "server.properties", data / "broker.log"
+            self._settings.broker_heap, data / "server.properties", data / "broker.log", env
         )
         (data / "node.json").write_text(json.dumps({"pid": pid}))
 

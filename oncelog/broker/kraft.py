@@ -15,7 +15,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,8 +46,11 @@ class Jvm:
         log4j = f"-Dlog4j2.configurationFile={log4j_config(settings.cache_dir)}"
         return cls(java, f"{libs}/*", log4j)
 
-    def launch(self, heap: str, props: Path, log_path: Path) -> int:
-        """Start ``kafka.Kafka props`` detached (own session), appending to ``log_path``."""
+    def launch(
+        self, heap: str, props: Path, log_path: Path, env: Mapping[str, str] | None = None
+    ) -> int:
+        """Start ``kafka.Kafka props`` detached (own session), appending to ``log_path``;
+        ``env`` adds variables to the JVM's environment (a drill's clock fault)."""
         cmd = [str(self.java), f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", self.log4j]
         cmd += ["-cp", self.classpath, "kafka.Kafka", str(props)]
         with log_path.open("ab") as log:
@@ -57,6 +60,7 @@ class Jvm:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                env=None if env is None else {**os.environ, **env},
             )
         return proc.pid
 

@@ -9,7 +9,14 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from oncelog.cli import broker_cmd, query_cmd, rebuild_cmd, serve_cmd, topics_cmd
+from oncelog.cli import (
+    broker_cmd,
+    gateway_cmd,
+    query_cmd,
+    rebuild_cmd,
+    serve_cmd,
+    topics_cmd,
+)
 from oncelog.errors import LedgerError
 from oncelog.settings import Settings
 from oncelog.settings_env import UnknownSettingWarning
@@ -36,6 +43,7 @@ def _check_settings() -> None:
 app.add_typer(broker_cmd.app, name="broker")
 app.add_typer(topics_cmd.app, name="topics")
 app.command("serve")(serve_cmd.serve)
+app.command("gateway")(gateway_cmd.gateway)
 app.command("rebuild")(rebuild_cmd.rebuild)
 app.command("verify")(rebuild_cmd.verify_cmd)
 for _command in (query_cmd.status, query_cmd.history, query_cmd.timeline, query_cmd.effects):

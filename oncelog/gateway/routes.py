@@ -5,7 +5,9 @@ the SDK's :class:`~oncelog.producer.calls.RequestBuilder` (the same checks as a 
 caller's, raising the same typed errors before anything is produced, an idempotency key
 taken or a payload hashed), sends the request on the Kafka transport of this ``serve``
 process, and answers the decision read through the same interpretation as the SDK's
-(:class:`~oncelog.producer.calls.PendingCall`), as this API's own answer models.
+(:class:`~oncelog.producer.calls.PendingCall`), as this API's own answer models, each
+serialised once (a route returns its JSON bytes: FastAPI's response model only documents
+it).
 
 The routes need ``Authorization: Bearer <ONCELOG_HTTP_WRITE_TOKEN>``; a claim token
 travels only in bodies and in the answer to its own claim (spec section 8). A caller's
@@ -17,10 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Final, TypedDict, TypeVar
 
-from fastapi import Depends, FastAPI, Header, Query
+from fastapi import Depends, FastAPI, Header, Query, Response
 from pydantic import BaseModel, SecretStr
+from starlette.types import ASGIApp
 
 from oncelog.errors import NotFoundError
+from oncelog.gateway.fast import Handler, WriteFront
 from oncelog.gateway.idempotency import ClaimTokens, KeyMemory, fingerprint, parse_key
 from oncelog.gateway.models import (
     CancelAnswer,
@@ -36,8 +40,9 @@ from oncelog.gateway.models import (
     ReleaseBody,
 )
 from oncelog.producer.calls import PendingCall, RequestBuilder
-from oncelog.producer.results import Claim
+from oncelog.producer.results import Claim, Execution
 from oncelog.producer.transport import Transport
+from oncelog.query.guard import Access
 from oncelog.query.problem import problem_responses
 from oncelog.tracing.propagation import Headers, caller_headers
 
@@ -57,7 +62,7 @@ KeyHeader = Annotated[
 ]
 
 
-def _caller_trace(
+async def _caller_trace(
     traceparent: Annotated[
         str | None,
         Header(description="The caller's W3C trace context, carried on the request record."),
@@ -81,7 +86,7 @@ def _on(operation_id: str, action: str) -> str:
     return f"{EXECUTIONS}{operation_id}/{action}"
 
 
-def _key(idempotency_key: KeyHeader = None) -> str | None:
+async def _key(idempotency_key: KeyHeader = None) -> str | None:
     return parse_key(idempotency_key)
 
 
@@ -103,6 +108,7 @@ def _where(body: OperationBody, key: str | None) -> _Where:
 
 def claim_call(body: ClaimBody, key: str | None, token: str | None) -> PendingCall[Claim]:
     """The SDK's claim for a claim body (``key``, ``token``: from an Idempotency-Key)."""
+    # A builder per claim (its worker id is the body's): it costs less than a microsecond.
     return RequestBuilder(body.worker_id).claim_execution(
         body.channel_id,
         body.key_name,
@@ -118,29 +124,55 @@ def claim_call(body: ClaimBody, key: str | None, token: str | None) -> PendingCa
     )
 
 
+def _json(answer: BaseModel) -> Response:
+    """The answer, serialised once (its route's response model documents it)."""
+    return Response(answer.model_dump_json(), media_type="application/json")
+
+
 class WriteApi:
     """Claim, heartbeat, complete, fail, release, cancel and get, over HTTP.
 
     ``transport`` is open and belongs to the caller (``serve`` closes it after the API).
     ``token`` is the bearer its paths need (the app's guard checks it). ``claim_key``
-    keys the claim tokens derived from idempotency keys (None: a random key of this
-    process).
+    keys the claim tokens derived from idempotency keys (None: the key ``keys`` keeps).
+    ``keys``: the memory of idempotency keys (this process's own, or its gateway's).
     """
 
     def __init__(
-        self, transport: Transport, token: SecretStr, *, claim_key: SecretStr | None = None
+        self,
+        transport: Transport,
+        token: SecretStr,
+        keys: KeyMemory,
+        claim_key: SecretStr | None = None,
     ) -> None:
         self._transport = transport
         self.token = token
+        #: The idempotency keys seen (by this process, or every worker of its gateway).
+        self.keys = keys
         secret = None if claim_key is None else claim_key.get_secret_value().encode()
-        self._tokens = ClaimTokens(secret)
-        #: The idempotency keys this process has seen.
-        self.keys = KeyMemory()
+        self._tokens = ClaimTokens(self.keys.claim_key() if secret is None else secret)
         self._builder = RequestBuilder(_GATEWAY_WORKER)
 
     def owns(self, path: str) -> bool:
         """The write API's paths: ``/v1/claims`` and everything under ``/v1/executions/``."""
         return path == CLAIMS or path.startswith(EXECUTIONS)
+
+    def front(self, app: ASGIApp, *, access: Access) -> ASGIApp:
+        """``app`` behind the front that answers this API's POSTs itself
+        (:mod:`oncelog.gateway.fast`), after ``access``'s bearer check."""
+
+        async def claim(_: str, body: ClaimBody, trace: Headers | None, key: str | None) -> Any:
+            return await self.claim(body, trace, key)
+
+        routes: dict[str, tuple[type[BaseModel], Handler]] = {
+            "": (ClaimBody, claim),
+            "heartbeat": (HeartbeatBody, self.heartbeat),
+            "complete": (CompleteBody, self.complete),
+            "fail": (FailBody, self.fail),
+            "release": (ReleaseBody, self.release),
+            "cancel": (CancelBody, self.cancel),
+        }
+        return WriteFront(app, access=access, routes=routes, claims=CLAIMS, executions=EXECUTIONS)
 
     def install(self, app: FastAPI) -> None:
         """Add the routes (the app's guard checks their token)."""
@@ -166,68 +198,64 @@ class WriteApi:
 
     # --- the routes: each maps its body to its call, field by field ----------------------
 
-    async def claim(self, body: ClaimBody, trace: Trace, key: Key = None) -> ClaimAnswer:
+    async def claim(self, body: ClaimBody, trace: Trace, key: Key = None) -> Response:
         """Claim an operation: claimed/reclaimed (you hold it), in_progress or replayed."""
         token = None
         if key is not None:
             token = self._tokens.token(key, body.channel_id, body.key_name, body.step)
         pending = claim_call(body, key, token)
-        return ClaimAnswer.of(await self._send(CLAIMS, body, key, pending, trace))
+        return _json(ClaimAnswer.of(await self._send(CLAIMS, body, key, pending, trace)))
 
     async def heartbeat(
         self, operation_id: str, body: HeartbeatBody, trace: Trace, key: Key = None
-    ) -> HeartbeatAnswer:
+    ) -> Response:
         """Extend the lease; the answer says whether a cancel was requested."""
         pending = self._builder.heartbeat_execution(
             operation_id, body.claim_token, body.lease_seconds, **_where(body, key)
         )
-        return HeartbeatAnswer.of(
-            await self._send(_on(operation_id, "heartbeat"), body, key, pending, trace)
+        return _json(
+            HeartbeatAnswer.of(
+                await self._send(_on(operation_id, "heartbeat"), body, key, pending, trace)
+            )
         )
 
     async def complete(
         self, operation_id: str, body: CompleteBody, trace: Trace, key: Key = None
-    ) -> ExecutionAnswer:
+    ) -> Response:
         """Record the result (fenced unless you hold the claim)."""
         how = body.reconciled
         pending = self._builder.complete_execution(
             operation_id, body.claim_token, body.result, reconciled=how, **_where(body, key)
         )
-        return ExecutionAnswer.of(
-            await self._send(_on(operation_id, "complete"), body, key, pending, trace)
-        )
+        return await self._executed(_on(operation_id, "complete"), body, key, pending, trace)
 
     async def fail(
         self, operation_id: str, body: FailBody, trace: Trace, key: Key = None
-    ) -> ExecutionAnswer:
+    ) -> Response:
         """Record a failure; a retryable one can be reclaimed at once."""
         error, retryable, how = body.error, body.retryable, body.reconciled
         pending = self._builder.fail_execution(
             operation_id, body.claim_token, error, retryable, reconciled=how, **_where(body, key)
         )
-        return ExecutionAnswer.of(
-            await self._send(_on(operation_id, "fail"), body, key, pending, trace)
-        )
+        return await self._executed(_on(operation_id, "fail"), body, key, pending, trace)
 
     async def release(
         self, operation_id: str, body: ReleaseBody, trace: Trace, key: Key = None
-    ) -> ExecutionAnswer:
+    ) -> Response:
         """Give the lease back without a result."""
         pending = self._builder.release_execution(
             operation_id, body.claim_token, **_where(body, key)
         )
-        return ExecutionAnswer.of(
-            await self._send(_on(operation_id, "release"), body, key, pending, trace)
-        )
+        return await self._executed(_on(operation_id, "release"), body, key, pending, trace)
 
     async def cancel(
         self, operation_id: str, body: CancelBody, trace: Trace, key: Key = None
-    ) -> CancelAnswer:
+    ) -> Response:
         """Ask the holder to stop (it learns at its next heartbeat)."""
         where = _where(body, key)
         pending = self._builder.cancel_execution(operation_id, body.reason, **where)
         outcome = await self._send(_on(operation_id, "cancel"), body, key, pending, trace)
-        return CancelAnswer(outcome=outcome)
+        return _json(CancelAnswer(outcome=outcome))
 
     async def get(
         self,
@@ -235,7 +263,7 @@ class WriteApi:
         channel_id: Annotated[str, Query()],
         key_name: Annotated[str, Query()],
         trace: Trace,
-    ) -> ExecutionAnswer:
+    ) -> Response:
         """The execution after every request sent before this one (a read through the log)."""
         pending = self._builder.get_execution(
             operation_id, channel_id=channel_id, key_name=key_name
@@ -243,9 +271,21 @@ class WriteApi:
         execution = await self._decide(pending, trace)
         if execution is None:
             raise NotFoundError(f"execution {operation_id} ({channel_id}/{key_name}) is absent")
-        return ExecutionAnswer.of(execution)
+        return _json(ExecutionAnswer.of(execution))
 
     # --- how ----------------------------------------------------------------------------
+
+    async def _executed(
+        self,
+        route: str,
+        body: BaseModel,
+        key: str | None,
+        pending: PendingCall[Execution],
+        trace: Headers | None,
+    ) -> Response:
+        """A complete, fail or release sent, answered with the execution it left."""
+        execution = await self._send(route, body, key, pending, trace)
+        return _json(ExecutionAnswer.of(execution))
 
     async def _send(
         self,

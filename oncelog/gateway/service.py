@@ -1,4 +1,5 @@
-"""The write API of one ``serve`` process, with the Kafka transport it sends on."""
+"""The write API of one process (``serve``, or a gateway worker), with the Kafka transport
+it sends on."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import hmac
 from dataclasses import dataclass
 
 from oncelog.errors import ConfigError
+from oncelog.gateway.idempotency import KeyMemory
 from oncelog.gateway.routes import WriteApi
 from oncelog.producer.dispatch import Dispatcher, Timeouts
 from oncelog.settings import Settings
@@ -23,9 +25,12 @@ class OpenWriteApi:
         self.transport.close()
 
 
-def open_write_api(settings: Settings, bootstrap: str) -> OpenWriteApi | None:
+def open_write_api(
+    settings: Settings, bootstrap: str, *, keys: KeyMemory | None = None
+) -> OpenWriteApi | None:
     """The write API when ``ONCELOG_HTTP_WRITE_TOKEN`` is set (None: the routes are off),
-    connected to ``bootstrap`` like any SDK client (its own reply partition)."""
+    connected to ``bootstrap`` like any SDK client (its own reply partition); ``keys``:
+    the idempotency keys' memory (None: this process's own)."""
     token = settings.http_write_token
     if token is None:
         return None
@@ -39,5 +44,5 @@ def open_write_api(settings: Settings, bootstrap: str) -> OpenWriteApi | None:
         )
     transport = Dispatcher(settings, bootstrap, Timeouts(connect_s=settings.connect_timeout_s))
     transport.start()
-    api = WriteApi(transport, token, claim_key=settings.http_claim_key)
+    api = WriteApi(transport, token, KeyMemory() if keys is None else keys, settings.http_claim_key)
     return OpenWriteApi(api, transport)

@@ -177,9 +177,13 @@ class Assignment:
                     # The history goes in the restore's transaction: no reader sees the
                     # restored position before the requests below it.
                     starts[p] = restore_partition(
-                        self._settings, self._kafka, self._store, p, handoffs.get(p),
+                        self._settings,
+                        self._kafka,
+                        self._store,
+                        p,
+                        handoffs.get(p),
                         also=functools.partial(_copy_below, refill, p),
-                    )  # fmt: skip
+                    )
                 else:
                     starts[p] = positions[p]
                     refill.copy_alone(p, starts[p].next_offset)

@@ -44,10 +44,17 @@ Admitted = list[tuple[Request, int, int]]  # one partition's requests: request, 
 class BatchFolder:
     """Admit and judge records, keeping each partition's log-time clock."""
 
-    def __init__(self, topic: str, partitions: int, clocks: dict[int, PartitionClock]) -> None:
+    def __init__(
+        self,
+        topic: str,
+        partitions: int,
+        clocks: dict[int, PartitionClock],
+        max_clock_step_ms: int = 0,
+    ) -> None:
         self._topic = topic
         self._partitions = partitions
         self.clocks = clocks
+        self._max_step = max_clock_step_ms
 
     def fold(self, messages: list[Message], load_states: StateLoader) -> Folded:
         """Fold ``messages`` (any partitions, log order within each)."""
@@ -97,7 +104,13 @@ class BatchFolder:
             op = request.operation_id
             before = states.get(op)
             clock, after, decision = judge(
-                before, request, clock, ts_ms=ts, partition=p, offset=offset
+                before,
+                request,
+                clock,
+                ts_ms=ts,
+                partition=p,
+                offset=offset,
+                max_clock_step_ms=self._max_step,
             )
             if after is not None and after is not before:
                 states[op] = after

@@ -85,8 +85,11 @@ _STATEMENTS: Final = _statements()
 class PartitionRefold:
     """One partition's refold: in-memory states and clock, rows waiting for the next write."""
 
-    def __init__(self, topic: str, partition: int, partitions: int) -> None:
+    def __init__(
+        self, topic: str, partition: int, partitions: int, max_clock_step_ms: int = 0
+    ) -> None:
         self._topic = topic
+        self._max_step = max_clock_step_ms
         self._p = self.partition = partition
         self._partitions = partitions
         self.states: dict[str, ExecutionState] = {}
@@ -119,7 +122,13 @@ class PartitionRefold:
         op = verdict.operation_id
         before = self.states.get(op)
         self.clock, after, decision = judge(
-            before, verdict, self.clock, ts_ms=ts, partition=p, offset=offset
+            before,
+            verdict,
+            self.clock,
+            ts_ms=ts,
+            partition=p,
+            offset=offset,
+            max_clock_step_ms=self._max_step,
         )
         if after is not None and after is not before:
             self.states[op] = after
@@ -240,11 +249,13 @@ def refold_partition(
     *,
     progress: Progress | None = None,
     chunk: int | None = None,
+    max_clock_step_ms: int = 0,
 ) -> int:
     """Refold ``topic[partition]`` from offset 0 to its high watermark through ``writer``,
-    in chunks of ``chunk`` records (default :data:`CHUNK`)."""
+    in chunks of ``chunk`` records (default :data:`CHUNK`), judged with the ledger's
+    ``max_clock_step_ms`` as the live projector judges."""
     chunk = CHUNK if chunk is None else chunk
-    refold = PartitionRefold(topic, partition, partitions)
+    refold = PartitionRefold(topic, partition, partitions, max_clock_step_ms)
     total = 0
     for msg in read_to_end(kafka, topic, partition, timeout_s=3600, batch=10_000):
         refold.add(msg)

@@ -36,6 +36,7 @@ def serve_env(settings: Settings) -> dict[str, str]:
         "ONCELOG_HTTP_PORT": str(settings.http_port),
         "ONCELOG_PROJECTOR_ID": settings.projector_id,
         "ONCELOG_GROUP_SESSION_TIMEOUT_MS": str(settings.group_session_timeout_ms),
+        "ONCELOG_MAX_CLOCK_STEP_MS": str(settings.max_clock_step_ms),
     }
     for name, secret in (
         ("ONCELOG_HTTP_TOKEN", settings.http_token),

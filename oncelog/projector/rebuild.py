@@ -77,8 +77,17 @@ def rebuild_from_requests(
                     workers=processes,
                     progress=progress,
                     scratch_in=store.path.parent,
+                    max_clock_step_ms=settings.max_clock_step_ms,
                 )
-            return _refold_here(kafka, topic, chosen, count, con, progress=progress)
+            return _refold_here(
+                kafka,
+                topic,
+                chosen,
+                count,
+                con,
+                progress=progress,
+                max_clock_step_ms=settings.max_clock_step_ms,
+            )
     finally:
         con.close()
 
@@ -91,12 +100,22 @@ def _refold_here(
     con: duckdb.DuckDBPyConnection,
     *,
     progress: Progress | None,
+    max_clock_step_ms: int,
 ) -> int:
     """Refold in this process, DuckDB writing on a thread of its own."""
     writer = ChunkWriter(con)
     try:
         return sum(
-            refold_partition(kafka, topic, p, count, writer, progress=progress) for p in chosen
+            refold_partition(
+                kafka,
+                topic,
+                p,
+                count,
+                writer,
+                progress=progress,
+                max_clock_step_ms=max_clock_step_ms,
+            )
+            for p in chosen
         )
     finally:
         writer.close()

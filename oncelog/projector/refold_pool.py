@@ -117,6 +117,7 @@ def refold_in_processes(
     workers: int,
     progress: Progress | None = None,
     scratch_in: Path | None = None,
+    max_clock_step_ms: int = 0,
 ) -> int:
     """Refold ``partitions`` of ``topic`` in ``workers`` processes into ``con``; the records.
 
@@ -136,6 +137,7 @@ def refold_in_processes(
                     "partition_count": partition_count,
                     "scratch": str(scratch),
                     "chunk": bulk_rebuild.CHUNK,
+                    "max_clock_step_ms": max_clock_step_ms,
                 }
                 started.append(_Worker(len(started), _encoded(job), messages))
         return _write_all(con, topic, started, messages, progress=progress)

@@ -94,6 +94,7 @@ def main() -> None:
                 shipper,
                 progress=progress,
                 chunk=job["chunk"],
+                max_clock_step_ms=job.get("max_clock_step_ms", 0),
             )
     except Exception as exc:  # told to the writer, which raises a StoreError
         channel.say(failed=f"partitions {job['partitions']}: {type(exc).__name__}: {exc}")

@@ -144,7 +144,12 @@ class Projector:
         )
         self._memory.partitions = self._partitions
         clocks = self.assignment.clocks
-        self._folder = BatchFolder(self._settings.requests_topic, self._partitions, clocks)
+        self._folder = BatchFolder(
+            self._settings.requests_topic,
+            self._partitions,
+            clocks,
+            self._settings.max_clock_step_ms,
+        )
         self.group.consumer = consumer
 
     def run(

@@ -211,16 +211,7 @@ def _writes(found: Iterable[tuple[_Own, dict[int, bytes]]]) -> list[CheckpointWr
     for row, parts in found:
         data = join_parts(parts, row.parts)
         if data is not None:
-            out.append(
-                CheckpointWrite(
-                    task_id=row.task_id or "",
-                    channel=row.channel or "",
-                    type=row.value_type,
-                    data=data,
-                    task_path=row.task_path or "",
-                    idx=row.idx or 0,
-                )
-            )
+            out.append(CheckpointWrite.of(row, data))
     return sorted(out, key=lambda w: (w.task_path, w.task_id, w.idx))
 
 

@@ -65,6 +65,10 @@ class WriteRoutes(Protocol):
         """Add the write routes to ``app``."""
         ...
 
+    def front(self, app: ASGIApp, *, access: Access) -> ASGIApp:
+        """``app`` behind the write API's own answering of its POSTs (outermost)."""
+        ...
+
 
 class FoldWaiter(Protocol):
     """How far the checkpoints are folded here (``oncelog.projector.checkpoints.FoldProgress``)."""
@@ -112,7 +116,7 @@ async def _http_error(request: Request, exc: Exception) -> ProblemResponse:
     return problem(exc.status_code, code, str(exc.detail), **(exc.headers or {}))
 
 
-_HANDLERS: dict[Any, Callable[[Request, Exception], Any]] = {
+ERROR_HANDLERS: dict[Any, Callable[[Request, Exception], Any]] = {
     LedgerError: _ledger_error,
     RequestValidationError: _bad_request,
     StarletteHTTPException: _http_error,
@@ -129,6 +133,8 @@ def _middleware(
         writes=None if writes is None else writes.owns,
     )
     middleware = [Middleware(Guard, access=access)]
+    if writes is not None:  # outermost: the write API's POSTs skip the rest
+        middleware.insert(0, Middleware(writes.front, access=access))
     if router is not None:
         middleware.append(Middleware(Routing, router=router))
     return middleware
@@ -188,7 +194,7 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         middleware=_middleware(token, writes, router),
-        exception_handlers=_HANDLERS,
+        exception_handlers=ERROR_HANDLERS,
     )
     if writes is not None:
         writes.install(app)

@@ -353,8 +353,7 @@ def suspected_duplicates(
     (:mod:`oncelog.query.verdicts`), judged over the items listed.
     """
     n = _check_limit(limit)
-    rows = [*_rows(con, _ALL_CHANNELS, [UNRECORDABLE, n]),
-            *_rows(con, _CROSS_BRANCH, [n])]  # fmt: skip
+    rows = [*_rows(con, _ALL_CHANNELS, [UNRECORDABLE, n]), *_rows(con, _CROSS_BRANCH, [n])]
     rows.sort(key=lambda r: (r[3], r[1], r[2]))  # log time, partition, offset
     return _judged(rows if n is None else rows[:n])
 

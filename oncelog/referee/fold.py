@@ -69,28 +69,13 @@ _OUTCOME_OF_STATUS: Final = {
 # bought"). The index comes from the model's own field list.
 _STATE_INDEX: Final = {name: i for i, name in enumerate(ExecutionState._fields)}
 
-# The models are NamedTuples, whose constructors are Python functions (``__new__`` and
-# ``_make``). The fold builds its per-request tuples with ``tuple.__new__`` instead, in
-# the models' field order, which stays one C call when mypyc compiles this module.
-_new: Final[Callable[..., Any]] = tuple.__new__
-
-# A decision's fields after the eight every decision names: the defaults, in order.
-_DECISION_REST: Final = tuple(Decision._field_defaults[f] for f in Decision._fields[8:])
-
 
 def _evolve(state: ExecutionState, changes: dict[str, Any]) -> ExecutionState:
     """``state`` with ``changes`` applied, as ``state._replace(**changes)`` would return."""
     values = list(state)
     for name, value in changes.items():
         values[_STATE_INDEX[name]] = value
-    new: ExecutionState = _new(ExecutionState, values)
-    return new
-
-
-def _memo(fields: tuple[str, Outcome, int, str, str, int, str]) -> RecentRequest:
-    """``RecentRequest(*fields)`` of every field, without its Python constructor."""
-    memo: RecentRequest = _new(RecentRequest, fields)
-    return memo
+    return ExecutionState._make(values)
 
 
 def _hash(data: bytes) -> str:
@@ -112,12 +97,10 @@ def _decide(
     # A detail may name the epoch itself (a fenced holder's).
     epoch = detail.pop("epoch", None if state is None else state.epoch)
     kind = BODY_KIND[type(request.body)]
-    lead = (request.request_id, request.operation_id, kind, outcome, changed, t, state, epoch)
-    if not detail:  # the common case: every other field at its default
-        decision: Decision = _new(Decision, lead + _DECISION_REST)
-        return decision
     # The leading fields in Decision's order, the rare ones by name.
-    return Decision(*lead, **detail)
+    return Decision(
+        request.request_id, request.operation_id, kind, outcome, changed, t, state, epoch, **detail
+    )
 
 
 def _unchanged(state: ExecutionState | None, request: Request, outcome: Outcome, t: int) -> Result:
@@ -205,7 +188,9 @@ def _commit(
     """
     epoch = changes.get("epoch", state.epoch)
     payload = _payload_fp(request.body) if payload_fp is None else payload_fp
-    memo = _memo((request.request_id, outcome, epoch, fp, payload, t, changes.get("worker_id", "")))
+    memo = RecentRequest(
+        request.request_id, outcome, epoch, fp, payload, t, changes.get("worker_id", "")
+    )
     # ``changes`` is this call's own keyword dict: completing it in place is safe.
     changes["version"] = state.version + 1
     changes["updated_at_ms"] = t
@@ -243,7 +228,9 @@ def _first_claim(request: Request, body: Claim, t: int) -> Result:
     if request.claim_token is None:
         return _unchanged(None, request, Outcome.INVALID_REQUEST, t)
     fp = token_fingerprint(request.claim_token)
-    memo = _memo((request.request_id, Outcome.CLAIMED, 1, fp, _payload_fp(body), t, body.worker_id))
+    memo = RecentRequest(
+        request.request_id, Outcome.CLAIMED, 1, fp, _payload_fp(body), t, body.worker_id
+    )
     state = ExecutionState(
         operation_id=request.operation_id,
         channel_id=request.channel_id,
@@ -300,14 +287,28 @@ def _wait(state: ExecutionState, request: Request, fp: str, t: int) -> Result:
     return _commit(state, request, fp, Outcome.IN_PROGRESS, t)
 
 
-def _on_claim(state: ExecutionState, request: Request, body: Claim, fp: str, t: int) -> Result:
+def clock_grace_ms(state: ExecutionState, max_clock_step_ms: int) -> int:
+    """How long past its deadline a lapsed lease still waits for its holder.
+
+    Log time is the leader broker's clock: a step forward of it (NTP, a VM resumed, a
+    new leader whose clock runs ahead) lapses a lease its holder keeps heartbeating.
+    So a lapsed lease waits ``max_clock_step_ms`` more before a reclaim, unless it was
+    released (the holder gave it up: no clock decided that). docs/spec.md §4, "Clock
+    steps"; the bound is a ledger constant (``ONCELOG_MAX_CLOCK_STEP_MS``).
+    """
+    return 0 if state.released else max_clock_step_ms
+
+
+def _on_claim(
+    state: ExecutionState, request: Request, body: Claim, fp: str, t: int, *, max_step: int = 0
+) -> Result:
     status = state.status
     if request.claim_token is None:
         return _unchanged(state, request, Outcome.INVALID_REQUEST, t)
     if status is Status.CLAIMED:
         if fp == state.token_fp:
             return _unchanged(state, request, Outcome.CLAIMED, t)
-        if t < state.lease_deadline_ms:
+        if t < state.lease_deadline_ms + clock_grace_ms(state, max_step):
             return _wait(state, request, fp, t)
         return _reclaim(state, request, body, fp, t)
     if status is Status.FAILED and state.retryable:
@@ -513,30 +514,16 @@ def _on_get(state: ExecutionState, request: Request, body: Get, fp: str, t: int)
     return _answer_with_state(state, request, t)
 
 
-def _judge(state: ExecutionState, request: Request, body: Body, fp: str, t: int) -> Result:
-    """The rule of ``body``'s kind (most frequent first).
-
-    Direct calls rather than a table of functions: compiled, each is a C call.
-    """
-    if type(body) is Heartbeat:
-        return _on_heartbeat(state, request, body, fp, t)
-    if type(body) is Claim:
-        return _on_claim(state, request, body, fp, t)
-    if type(body) is Complete:
-        return _on_complete(state, request, body, fp, t)
-    if type(body) is Fail:
-        return _on_fail(state, request, body, fp, t)
-    if type(body) is Release:
-        return _on_release(state, request, body, fp, t)
-    if type(body) is Cancel:
-        return _on_cancel(state, request, body, fp, t)
-    if type(body) is Sweep:
-        return _on_sweep(state, request, body, fp, t)
-    if type(body) is Get:
-        return _on_get(state, request, body, fp, t)
-    if type(body) is Inherit:
-        return _on_inherit(state, request, body, fp, t)
-    raise TypeError(f"not a request body: {type(body).__name__}")
+_RULES: Final[dict[type, Callable[[ExecutionState, Request, Any, str, int], Result]]] = {
+    Heartbeat: _on_heartbeat,
+    Complete: _on_complete,
+    Fail: _on_fail,
+    Release: _on_release,
+    Cancel: _on_cancel,
+    Sweep: _on_sweep,
+    Get: _on_get,
+    Inherit: _on_inherit,
+}
 
 
 def _retried(
@@ -564,8 +551,14 @@ def _retried(
 # --- the fold ----------------------------------------------------------------------
 
 
-def fold(state: ExecutionState | None, request: Request, log_time_ms: int) -> Result:
+def fold(
+    state: ExecutionState | None, request: Request, log_time_ms: int, max_clock_step_ms: int = 0
+) -> Result:
     """Judge ``request`` against ``state`` at log time ``log_time_ms``.
+
+    ``max_clock_step_ms`` is the ledger's bound on a step of the leader's clock: a
+    lapsed lease is reclaimed only once it lapsed by that much more (see
+    :func:`clock_grace_ms`).
 
     Returns the state after (the same object when nothing changed; ``None``
     while the operation is absent) and exactly one decision. The decision's
@@ -597,7 +590,9 @@ def fold(state: ExecutionState | None, request: Request, log_time_ms: int) -> Re
     for seen in state.recent:
         if seen.request_id == request_id and _is_retry(seen, fp, body):
             return _retried(state, request, body, seen, log_time_ms)
-    return _judge(state, request, body, fp, log_time_ms)
+    if type(body) is Claim:
+        return _on_claim(state, request, body, fp, log_time_ms, max_step=max_clock_step_ms)
+    return _RULES[type(body)](state, request, body, fp, log_time_ms)
 
 
 # --- log time and batches ----------------------------------------------------------

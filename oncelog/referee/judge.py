@@ -67,10 +67,12 @@ def judge(
     ts_ms: int,
     partition: int,
     offset: int,
+    max_clock_step_ms: int = 0,
 ) -> Judged:
-    """Fold an admitted ``request`` at its record's broker timestamp ``ts_ms``."""
+    """Fold an admitted ``request`` at its record's broker timestamp ``ts_ms``, with the
+    ledger's bound on a clock step (``Settings.max_clock_step_ms``)."""
     clock, log_time_ms = clock.advance(ts_ms)
-    after, decision = fold(state, request, log_time_ms)
+    after, decision = fold(state, request, log_time_ms, max_clock_step_ms)
     stamped = decision._replace(source_partition=partition, source_offset=offset)
     return Judged(clock, after, stamped)
 

@@ -6,6 +6,8 @@ not know the saver's types. In JSON they travel as base64.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -24,6 +26,21 @@ class CheckpointBlob(_Frozen):
     data: bytes
 
 
+class WriteFields(Protocol):
+    """What names a pending write: a checkpoint record of it, or a row of its parts."""
+
+    @property
+    def value_type(self) -> str: ...
+    @property
+    def task_id(self) -> str | None: ...
+    @property
+    def task_path(self) -> str | None: ...
+    @property
+    def idx(self) -> int | None: ...
+    @property
+    def channel(self) -> str | None: ...
+
+
 class CheckpointWrite(_Frozen):
     """One pending write of a task (its parts joined)."""
 
@@ -33,6 +50,15 @@ class CheckpointWrite(_Frozen):
     data: bytes
     task_path: str
     idx: int
+
+    @classmethod
+    def of(cls, named: WriteFields, data: bytes) -> CheckpointWrite:
+        """The write ``named`` describes, its parts joined into ``data``."""
+        task, channel, path, idx = named.task_id, named.channel, named.task_path, named.idx
+        return cls(
+            task_id=task or "", channel=channel or "", type=named.value_type, data=data,
+            task_path=path or "", idx=idx or 0,
+        )  # fmt: skip
 
 
 class CheckpointItem(_Frozen):

@@ -269,10 +269,30 @@ def decode_decision(data: bytes, registry: SchemaRegistry = REGISTRY) -> Decisio
     return _decode(registry, DECISION, data, convert.decision_from_avro)
 
 
+# The checkpoint schema of the previous release. A record that leaves every field added
+# since at its null default is written in that layout, so the previous release's readers
+# (which know writers by fingerprint) still decode it during a rolling upgrade; docs/spec.md
+# "Upgrades".
+_CHECKPOINT_PREVIOUS: Final[Any] = load_schema(str(HISTORY_DIR / "checkpoint.v1.avsc"))
+_CHECKPOINT_PREVIOUS_HEADER: Final = MAGIC + schema_fingerprint(_CHECKPOINT_PREVIOUS)
+_CHECKPOINT_ADDED: Final = frozenset(
+    f["name"] for f in layout.CURRENT[CHECKPOINT]["fields"]
+) - frozenset(f["name"] for f in _CHECKPOINT_PREVIOUS["fields"])
+
+
 def encode_checkpoint(record: CheckpointRecord, registry: SchemaRegistry = REGISTRY) -> bytes:
-    """One record of the checkpoints topic, single-object encoded (fastavro)."""
+    """One record of the checkpoints topic, single-object encoded (fastavro).
+
+    Written with the previous release's schema when it can say the same (no field added
+    since is set), else with the current one.
+    """
     fields = {f: getattr(record, f) for f in record.__dataclass_fields__}
     fields["kind"] = record.kind.value
+    if registry is REGISTRY and all(fields[f] is None for f in _CHECKPOINT_ADDED):
+        buf = io.BytesIO()
+        buf.write(_CHECKPOINT_PREVIOUS_HEADER)
+        fastavro.schemaless_writer(buf, _CHECKPOINT_PREVIOUS, fields)
+        return buf.getvalue()
     return _encode(registry, CHECKPOINT, fields)
 
 

@@ -85,7 +85,6 @@ class _Emitter(Emitter):
         scope: dict[str, Any] = {f.__name__: f for f in (UnsureError, read_raw, read_text)}
         scope["unpack_f"] = struct.Struct("<f").unpack_from
         scope["unpack_d"] = struct.Struct("<d").unpack_from
-        scope["tuple_new"] = tuple.__new__
         super().__init__(named, scope)
 
     def add(self, indent: int, *lines: str) -> None:
@@ -203,10 +202,7 @@ class _Emitter(Emitter):
             self.value(field["type"], local[field["name"]], indent)
         # By name, in the model's order; fields the model derives were read and are dropped.
         args = ", ".join(local[field] for field in model_fields(cls))
-        if issubclass(cls, tuple):  # a NamedTuple: the tuple itself, not its Python __new__
-            self.add(indent, f"{target} = tuple_new({name}, ({args},))")
-        else:
-            self.add(indent, f"{target} = {name}({args})")
+        self.add(indent, f"{target} = {name}({args})")
 
     def _array(self, t: Any, target: str, indent: int) -> None:
         items, count, item = self.fresh("items"), self.fresh("count"), self.fresh("item")
@@ -258,7 +254,6 @@ from oncelog.schemas.inline_reader import UnsureError, read_raw, read_text
 
 unpack_f = struct.Struct("<f").unpack_from
 unpack_d = struct.Struct("<d").unpack_from
-tuple_new = tuple.__new__
 '''
 
 

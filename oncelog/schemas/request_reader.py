@@ -13,7 +13,6 @@ from oncelog.schemas.inline_reader import UnsureError, read_raw, read_text
 
 unpack_f = struct.Struct("<f").unpack_from
 unpack_d = struct.Struct("<d").unpack_from
-tuple_new = tuple.__new__
 
 C_Request_1 = models.Request
 C_Claim_8 = models.Claim
@@ -445,7 +444,7 @@ def read(data: bytes, pos: int) -> Any:
             v42, pos = read_text(data, pos)
     else:
         raise UnsureError
-    value = tuple_new(C_Request_1, (v2, v3, v4, v5, v6, v7, v41, v42,))
+    value = C_Request_1(v2, v3, v4, v5, v6, v7, v41, v42)
     if pos != size:
         raise UnsureError
     return value

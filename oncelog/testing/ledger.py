@@ -145,7 +145,13 @@ class InMemoryLedger:
         op = verdict.operation_id
         clock = self._log_times.get(partition, PartitionClock())
         clock, after, decision = judge(
-            self._states.get(op), verdict, clock, ts_ms=ts, partition=partition, offset=offset
+            self._states.get(op),
+            verdict,
+            clock,
+            ts_ms=ts,
+            partition=partition,
+            offset=offset,
+            max_clock_step_ms=self.settings.max_clock_step_ms,
         )
         self._log_times[partition] = clock
         if after is not None:

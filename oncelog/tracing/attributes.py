@@ -40,8 +40,9 @@ PARAMS: Final = "oncelog.params"
 RESULT: Final = "oncelog.result"
 
 
-def of_request(request: m.Request, topic: str, *, payloads: bool) -> Attributes:
-    """What a request says before its decision: where it goes and what it asks."""
+def of_request(request: m.Request, topic: str, *, payloads: bool, key: bool = True) -> Attributes:
+    """What a request says before its decision: where it goes and what it asks (``key``:
+    with a claim's idempotency key, which a caller that adds the decision's may skip)."""
     attrs: Attributes = {
         MESSAGING_SYSTEM: "kafka",
         DESTINATION: topic,
@@ -57,7 +58,8 @@ def of_request(request: m.Request, topic: str, *, payloads: bool) -> Attributes:
     if isinstance(body, m.Claim):
         attrs[TOOL] = body.tool_name
         attrs[EFFECT] = body.effect.value
-        attrs[IDEMPOTENCY_KEY] = ids.idempotency_key(request.operation_id, body.request_hash)
+        if key:
+            attrs[IDEMPOTENCY_KEY] = ids.idempotency_key(request.operation_id, body.request_hash)
         if payloads:
             attrs[PARAMS] = body.params.decode()
     elif isinstance(body, m.Complete) and payloads:

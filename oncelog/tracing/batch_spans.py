@@ -12,7 +12,7 @@ fold and never steers it (the fold's modules import none of this).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from oncelog.schemas.models import Decision, Request
 from oncelog.tracing import attributes
@@ -41,11 +41,12 @@ class TracedRequest(Protocol):
 
 
 def callers_of(messages: Sequence[Message]) -> dict[tuple[int, int], SpanContext]:
-    """The caller's span context of each record that carries one, by (partition, offset)."""
+    """The caller's span context of each record that carries a sampled one, by (partition,
+    offset): a caller whose trace is not recorded gets no fold span to link into it."""
     callers: dict[tuple[int, int], SpanContext] = {}
     for msg in messages:
         context = context_of(msg.headers())
-        if context is not None:
+        if context is not None and context.trace_flags.sampled:
             callers[(msg.partition() or 0, msg.offset() or 0)] = context
     return callers
 
@@ -57,17 +58,18 @@ def batch_spans(
     window_ns: tuple[int, int],
 ) -> DecisionHeaders | None:
     """Record the batch's fold spans over ``window_ns`` (start, end; epoch ns); the
-    headers of each traced request's decision, or None when no record was traced."""
+    headers of each traced request's decision, or None when no record was traced or this
+    process's sampler dropped the batch (then no fold span is made either)."""
     callers = callers_of(messages)
     if not callers:
         return None
     from opentelemetry import trace  # noqa: PLC0415  # tracing on
 
     start, end = window_ns
-    consumer = trace.SpanKind.CONSUMER
-    batch = tracer().start_span(
+    spans = tracer()
+    batch = spans.start_span(
         "oncelog.fold_batch",
-        kind=consumer,
+        kind=trace.SpanKind.CONSUMER,
         start_time=start,
         attributes={
             attributes.MESSAGING_SYSTEM: "kafka",
@@ -76,25 +78,37 @@ def batch_spans(
             attributes.BATCH_COUNT: len(messages),
         },
     )
+    if not batch.is_recording():
+        return None
     parent = trace.set_span_in_context(batch)
     back: DecisionHeaders = {}
     for entry in folded:
         where = (entry.partition, entry.offset)
         caller = callers.get(where)
-        if caller is None:
-            continue
-        attrs = attributes.of_request(entry.request, topic, payloads=False)
-        attrs[attributes.OPERATION_TYPE] = "process"
-        attrs.update(attributes.of_decision(entry.decision, payloads=False))
-        span = tracer().start_span(
-            "oncelog.fold",
-            context=parent,
-            kind=consumer,
-            links=[trace.Link(caller, {"oncelog.link.role": "caller"})],
-            start_time=start,
-            attributes=attrs,
-        )
-        span.end(end_time=end)
-        back[where] = headers_of(span)
+        if caller is not None:
+            span = spans.start_span(
+                "oncelog.fold",
+                context=parent,
+                kind=trace.SpanKind.CONSUMER,
+                links=[trace.Link(caller, _CALLER)],
+                start_time=start,
+                attributes=_fold_attributes(entry, topic),
+            )
+            span.end(end_time=end)
+            back[where] = headers_of(span)
     batch.end(end_time=end)
     return back
+
+
+#: The attributes of a fold span's link to its caller's span.
+_CALLER: Final = {"oncelog.link.role": "caller"}
+
+
+def _fold_attributes(entry: TracedRequest, topic: str) -> attributes.Attributes:
+    """What a fold span says: the request, then its decision (which names the idempotency
+    key of the state it left, so the request's own is not worked out first)."""
+    decision = entry.decision
+    attrs = attributes.of_request(entry.request, topic, payloads=False, key=decision.state is None)
+    attrs[attributes.OPERATION_TYPE] = "process"
+    attrs.update(attributes.of_decision(decision, payloads=False))
+    return attrs

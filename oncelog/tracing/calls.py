@@ -20,12 +20,16 @@ if TYPE_CHECKING:
 @contextmanager
 def ledger_call(request: Request, topic: str, *, payloads: bool) -> Iterator[Span]:
     """The current span of a call sending ``request`` to ``topic``; a typed error that
-    leaves it sets ``error.type`` to the error's stable code."""
+    leaves it sets ``error.type`` to the error's stable code.
+
+    The attributes are worked out only for a span that records: a sampler that drops the
+    trace costs the call no more than the span itself (so a sampler sees none of them)."""
     from opentelemetry.trace import SpanKind  # noqa: PLC0415  # tracing on
 
-    attrs = attributes.of_request(request, topic, payloads=payloads)
     name = f"oncelog.{request.kind.value}"
-    with tracer().start_as_current_span(name, kind=SpanKind.CLIENT, attributes=attrs) as span:
+    with tracer().start_as_current_span(name, kind=SpanKind.CLIENT) as span:
+        if span.is_recording():
+            span.set_attributes(attributes.of_request(request, topic, payloads=payloads))
         try:
             yield span
         except LedgerError as exc:
@@ -34,6 +38,7 @@ def ledger_call(request: Request, topic: str, *, payloads: bool) -> Iterator[Spa
 
 
 def decided(span: Span, decision: Decision, *, payloads: bool) -> Decision:
-    """Note what the fold decided on the call's span; returns ``decision``."""
-    span.set_attributes(attributes.of_decision(decision, payloads=payloads))
+    """Note what the fold decided on the call's span (if it records); returns ``decision``."""
+    if span.is_recording():
+        span.set_attributes(attributes.of_decision(decision, payloads=payloads))
     return decision

@@ -8,7 +8,6 @@ nothing else (no baggage) goes into them.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
@@ -17,7 +16,6 @@ from oncelog.tracing.otel import active
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, SpanContext
-    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 TRACEPARENT: Final = "traceparent"
 TRACESTATE: Final = "tracestate"
@@ -33,15 +31,13 @@ _TRACEPARENT_FORMAT: Final = re.compile(
 )
 # The W3C limit a vendor must propagate at least: 512 printable ASCII characters.
 _TRACESTATE_FORMAT: Final = re.compile(r"[\x20-\x7e]{1,512}")
-
-
-@functools.cache
-def _w3c() -> TraceContextTextMapPropagator:
-    from opentelemetry.trace.propagation.tracecontext import (  # noqa: PLC0415  # tracing on
-        TraceContextTextMapPropagator,
-    )
-
-    return TraceContextTextMapPropagator()
+# What the W3C propagator of opentelemetry-api reads: blanks around, a later version's
+# fields after, and its length limits.
+_PROPAGATED_FORMAT: Final = re.compile(
+    r"[ \t]*([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(?:(-.*)|[ \t]*)"
+)
+_MAX_TRACEPARENT: Final = 512
+_MAX_TRACESTATE: Final = 512
 
 
 def current_headers() -> Headers | None:
@@ -49,9 +45,22 @@ def current_headers() -> Headers | None:
     is current (nothing to carry)."""
     if not active():
         return None
-    carrier: dict[str, str] = {}
-    _w3c().inject(carrier)
-    return [(name, value.encode()) for name, value in carrier.items()] or None
+    from opentelemetry import trace  # noqa: PLC0415  # tracing on
+
+    return _headers(trace.get_current_span().get_span_context()) or None
+
+
+def _headers(context: SpanContext) -> Headers:
+    """``context`` as W3C headers, written as the W3C propagator writes them (version 00,
+    ``tracestate`` only when there is one) without its context and carrier round trip;
+    none for an invalid context."""
+    if not context.is_valid:
+        return []
+    parent = f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
+    headers = [(TRACEPARENT, parent.encode())]
+    if context.trace_state:
+        headers.append((TRACESTATE, context.trace_state.to_header().encode()))
+    return headers
 
 
 def caller_headers(traceparent: str | None, tracestate: str | None) -> Headers | None:
@@ -81,11 +90,7 @@ def _zero(hex_id: str) -> bool:
 
 def headers_of(span: Span) -> Headers:
     """``span``'s context as record headers."""
-    from opentelemetry import trace  # noqa: PLC0415  # tracing on
-
-    carrier: dict[str, str] = {}
-    _w3c().inject(carrier, context=trace.set_span_in_context(span))
-    return [(name, value.encode()) for name, value in carrier.items()]
+    return _headers(span.get_span_context())
 
 
 def _pairs(headers: RecordHeaders) -> Iterable[tuple[str, HeaderValue]]:
@@ -106,20 +111,43 @@ def traceparent_of(headers: RecordHeaders | None) -> bytes | None:
 
 def context_of(headers: RecordHeaders | None) -> SpanContext | None:
     """The (remote) span context a record's headers carry; None when they carry none or a
-    malformed one (a header is the sender's word: a bad one is ignored, never raised)."""
-    if not headers:
-        return None
-    carrier = {
-        name: _text(value)
-        for name, value in _pairs(headers)
-        if value and name in (TRACEPARENT, TRACESTATE)
-    }
-    if TRACEPARENT not in carrier:
-        return None
-    from opentelemetry import trace  # noqa: PLC0415  # tracing on
+    malformed one (a header is the sender's word: a bad one is ignored, never raised).
 
-    found = trace.get_current_span(_w3c().extract(carrier)).get_span_context()
-    return found if found.is_valid else None
+    Read as the W3C propagator reads a carrier (the last of repeated headers, its format
+    and length limits), but straight into a span context: the projector asks this of every
+    record of a traced batch."""
+    parent, state = _carried(headers)
+    if parent is None or len(parent) > _MAX_TRACEPARENT:
+        return None
+    found = _PROPAGATED_FORMAT.fullmatch(parent)
+    if found is None:
+        return None
+    version, trace_id, span_id, flags, more = found.groups()
+    if version == "ff" or (version == "00" and more) or _zero(trace_id) or _zero(span_id):
+        return None
+    from opentelemetry.trace import SpanContext, TraceFlags, TraceState  # noqa: PLC0415
+
+    carried = None if state is None or len(state) > _MAX_TRACESTATE else [state]
+    return SpanContext(
+        int(trace_id, 16),
+        int(span_id, 16),
+        is_remote=True,
+        trace_flags=TraceFlags(int(flags, 16)),
+        trace_state=None if carried is None else TraceState.from_header(carried),
+    )
+
+
+def _carried(headers: RecordHeaders | None) -> tuple[str | None, str | None]:
+    """The (last non-empty) ``traceparent`` and ``tracestate`` among ``headers``."""
+    parent = state = None
+    for name, value in _pairs(headers or ()):
+        if not value:
+            continue
+        if name == TRACEPARENT:
+            parent = _text(value)
+        elif name == TRACESTATE:
+            state = _text(value)
+    return parent, state
 
 
 def link_current(traceparent: bytes | None, role: str) -> None:

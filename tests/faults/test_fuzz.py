@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from drills.faults.fuzz import fuzz_decoder, fuzz_projector
@@ -18,11 +20,18 @@ def test_decoder_fuzz_rejects_with_typed_errors_only() -> None:
 
 
 @pytest.mark.kafka
-def test_projector_dead_letters_every_bad_record_and_never_stalls(settings: Settings) -> None:
+def test_projector_dead_letters_every_bad_record_and_never_stalls(
+    settings: Settings, tmp_path: Path
+) -> None:
     assert settings.bootstrap_servers is not None
     create_topics(admin_client(settings, settings.bootstrap_servers), ledger_topics(settings))
-    report = fuzz_projector(settings, 2_000, seed=11, timeout_s=120)
+    report = fuzz_projector(settings, 2_000, seed=11, timeout_s=120, history_dir=tmp_path)
     assert report.crashes == []
+    # Honest calls among the hostile records: answered, and their history linearizable.
+    assert report.honest_calls > 0
+    assert report.history is not None
+    assert report.history.linearizable
+    assert report.history.operations >= 2 * report.honest_calls
     assert report.stalls == 0
     assert report.bad_sent > 1_500
     assert report.dead_lettered == report.bad_sent

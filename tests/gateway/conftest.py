@@ -39,7 +39,7 @@ def _write_client(
     assert topics.bootstrap_servers is not None
     transport = Dispatcher(topics, topics.bootstrap_servers, FAST)
     transport.start()
-    writes = WriteApi(transport, SecretStr(WRITE_TOKEN))
+    writes = WriteApi(transport, SecretStr(WRITE_TOKEN), KeyMemory())
     token = None if read_token is None else SecretStr(read_token)
     app = create_app(projector.store.cursor, token=token, writes=writes)
     headers = {"Authorization": f"Bearer {WRITE_TOKEN}"}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -113,3 +115,29 @@ def test_distinct_claims_get_distinct_tokens(
 ) -> None:
     tokens = ClaimTokens(b"k" * 32)
     assert (tokens.token(*a) == tokens.token(*b)) == (a == b)
+
+
+def test_memories_of_one_file_share_keys_in_flight_and_claim_key(tmp_path: Path) -> None:
+    # Two memories of one file: two gateway workers (each its own SQLite connection).
+    first, second = KeyMemory(path=tmp_path / "keys"), KeyMemory(path=tmp_path / "keys")
+    print_ = fingerprint("/v1/claims", {"n": 1})
+    with first.hold("k", print_), pytest.raises(RequestInFlightError), second.hold("k", print_):
+        pytest.fail("in flight on the other worker")
+    with pytest.raises(IdempotencyKeyReusedError), second.hold("k", fingerprint("/", {})):
+        pytest.fail("a reuse on the other worker must not run")
+    with second.hold("k", print_):
+        pass
+    assert first.claim_key() == second.claim_key() != KeyMemory().claim_key()
+
+
+def test_a_request_in_flight_past_its_bound_frees_its_key() -> None:
+    # A worker killed mid-request never clears its key: the bound does.
+    now = [0.0]
+    keys = KeyMemory(in_flight_for_s=30, clock=lambda: now[0])
+    killed = ExitStack()  # entered, never left: the request of a killed worker
+    killed.enter_context(keys.hold("k", "p"))
+    with pytest.raises(RequestInFlightError), keys.hold("k", "p"):
+        pytest.fail("still in flight")
+    now[0] = 30.0
+    with keys.hold("k", "p"):
+        pass

@@ -9,7 +9,7 @@ from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from oncelog.identity.tokens import token_fingerprint
-from oncelog.referee.fold import RETRY_MEMORY_MS, PartitionClock, fold, snapshot_of
+from oncelog.referee.fold import RETRY_MEMORY_MS, PartitionClock, Result, fold, snapshot_of
 from oncelog.schemas.codec import decode_snapshot, encode_decision, encode_snapshot
 from oncelog.schemas.models import (
     Claim,
@@ -45,6 +45,12 @@ def resent(request: Request, lease_ms: int, retention_ms: int) -> Request:
 class Fleet(RuleBasedStateMachine):
     """Workers claim, beat, complete, fail, release, crash; the referee folds it all."""
 
+    # The ledger's bound on a step of the leader's clock (docs/spec.md §4, "Clock steps").
+    MAX_CLOCK_STEP_MS = 0
+
+    def fold(self, state: ExecutionState | None, request: Request, t: int) -> Result:
+        return fold(state, request, t, self.MAX_CLOCK_STEP_MS)
+
     @initialize()
     def start(self) -> None:
         self.clock = PartitionClock()
@@ -74,7 +80,7 @@ class Fleet(RuleBasedStateMachine):
         self.high_ts = max(self.high_ts, self.broker_ts)
         assert t == self.high_ts
         before = self.states[index]
-        after, decision = fold(before, request, t)
+        after, decision = self.fold(before, request, t)
         self.check_transition(index, before, after, decision, t)
         self.check_audit(index, request, decision)
         offset = len(self.log)
@@ -107,9 +113,11 @@ class Fleet(RuleBasedStateMachine):
             assert after.version == (0 if before is None else before.version) + 1
         if decision.changed and decision.outcome in GRANTS:
             assert after is not None
-            # one live holder: a grant never overlaps a live lease
+            # one live holder: a grant never overlaps a live lease, nor its grace after a
+            # lapse that no release explains
             if before is not None and before.status is Status.CLAIMED:
-                assert t >= before.lease_deadline_ms
+                grace = 0 if before.released else self.MAX_CLOCK_STEP_MS
+                assert t >= before.lease_deadline_ms + grace
             assert after.epoch == self.max_epoch.get(index, 0) + 1
             self.max_epoch[index] = after.epoch
         if before is not None and before.status is Status.EXPIRED:
@@ -239,8 +247,16 @@ class Fleet(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.log))
     @rule(pick=st.integers(0, 10**6), lease=leases, retention=retentions)
     def resend_a_claim_late(self, pick: int, lease: int, retention: int) -> None:
-        """A claim re-sent at any age: its grant is remembered for the life of the state."""
-        claims = [entry for entry in self.log if isinstance(entry[1].body, Claim)]
+        """A claim re-sent at any age: its grant is remembered for the life of the state.
+
+        Only grants: a claim that changed nothing else is remembered for the retry window
+        (docs/spec.md §4), past which no client re-sends it (retry_request covers it).
+        """
+        claims = [
+            entry
+            for entry, decision in zip(self.log, self.decisions, strict=True)
+            if isinstance(entry[1].body, Claim) and decision.outcome in GRANTS
+        ]
         if claims:
             index, request, _ = claims[pick % len(claims)]
             self.send(index, resent(request, lease, retention))
@@ -277,7 +293,8 @@ class Fleet(RuleBasedStateMachine):
             accepted = [
                 token
                 for token in tokens
-                if fold(state, OPS[index].heartbeat(token), now)[1].outcome is Outcome.HEARTBEAT_OK
+                if self.fold(state, OPS[index].heartbeat(token), now)[1].outcome
+                is Outcome.HEARTBEAT_OK
             ]
             assert len(accepted) <= 1, f"{len(accepted)} live holders of one operation"
             if accepted:
@@ -306,7 +323,7 @@ class Fleet(RuleBasedStateMachine):
     def check_determinism(self) -> None:
         states: dict[int, ExecutionState | None] = dict.fromkeys(range(len(OPS)))
         for (index, request, t), original in zip(self.log, self.decisions, strict=True):
-            states[index], decision = fold(states[index], request, t)
+            states[index], decision = self.fold(states[index], request, t)
             assert encode_decision(decision) == encode_decision(original)
         assert states == self.states
 
@@ -318,7 +335,7 @@ class Fleet(RuleBasedStateMachine):
                     restored[index] = decode_snapshot(encoded).state
             for offset in range(cut, len(self.log)):
                 index, request, t = self.log[offset]
-                restored[index], decision = fold(restored[index], request, t)
+                restored[index], decision = self.fold(restored[index], request, t)
                 assert encode_decision(decision) == encode_decision(self.decisions[offset])
             assert restored == self.states
 
@@ -327,3 +344,13 @@ Fleet.TestCase.settings = settings(
     max_examples=examples(200), stateful_step_count=60, deadline=None
 )
 TestFleet = Fleet.TestCase
+
+
+class FleetWithAClockGrace(Fleet):
+    """The same fleet on a ledger that rides out clock steps of up to 6 s."""
+
+    MAX_CLOCK_STEP_MS = 6_000
+
+
+FleetWithAClockGrace.TestCase.settings = Fleet.TestCase.settings
+TestFleetWithAClockGrace = FleetWithAClockGrace.TestCase

@@ -508,3 +508,55 @@ def test_get_names_the_state_and_carries_it_unchanged(op: Op, make: object, name
     assert decision.outcome == named
     assert decision.changed is False
     assert decision.state is state
+
+
+# --- clock steps (docs/spec.md §4, "Clock steps") ----------------------------------
+
+STEP = 30_000  # the ledger's bound on a step of the leader's clock
+
+
+def test_claim_lapsed_within_the_clock_step_bound_is_in_progress(op: Op) -> None:
+    """A lapse no longer than the bound may be a step of the leader's clock: the holder
+    keeps the lease; the claim is answered (and remembered) ``in_progress``."""
+    state = given([(op.claim("A"), 1_000), (op.heartbeat("A"), 4_000)])
+    for t in (4_000 + LEASE_MS, 4_000 + LEASE_MS + STEP - 1):
+        after, decision = fold(state, op.claim("B", worker="w2"), t, STEP)
+        assert after is not None
+        assert (decision.outcome, decision.changed) == ("in_progress", True)
+        assert (after.epoch, after.token_fp, after.status) == (1, fp("A"), Status.CLAIMED)
+        assert after.lease_deadline_ms == 4_000 + LEASE_MS
+
+
+def test_claim_lapsed_by_the_clock_step_bound_is_reclaimed(op: Op) -> None:
+    state = given([(op.claim("A"), 1_000), (op.heartbeat("A"), 4_000)])
+    after, decision = fold(state, op.claim("B", worker="w2"), 4_000 + LEASE_MS + STEP, STEP)
+    assert after is not None
+    assert (decision.outcome, after.epoch, after.token_fp) == ("reclaimed", 2, fp("B"))
+    assert decision.previous is not None
+    assert decision.previous.outcome_unknown
+
+
+def test_claim_after_a_release_is_reclaimed_at_once_whatever_the_bound(op: Op) -> None:
+    state = given([(op.claim("A"), 1_000), (op.release("A"), 2_000)])
+    assert fold(state, op.claim("B"), 2_000, STEP)[1].outcome == "reclaimed"
+
+
+def test_claim_after_a_release_taken_back_by_a_heartbeat_waits_the_bound(op: Op) -> None:
+    state = given([(op.claim("A"), 1_000), (op.release("A"), 2_000), (op.heartbeat("A"), 3_000)])
+    assert fold(state, op.claim("B"), 3_000 + LEASE_MS, STEP)[1].outcome == "in_progress"
+    assert fold(state, op.claim("B"), 3_000 + LEASE_MS + STEP, STEP)[1].outcome == "reclaimed"
+
+
+def test_claim_on_failed_retryable_is_reclaimed_at_once_whatever_the_bound(op: Op) -> None:
+    state = failed(op, retryable=True)
+    assert fold(state, op.claim("B"), 2_000, STEP)[1].outcome == "reclaimed"
+
+
+def test_the_bound_is_passed_through_judge(op: Op) -> None:
+    state = claimed(op)
+    t = 1_000 + LEASE_MS
+    bounded = judge(state, op.claim("B"), PartitionClock(), ts_ms=t, partition=0, offset=1,
+                    max_clock_step_ms=STEP)  # fmt: skip
+    assert bounded.decision.outcome == "in_progress"
+    unbounded = judge(state, op.claim("B"), PartitionClock(), ts_ms=t, partition=0, offset=1)
+    assert unbounded.decision.outcome == "reclaimed"

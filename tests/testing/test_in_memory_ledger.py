@@ -14,6 +14,7 @@ from oncelog.identity.partitioner import partition_for
 from oncelog.referee.fold import fold
 from oncelog.schemas.codec import encode_request
 from oncelog.schemas.models import Decision, ExecutionState, Outcome, Request, evolve
+from oncelog.settings import Settings
 from oncelog.testing import InMemoryLedger, ManualClock
 from tests.budget import examples
 from tests.projector.fold_factories import Op
@@ -67,6 +68,17 @@ def test_a_lease_lapses_when_the_clock_is_advanced_not_before() -> None:
     assert ledger.call(OP.claim("t2", lease_ms=2_000)).outcome is Outcome.IN_PROGRESS
     ledger.advance(0.001)
     assert ledger.call(OP.claim("t2", lease_ms=2_000)).outcome is Outcome.RECLAIMED
+
+
+def test_a_ledger_with_a_clock_step_bound_reclaims_only_past_it() -> None:
+    """ONCELOG_MAX_CLOCK_STEP_MS reaches the fold (docs/spec.md §4, "Clock steps")."""
+    bounded = Settings(topic_prefix="memory", partitions=3, max_clock_step_ms=5_000)
+    ledger = InMemoryLedger(clock=ManualClock(T0), settings=bounded)
+    assert ledger.call(OP.claim("t1", lease_ms=2_000)).outcome is Outcome.CLAIMED
+    ledger.advance(6.999)
+    assert ledger.call(OP.claim("t2", lease_ms=2_000)).outcome is Outcome.IN_PROGRESS
+    ledger.advance(0.001)
+    assert ledger.call(OP.claim("t3", lease_ms=2_000)).outcome is Outcome.RECLAIMED
 
 
 def test_a_record_that_fails_validation_is_answered_invalid_request() -> None:

@@ -32,6 +32,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from oncelog.errors import ConfigError, InvalidArgumentError
 from oncelog.integrations.langgraph import wire
 from oncelog.integrations.langgraph.async_side import AsyncSide
+from oncelog.integrations.langgraph.recent import RecentPuts
 from oncelog.integrations.langgraph.transport import CheckpointReader, CheckpointWriter, Tombstone
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.schemas import read_api
@@ -41,6 +42,7 @@ from oncelog.settings import Settings
 
 _Items = list[CheckpointItem]  # the class's own `list` method shadows the builtin in it
 _Parts = list[CheckpointPart]
+_Item = CheckpointItem
 
 #: Rows asked for per page (the server caps it at its ``max_rows``).
 PAGE: int = 500
@@ -97,6 +99,7 @@ class OncelogSaver(AsyncSide):
         url = query_url or f"http://{settings.http_host}:{settings.http_port}"
         self._reader = CheckpointReader(url, settings.http_token, timeout_s)
         self.fork = fork
+        self._recent = RecentPuts()
 
     # --- reads -----------------------------------------------------------------------
 
@@ -104,9 +107,22 @@ class OncelogSaver(AsyncSide):
         """The checkpoint ``config`` names, or the thread's latest in its namespace."""
         conf = config["configurable"]
         thread = str(conf["thread_id"])
-        params = {"ns": conf.get("checkpoint_ns", ""), "checkpoint_id": get_checkpoint_id(config)}
+        ns, checkpoint_id = conf.get("checkpoint_ns", ""), get_checkpoint_id(config)
+        mine = self._recent_item(thread, ns, checkpoint_id)
+        if mine is not None:
+            return wire.as_tuple(self.serde, mine)
+        params = {"ns": ns, "checkpoint_id": checkpoint_id}
         items = self._checkpoints(thread, params, limit=1)
         return None if not items else wire.as_tuple(self.serde, items[0])
+
+    def _recent_item(self, thread: str, ns: str, checkpoint_id: str | None) -> _Item | None:
+        """The checkpoint from this saver's own memory, while nobody else wrote the thread's
+        partition since its last write (one watermark round trip, no hop to serve)."""
+        if self._recent.item(thread, ns, checkpoint_id) is None:
+            return None
+        if not self._recent.alone(self._writer, thread):
+            return None
+        return self._recent.item(thread, ns, checkpoint_id)
 
     def list(
         self,
@@ -160,6 +176,9 @@ class OncelogSaver(AsyncSide):
         """The thread's root-namespace checkpoints above ``after_id`` (every one: None), each
         with its parent's id: one small read, without the checkpoints' data (what the
         LangGraph adapter's branch tree needs, :mod:`oncelog.integrations.branches`)."""
+        mine = self._recent.heads_after(thread_id, after_id)
+        if mine is not None and self._recent.alone(self._writer, thread_id):
+            return mine
         found: dict[str, str | None] = {}
         path = read_api.path(read_api.THREAD_HEADS, channel_id=thread_id)
         while True:
@@ -203,7 +222,9 @@ class OncelogSaver(AsyncSide):
         conf = config["configurable"]
         meta = get_checkpoint_metadata(config, metadata)
         records = wire.put_records(self.serde, config, checkpoint, meta, new_versions)
-        self._writer.put(str(conf["thread_id"]), records)
+        thread = str(conf["thread_id"])
+        self._remember(thread, records, self._writer.put(thread, records))
+        self._recent.put(self._writer.partition_of(thread), records)
         return {
             "configurable": {
                 "thread_id": conf["thread_id"],
@@ -222,7 +243,13 @@ class OncelogSaver(AsyncSide):
         """Write a task's pending writes on the checkpoint ``config`` names. A write sent
         again (same task and index) replaces the first: the log keeps one per key."""
         records = wire.write_records(self.serde, config, writes, task_id, task_path)
-        self._writer.put(str(config["configurable"]["thread_id"]), records)
+        thread = str(config["configurable"]["thread_id"])
+        if self._remember(thread, records, self._writer.put(thread, records)):
+            self._recent.put_writes(records)
+
+    def _remember(self, thread: str, records: Sequence[object], offsets: Sequence[int]) -> bool:
+        """Note where own records landed; False when another writer's came between."""
+        return not records or self._recent.acknowledged(self._writer.partition_of(thread), offsets)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete the thread's checkpoints and writes (tombstones; its executions stay)."""
@@ -256,8 +283,9 @@ class OncelogSaver(AsyncSide):
         (:meth:`fork_ledger_run`)."""
         parts = self._thread_parts(source_thread_id, data=True)
         records = [_copied(p, target_thread_id) for p in parts]
+        self._recent.forget_thread(target_thread_id)
         if records:
-            self._writer.put(target_thread_id, records)
+            self._remember(target_thread_id, records, self._writer.put(target_thread_id, records))
         self.fork_ledger_run(source_thread_id, target_thread_id)
 
     def fork_ledger_run(self, source_thread_id: str, target_thread_id: str) -> None:
@@ -268,8 +296,10 @@ class OncelogSaver(AsyncSide):
     def _delete(self, by_thread: dict[str, _Parts]) -> None:
         for thread_id, parts in by_thread.items():
             tombstones: builtins.list[Tombstone] = [(p.record_key, p.part) for p in parts]
+            self._recent.forget_thread(thread_id)
             if tombstones:
-                self._writer.delete(thread_id, tombstones)
+                offsets = self._writer.delete(thread_id, tombstones)
+                self._remember(thread_id, tombstones, offsets)
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """Versions as text that sorts in order (as LangGraph's own savers make them)."""

@@ -20,6 +20,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import httpx
+from confluent_kafka import KafkaException, TopicPartition
 from pydantic import SecretStr
 
 from oncelog.errors import BrokerUnreachableError, InvalidArgumentError, ServeUnreachableError
@@ -32,6 +33,9 @@ from oncelog.schemas.codec import encode_checkpoint
 from oncelog.schemas.models import CheckpointRecord
 from oncelog.schemas.read_api import error_of
 
+#: The writer's own producer settings (the ledger's defaults otherwise).
+PIPELINED: Mapping[str, Any] = {"max.in.flight.requests.per.connection": 5}
+
 Tombstone = tuple[str, int]
 """(record_key, part) of a part to delete."""
 
@@ -43,14 +47,18 @@ class CheckpointWriter:
         self.topic = topic
         self._timeout_s = timeout_s
         self._bootstrap = str(kafka.get("bootstrap.servers"))
-        consumer = plain_consumer(kafka)
+        # Kept open: it asks the partition's high watermark (:meth:`high`).
+        self._consumer = plain_consumer(kafka)
         try:
             self.partitions = partition_count(
-                consumer, topic, timeout_s=timeout_s, bootstrap=self._bootstrap
+                self._consumer, topic, timeout_s=timeout_s, bootstrap=self._bootstrap
             )
-        finally:
-            consumer.close()
-        self._producer = FutureProducer(kafka)
+        except BaseException:
+            self._consumer.close()
+            raise
+        # A put is a few records produced at once: up to five requests in flight (order kept
+        # by idempotence) so the ones after the first do not wait for its acknowledgement.
+        self._producer = FutureProducer({**PIPELINED, **kafka})
         self._lock = threading.Lock()
         self._written: dict[int, int] = {}
 
@@ -68,10 +76,11 @@ class CheckpointWriter:
             )
         return cached_partition_for(thread_id, self.partitions)
 
-    def put(self, thread_id: str, records: Sequence[CheckpointRecord]) -> None:
-        """Produce ``records`` to the thread's partition and wait for every acknowledgement."""
+    def put(self, thread_id: str, records: Sequence[CheckpointRecord]) -> list[int]:
+        """Produce ``records`` to the thread's partition and wait for every acknowledgement;
+        the offsets they were written at."""
         p = self.partition_of(thread_id)
-        self._await(
+        return self._await(
             thread_id,
             [
                 self._producer.send(
@@ -81,10 +90,10 @@ class CheckpointWriter:
             ],
         )
 
-    def delete(self, thread_id: str, parts: Sequence[Tombstone]) -> None:
+    def delete(self, thread_id: str, parts: Sequence[Tombstone]) -> list[int]:
         """Tombstones (null values) for ``parts`` of the thread; compaction removes them."""
         p = self.partition_of(thread_id)
-        self._await(
+        return self._await(
             thread_id,
             [self._producer.send(self.topic, p, kafka_key(k, part), None) for k, part in parts],
         )
@@ -100,11 +109,32 @@ class CheckpointWriter:
                 pairs = [(p, self._written[p])] if p in self._written else []
         return ",".join(f"{p}:{o}" for p, o in pairs) or None
 
-    def close(self) -> None:
-        """Flush what is queued and release the producer."""
-        self._producer.close()
+    def seen(self, partition: int, offset: int) -> None:
+        """Have reads wait for the fold up to ``offset`` too (another writer's records
+        this writer saw the watermark pass)."""
+        with self._lock:
+            self._written[partition] = max(self._written.get(partition, 0), offset)
 
-    def _await(self, thread_id: str, futures: list[Future[Delivery]]) -> None:
+    def high(self, partition: int) -> int:
+        """The partition's high watermark, asked of the broker now (one round trip)."""
+        try:
+            _, high = self._consumer.get_watermark_offsets(
+                TopicPartition(self.topic, partition), timeout=self._timeout_s, cached=False
+            )
+        except KafkaException as exc:
+            raise BrokerUnreachableError(
+                f"asking the end of {self.topic}[{partition}]: no broker at {self._bootstrap} "
+                f"answered within {self._timeout_s:g}s ({exc}). Start the broker or check "
+                "ONCELOG_BOOTSTRAP_SERVERS, then retry"
+            ) from exc
+        return int(high)
+
+    def close(self) -> None:
+        """Flush what is queued and release the producer and the consumer."""
+        self._producer.close()
+        self._consumer.close()
+
+    def _await(self, thread_id: str, futures: list[Future[Delivery]]) -> list[int]:
         try:
             acked = [f.result(timeout=self._timeout_s) for f in futures]
         except FutureTimeout as exc:
@@ -117,6 +147,7 @@ class CheckpointWriter:
         with self._lock:
             for partition, offset in acked:
                 self._written[partition] = max(self._written.get(partition, 0), offset + 1)
+        return [offset for _, offset in acked]
 
 
 class CheckpointReader:

@@ -71,5 +71,9 @@ def test_each_instance_answers_for_the_threads_the_other_folds(
                 assert found.checkpoint["channel_values"] == {
                     "value": f"{instance.projector_id}:{p}"
                 }
+            for thread in threads.values():
+                # A thread's own listing waits for its owner's fold of this saver's puts
+                # (get_tuple answered from the saver's memory, without that wait).
+                assert list(saver.list({"configurable": {"thread_id": thread}}))
             everything = {t.config["configurable"]["thread_id"] for t in saver.list(None)}
             assert set(threads.values()) <= everything  # the gathered list, every member

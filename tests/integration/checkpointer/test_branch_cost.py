@@ -117,4 +117,5 @@ def test_each_tool_call_reads_only_the_new_checkpoints_heads(
     # Each checkpoint's head is read once: the ones since the tool call before.
     assert reads.rows["/v1/checkpoint-heads"] <= 2 * STEPS + 1
     if durability == "sync":  # saved before the tools run: no read waits for it
-        assert reads.calls["/v1/checkpoint-heads"] == STEPS
+        # At most one GET a tool call: the saver's memory of its own puts answers most.
+        assert reads.calls["/v1/checkpoint-heads"] <= STEPS

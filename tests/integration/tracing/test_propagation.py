@@ -4,9 +4,23 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from opentelemetry.trace import (
+    NonRecordingSpan,
+    SpanContext,
+    TraceFlags,
+    TraceState,
+    get_current_span,
+    set_span_in_context,
+)
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from oncelog.tracing.propagation import TRACEPARENT, context_of, headers_of, traceparent_of
+from oncelog.tracing.propagation import (
+    TRACEPARENT,
+    TRACESTATE,
+    context_of,
+    headers_of,
+    traceparent_of,
+)
 from tests.budget import examples
 
 ids = st.tuples(st.integers(1, 2**128 - 1), st.integers(1, 2**64 - 1), st.booleans())
@@ -34,3 +48,50 @@ def test_any_headers_read_as_a_valid_context_or_none(
     """A header is the sender's word: a malformed one is ignored, never raised."""
     found = context_of(headers)
     assert found is None or (found.is_valid and found.is_remote)
+
+
+def _w3c_context(headers: list[tuple[str, str]]) -> SpanContext | None:
+    """What opentelemetry-api's W3C propagator reads from the same headers."""
+    carrier = {name: value for name, value in headers if value}
+    found = get_current_span(TraceContextTextMapPropagator().extract(carrier))
+    context = found.get_span_context()
+    return context if context.is_valid else None
+
+
+hexes = st.text("0123456789abcdefA ", min_size=0, max_size=34)
+traceparents = st.builds(
+    lambda blank, version, trace_id, span_id, flags, more: (
+        f"{blank}{version}-{trace_id}-{span_id}-{flags}{more}"
+    ),
+    st.sampled_from(["", " ", "\t"]),
+    st.sampled_from(["00", "01", "ff", "0g"]),
+    st.one_of(st.just("0" * 32), st.just("4bf92f3577b34da6a3ce929d0e0e4736"), hexes),
+    st.one_of(st.just("0" * 16), st.just("00f067aa0ba902b7"), hexes),
+    st.sampled_from(["00", "01", "03", "1"]),
+    st.sampled_from(["", " ", "-", "-x", "\t", "-" + "y" * 600]),
+)
+tracestates = st.sampled_from(["", "a=1", "a=1,b=2", "bad key", "k=" + "v" * 600])
+
+
+@settings(max_examples=examples(2000))
+@given(st.lists(st.one_of(st.tuples(st.just(TRACEPARENT), traceparents),
+                          st.tuples(st.just(TRACESTATE), tracestates)), max_size=3))  # fmt: skip
+def test_headers_read_as_the_w3c_propagator_reads_them(headers: list[tuple[str, str]]) -> None:
+    """The direct reading the projector does per record agrees with the API's propagator."""
+    found, expected = context_of(headers), _w3c_context(headers)
+    assert found == expected
+    if found is not None and expected is not None:
+        assert found.trace_state == expected.trace_state
+
+
+@settings(max_examples=examples(500))
+@given(ids, tracestates)
+def test_headers_are_written_as_the_w3c_propagator_writes_them(
+    span_ids: tuple[int, int, bool], state: str
+) -> None:
+    trace_id, span_id, sampled = span_ids
+    flags = TraceFlags(TraceFlags.SAMPLED if sampled else TraceFlags.DEFAULT)
+    context = SpanContext(trace_id, span_id, False, flags, TraceState.from_header([state]))
+    carrier: dict[str, str] = {}
+    TraceContextTextMapPropagator().inject(carrier, set_span_in_context(NonRecordingSpan(context)))
+    assert headers_of(NonRecordingSpan(context)) == [(k, v.encode()) for k, v in carrier.items()]

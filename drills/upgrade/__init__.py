@@ -1,0 +1,1 @@
+"""The rolling-upgrade drill: the previous release against the current one (``make faults``)."""
