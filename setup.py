@@ -1,39 +1,36 @@
 """The compiled core: mypyc compiles the hot modules' own source into C extensions.
 
-The fold, the token fingerprints and the generated request reader are plain typed
-Python; a wheel or ``pip install .`` carries them compiled, from the same files,
-so the projector, the rebuild, ``InMemoryLedger`` and the SDK all run one judge.
-An editable install (``make venv``) keeps them interpreted, so that an edit to
-the source takes effect without a rebuild; ``ONCELOG_PURE=1`` does the same for
-any build (a machine without a C compiler).
+The modules (``oncelog._compiled.COMPILED``) are plain typed Python; a wheel,
+``pip install .`` and ``make venv`` (in place) carry them compiled from the same
+files, so the projector, the rebuild, ``InMemoryLedger`` and the SDK all run one
+judge. ``ONCELOG_INTERPRETED=1`` builds none (a machine without a C compiler).
 """
 
 from __future__ import annotations
 
 import os
+import runpy
 import sys
 
 from setuptools import setup
 
-COMPILED = [
-    "oncelog/referee/fold.py",
-    "oncelog/identity/tokens.py",
-    "oncelog/schemas/request_reader.py",
-]
+# Standard library only, and read before the package's dependencies are installed.
+_CORE = runpy.run_path(os.path.join("oncelog", "_compiled.py"))
 
 # The commands that build extensions; metadata and editable builds need none.
 _BUILDS = {"bdist_wheel", "build", "build_ext", "install"}
 
 
 def _ext_modules() -> list[object]:
-    if os.environ.get("ONCELOG_PURE") == "1" or not _BUILDS & set(sys.argv):
+    if os.environ.get(_CORE["INTERPRETED_ENV"]) == "1" or not _BUILDS & set(sys.argv):
         return []
     from mypyc.build import mypycify
 
+    paths = [name.replace(".", "/") + ".py" for name in _CORE["COMPILED"]]
     # The project's mypy configuration names plugins the build environment lacks;
     # the modules are checked under it by `make lint`, here they are only compiled.
     flags = ["--config-file=", "--ignore-missing-imports"]
-    return list(mypycify([*flags, *COMPILED], opt_level="3"))
+    return list(mypycify([*flags, *paths], opt_level="3"))
 
 
 setup(ext_modules=_ext_modules())
