@@ -24,7 +24,7 @@ _BUILDS = {"bdist_wheel", "build", "build_ext", "install"}
 def _ext_modules() -> list[object]:
     if os.environ.get(_CORE["INTERPRETED_ENV"]) == "1" or not _BUILDS & set(sys.argv):
         return []
-    from mypyc.build import mypycify
+    from mypyc.build import mypycify  # noqa: PLC0415 (only a build has mypyc)
 
     paths = [name.replace(".", "/") + ".py" for name in _CORE["COMPILED"]]
     # The project's mypy configuration names plugins the build environment lacks;

@@ -21,7 +21,7 @@ import importlib.util
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib.abc import MetaPathFinder
 from pathlib import Path
 from types import ModuleType
@@ -83,17 +83,22 @@ class _SourceFinder(MetaPathFinder):
         return importlib.util.spec_from_file_location(fullname, source_path(fullname))
 
 
-def install(environ: dict[str, str] | os._Environ[str] = os.environ) -> frozenset[str]:
-    """Route the modules that must run from source to it; return their names."""
+def routed(environ: Mapping[str, str]) -> frozenset[str]:
+    """The compiled modules to import from source under ``environ``, each stale one warned of."""
     if environ.get(INTERPRETED_ENV) == "1":
-        names = frozenset(COMPILED)
-    else:
-        names = frozenset(name for name in COMPILED if _stale(name))
-        if names:
-            logging.getLogger("oncelog").warning(
-                "compiled %s older than its source: importing the source (make venv rebuilds)",
-                ", ".join(sorted(names)),
-            )
+        return frozenset(COMPILED)
+    names = frozenset(name for name in COMPILED if _stale(name))
+    if names:
+        logging.getLogger("oncelog").warning(
+            "compiled %s older than its source: importing the source (make venv rebuilds)",
+            ", ".join(sorted(names)),
+        )
+    return names
+
+
+def install(environ: Mapping[str, str] = os.environ) -> frozenset[str]:
+    """Route the modules that must run from source to it (:func:`routed`); return their names."""
+    names = routed(environ)
     if names and not any(isinstance(f, _SourceFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _SourceFinder(names))
     return names
