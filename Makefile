@@ -155,4 +155,4 @@ sdk-ts:  ## the TypeScript SDK's package: dist/oncelog-sdk-<version>.tgz
 
 clean:
 	rm -rf $(VENV) $(PHOENIX_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis site build
-	find . -name '*.so' -path './oncelog/*' -delete; rm -f ./*__mypyc*.so
+	find oncelog -name '*.so' -delete

@@ -30,7 +30,8 @@ def _ext_modules() -> list[object]:
     # The project's mypy configuration names plugins the build environment lacks;
     # the modules are checked under it by `make lint`, here they are only compiled.
     flags = ["--config-file=", "--ignore-missing-imports"]
-    return list(mypycify([*flags, *paths], opt_level="3"))
+    # The modules' shared runtime inside the package, where an editable install finds it too.
+    return list(mypycify([*flags, *paths], opt_level="3", group_name="oncelog._core"))
 
 
 setup(ext_modules=_ext_modules())

@@ -23,12 +23,16 @@ _PROBE = (
 
 
 def _compiled_flags(**env: str) -> list[bool]:
-    """Which of the compiled modules a fresh interpreter imports compiled, under ``env``."""
+    """Which of the compiled modules a fresh interpreter imports compiled, under ``env``.
+
+    Run from outside the clone: the extensions and their shared runtime must be found
+    through the installed package, not the working directory.
+    """
     environ = {k: v for k, v in os.environ.items() if k != _compiled.INTERPRETED_ENV}
     out = subprocess.run(
         [sys.executable, "-c", _PROBE],
         env=environ | env,
-        cwd=ROOT,
+        cwd=ROOT / "tests",
         capture_output=True,
         text=True,
         check=True,
