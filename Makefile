@@ -24,6 +24,7 @@ venv: $(STAMP) $(CORE_STAMP)
 
 # A wheel with the compiled core in dist/: building needs a C compiler, installing none.
 wheel: venv  ## dist/oncelog-<version>-<python>-<platform>.whl, the compiled core included
+	rm -rf build  # what an earlier build left there would go into the wheel too
 	$(PY) -m pip wheel -q --no-deps -w dist .
 
 # tests/tracing/test_otlp_phoenix.py sends spans over OTLP to a real receiver and reads them
