@@ -3,15 +3,29 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv jars phoenix toxiproxy gofakes3 linearizability faketime test lint format docs docs-reference broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults soak sdk-ts clean
+.PHONY: venv wheel jars phoenix toxiproxy gofakes3 linearizability faketime test lint format docs docs-reference broker broker-stop demo screenshot chaos bench bench-core bench-peers bench-fleet bench-echo bench-http bench-checkpoint faults soak sdk-ts clean
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt setuptools
 	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
-venv: $(STAMP)
+# The compiled core (oncelog/_compiled.py): mypyc builds its C extensions in place, again
+# whenever one of their sources changes. ONCELOG_INTERPRETED=1 builds none.
+CORE_SRC := oncelog/referee/fold.py oncelog/identity/tokens.py oncelog/schemas/request_reader.py
+CORE_STAMP := $(VENV)/.compiled-stamp
+$(CORE_STAMP): $(STAMP) $(CORE_SRC) oncelog/_compiled.py setup.py
+	$(PY) setup.py -q build_ext --inplace
+	touch $(CORE_STAMP)
+
+venv: $(STAMP) $(CORE_STAMP)
+
+# A wheel with the compiled core in dist/: building needs a C compiler, installing none.
+wheel: venv  ## dist/oncelog-<version>-<python>-<platform>.whl, the compiled core included
+	rm -rf build  # what an earlier build left there would go into the wheel too
+	$(PY) -m pip wheel -q --no-deps -w dist .
 
 # tests/tracing/test_otlp_phoenix.py sends spans over OTLP to a real receiver and reads them
 # back: Arize Phoenix, from PyPI, in a venv of its own (its many pins stay out of the ledger's).
@@ -152,4 +166,5 @@ sdk-ts:  ## the TypeScript SDK's package: dist/oncelog-sdk-<version>.tgz
 	cd sdk/typescript && npm pack --pack-destination ../../dist
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis site
+	rm -rf $(VENV) $(PHOENIX_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis site build
+	find oncelog -name '*.so' -delete

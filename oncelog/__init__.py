@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from oncelog import _compiled
 from oncelog.errors import LedgerError
 from oncelog.settings import Settings
 
@@ -33,6 +34,9 @@ __all__ = [
     "verify_receipt",
 ]
 __version__ = "0.2.0.dev0"
+
+# Before anything imports a compiled module: the switch to its source (oncelog._compiled).
+_compiled.install()
 
 _LAZY = {
     "connect": "oncelog.connection",

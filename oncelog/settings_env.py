@@ -36,6 +36,8 @@ OTHER_NAMES: Final = frozenset(
         "ONCELOG_BENCH_TRACING",
         "ONCELOG_VECTORS",
         "ONCELOG_PHOENIX",
+        # The compiled core's switch back to its source (oncelog._compiled).
+        "ONCELOG_INTERPRETED",
     }
 )
 """``ONCELOG_*`` names read by something other than :class:`~oncelog.settings.Settings`."""

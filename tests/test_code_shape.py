@@ -22,8 +22,11 @@ MAX_CLASS_LINES = 250
 MAX_FUNCTION_LINES = 60
 
 #: ``path/from/oncelog:qualname`` -> its length in lines when it was listed.
-#: Empty: nothing is over. A new entry says why, next to its length.
-ALLOWED: dict[str, int] = {}
+#: A new entry says why, next to its length.
+ALLOWED: dict[str, int] = {
+    # Generated from request.avsc (oncelog.schemas.inline_reader), straight-line on purpose.
+    "schemas/request_reader.py:read": 420,
+}
 
 _Def = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
 

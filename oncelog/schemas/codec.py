@@ -18,7 +18,7 @@ import fastavro
 from fastavro.schema import fingerprint, load_schema, to_parsing_canonical_form
 
 from oncelog.errors import CodecError
-from oncelog.schemas import convert, layout, previous, record_writer, upgrade
+from oncelog.schemas import convert, layout, previous, record_writer, request_reader, upgrade
 from oncelog.schemas.inline_reader import fast_reader
 from oncelog.schemas.models import (
     CheckpointKind,
@@ -165,7 +165,7 @@ def _decode(registry: SchemaRegistry, name: str, data: bytes, build: Callable[[A
 
 # The readers generated from the package's current schemas (oncelog.schemas.inline_reader),
 # used for records of those schemas while the registry's reader schema is the same one.
-_READ_REQUEST: Final = fast_reader(layout.CURRENT[REQUEST], HEADER_LEN)
+_READ_REQUEST: Final = fast_reader(layout.CURRENT[REQUEST], HEADER_LEN, request_reader.read)
 _READ_DECISION: Final = fast_reader(layout.CURRENT[DECISION], HEADER_LEN)
 _FAST_REQUEST: Final = schema_fingerprint(layout.CURRENT[REQUEST])
 _FAST_HEADER: Final = MAGIC + _FAST_REQUEST

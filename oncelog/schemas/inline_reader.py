@@ -24,6 +24,7 @@ valid and corrupted records.
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -222,30 +223,80 @@ class _Emitter(Emitter):
         self.add(indent, f"        {items}.append({item})", f"{target} = tuple({items})")
 
 
+def _reader_lines(schema: Any, signature: str) -> _Emitter:
+    """The emitter holding the reader function of ``schema``, ``def <signature>:`` and its body."""
+    emitter = _Emitter(named_types(schema))
+    emitter.add(0, f"def {signature}:", "    size = len(data)")
+    emitter.value(schema, "value", 4)
+    emitter.add(4, "if pos != size:", "    raise UnsureError", "return value")
+    return emitter
+
+
 def compile_reader(schema: Any) -> Callable[[bytes, int], Any]:
     """``read(data, pos)``: the model in ``data[pos:]``, which must end with it.
 
     Raises :class:`UnsupportedError` for a schema it cannot read, and at read time
     :class:`UnsureError` (or an ``IndexError`` ...) when fastavro must judge.
     """
-    emitter = _Emitter(named_types(schema))
     name = "read_" + schema["name"].rsplit(".", 1)[-1]
-    emitter.add(0, f"def {name}(data, pos):", "    size = len(data)")
-    emitter.value(schema, "value", 4)
-    emitter.add(4, "if pos != size:", "    raise UnsureError", "return value")
+    emitter = _reader_lines(schema, f"{name}(data, pos)")
     source = "\n".join(emitter.lines)
     exec(compile(source, f"<oncelog.schemas.inline_reader:{name}>", "exec"), emitter.scope)
     reader: Callable[[bytes, int], Any] = emitter.scope[name]
     return reader
 
 
-def fast_reader(schema: Any, start: int) -> Callable[[bytes], Any] | None:
+_MODULE_HEAD = '''"""The {record} reader, generated from {avsc} by oncelog.schemas.inline_reader.
+
+Do not edit: `python -m oncelog.schemas.inline_reader` rewrites it, and
+tests/schemas/test_generated_reader.py fails while it differs from the generator's
+output. It is a file, not an exec'd string, so that mypyc compiles it (setup.py).
+"""
+
+import struct
+from typing import Any
+
+from oncelog.schemas import models
+from oncelog.schemas.inline_reader import UnsureError, read_raw, read_text
+
+unpack_f = struct.Struct("<f").unpack_from
+unpack_d = struct.Struct("<d").unpack_from
+'''
+
+
+def module_source(schema: Any, avsc: str) -> str:
+    """The source of a module whose ``read(data, pos)`` is :func:`compile_reader`'s reader.
+
+    The same lines, with the names they use bound at module level and their
+    locals declared, so that mypyc compiles it with machine integers.
+    """
+    emitter = _reader_lines(schema, "read(data: bytes, pos: int) -> Any")
+    lines = [_MODULE_HEAD.format(record=schema["name"].rsplit(".", 1)[-1], avsc=avsc)]
+    for name, value in emitter.scope.items():
+        if name.startswith("C_"):
+            lines.append(f"{name} = models.{value.__name__}")
+        elif name.startswith("E_"):
+            lines.append(f"{name} = tuple(models.{type(value[0]).__name__})")
+    body = emitter.lines
+    local = sorted({m for line in body for m in re.findall(_LOCAL, line)})
+    declared = [f"    {name}: Any" for name in (*local, "value")]
+    return "\n".join([*lines, "", "", body[0], *declared, *body[1:], ""])
+
+
+_LOCAL = r"\b(?:v|items|count|item)\d+\b"
+
+
+def fast_reader(
+    schema: Any, start: int, generated: Callable[[bytes, int], Any] | None = None
+) -> Callable[[bytes], Any] | None:
     """``read(data)``: the model in ``data[start:]``, or ``None`` when fastavro must judge.
 
     ``None`` instead of a reader when the schema has a type the generator does not read.
+    ``generated`` is the reader :func:`module_source` wrote for ``schema`` (compiled
+    by mypyc in an installed package), used instead of executing the same source here.
     """
     try:
-        body = compile_reader(schema)
+        body = compile_reader(schema) if generated is None else generated
     except UnsupportedError:
         return None
 
@@ -256,3 +307,11 @@ def fast_reader(schema: Any, start: int) -> Callable[[bytes], Any] | None:
             return None
 
     return read
+
+
+if __name__ == "__main__":
+    from oncelog.schemas.layout import CURRENT, REQUEST, SCHEMA_DIR
+
+    (SCHEMA_DIR / "request_reader.py").write_text(
+        module_source(CURRENT[REQUEST], "request.avsc"), encoding="utf-8"
+    )
