@@ -31,6 +31,7 @@ COMPILED: Final = (
     "oncelog.referee.fold",
     "oncelog.identity.tokens",
     "oncelog.schemas.request_reader",
+    "oncelog.schemas.request_reader_previous",
 )
 """The modules mypyc compiles, by import name."""
 

@@ -18,7 +18,15 @@ import fastavro
 from fastavro.schema import fingerprint, load_schema, to_parsing_canonical_form
 
 from oncelog.errors import CodecError
-from oncelog.schemas import convert, layout, previous, record_writer, request_reader, upgrade
+from oncelog.schemas import (
+    convert,
+    layout,
+    previous,
+    record_writer,
+    request_reader,
+    request_reader_previous,
+    upgrade,
+)
 from oncelog.schemas.inline_reader import fast_reader
 from oncelog.schemas.models import (
     CheckpointKind,
@@ -179,7 +187,9 @@ _PREV_REQUEST_HEADER: Final = MAGIC + schema_fingerprint(previous.REQUEST_SCHEMA
 _WRITE_PREV_REQUEST: Final = record_writer.compile_writer(
     previous.REQUEST_SCHEMA, unmemoized={(REQUEST, "request_id")}
 )
-_READ_PREV_REQUEST: Final = fast_reader(previous.REQUEST_SCHEMA, HEADER_LEN)
+_READ_PREV_REQUEST: Final = fast_reader(
+    previous.REQUEST_SCHEMA, HEADER_LEN, request_reader_previous.read
+)
 
 
 def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> bytes:

@@ -277,6 +277,10 @@ def module_source(schema: Any, avsc: str) -> str:
             lines.append(f"{name} = models.{value.__name__}")
         elif name.startswith("E_"):
             lines.append(f"{name} = tuple(models.{type(value[0]).__name__})")
+        elif name.startswith("D_") and (value is None or type(value) in (bool, int, str)):
+            lines.append(f"{name} = {value!r}")  # an older layout's missing field
+        elif name.startswith("D_"):
+            raise UnsupportedError(f"{name}: a default the module cannot spell")
     body = emitter.lines
     local = sorted({m for line in body for m in re.findall(_LOCAL, line)})
     declared = [f"    {name}: Any" for name in (*local, "value")]
@@ -311,7 +315,12 @@ def fast_reader(
 
 if __name__ == "__main__":
     from oncelog.schemas.layout import CURRENT, REQUEST, SCHEMA_DIR
+    from oncelog.schemas.previous import REQUEST_SCHEMA
 
     (SCHEMA_DIR / "request_reader.py").write_text(
         module_source(CURRENT[REQUEST], "request.avsc"), encoding="utf-8"
+    )
+    # Most requests (every one without an approval) are written in the previous layout.
+    (SCHEMA_DIR / "request_reader_previous.py").write_text(
+        module_source(REQUEST_SCHEMA, "history/request.v5.avsc"), encoding="utf-8"
     )
