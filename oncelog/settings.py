@@ -143,12 +143,21 @@ class Settings(BaseSettings):
         "analytical queries through the API.",
     )
     duckdb_checkpoint_mb: int = Field(
-        default=256,
+        default=32,
         ge=1,
         description="Write-ahead log size (MiB) at which `oncelog serve`'s DuckDB file is "
-        "checkpointed. DuckDB's default of 16 made checkpoints most of a commit's CPU "
-        "(docs/performance.md); a larger log costs memory until the checkpoint and its "
-        "replay after a crash (about 1 s per 200 MB).",
+        "checkpointed. Until then DuckDB keeps every row the log holds in memory, about "
+        "1.2 times its size (docs/reliability.md, the soak), and replays the log after a "
+        "crash (about 1 s per 200 MB); DuckDB's default of 16 made checkpoints most of a "
+        "commit's CPU (docs/performance.md).",
+    )
+    duckdb_memory_limit_mb: int = Field(
+        default=512,
+        ge=64,
+        description="DuckDB's memory limit (MiB) for `oncelog serve`'s file: its buffer "
+        "pool, indexes and rows not yet checkpointed; beyond it DuckDB evicts cached "
+        "blocks and spills to a temporary folder beside the file. Unset in DuckDB, the "
+        "limit is 80 % of the machine's memory.",
     )
     http_host: str = Field(
         default="127.0.0.1",

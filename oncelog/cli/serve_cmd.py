@@ -90,6 +90,7 @@ def run_serve(
         settings.db_path,
         threads=settings.duckdb_threads,
         checkpoint_mb=settings.duckdb_checkpoint_mb,
+        memory_limit_mb=settings.duckdb_memory_limit_mb,
     ) as store:
         # The API binds first: the projector joins its group with the URL (and the
         # actual port, when asked for 0) that the other members forward queries to.

@@ -292,12 +292,14 @@ class Store:
         read_only: bool = False,
         threads: int | None = None,
         checkpoint_mb: int | None = None,
+        memory_limit_mb: int | None = None,
     ) -> None:
         """Open (or create) the file; a writable store creates the schema if missing.
 
         ``threads`` bounds DuckDB's worker threads (None: its default, one per core);
         ``checkpoint_mb`` is the write-ahead log size that triggers a checkpoint
-        (None: DuckDB's default, 16 MB).
+        (None: DuckDB's default, 16 MB); ``memory_limit_mb`` is DuckDB's memory limit
+        (None: its default, 80 % of the machine's memory).
         """
         self.path = Path(path)
         self.read_only = read_only
@@ -306,6 +308,8 @@ class Store:
             config["threads"] = threads
         if checkpoint_mb is not None:
             config["checkpoint_threshold"] = f"{checkpoint_mb}MiB"
+        if memory_limit_mb is not None:
+            config["memory_limit"] = f"{memory_limit_mb}MiB"
         if not read_only:
             _make_folder(self.path)
         try:

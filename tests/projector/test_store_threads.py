@@ -49,9 +49,24 @@ def test_a_checkpoint_threshold_reaches_duckdb(tmp_path: Path) -> None:
         assert _checkpoint_threshold(store) != "256.0 MiB"
 
 
-def test_the_checkpoint_setting_defaults_to_256_mib_and_reads_its_variable(
+def test_the_checkpoint_setting_defaults_to_32_mib_and_reads_its_variable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert Settings().duckdb_checkpoint_mb == 256
+    assert Settings().duckdb_checkpoint_mb == 32
     monkeypatch.setenv("ONCELOG_DUCKDB_CHECKPOINT_MB", "64")
     assert Settings().duckdb_checkpoint_mb == 64
+
+
+def test_a_memory_limit_reaches_duckdb(tmp_path: Path) -> None:
+    with Store(tmp_path / "small.duckdb", memory_limit_mb=100) as store:
+        assert _setting(store, "memory_limit") == "100.0 MiB"
+    with Store(tmp_path / "default.duckdb") as store:
+        assert _setting(store, "memory_limit") != "100.0 MiB"
+
+
+def test_the_memory_limit_defaults_to_512_mib_and_reads_its_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().duckdb_memory_limit_mb == 512
+    monkeypatch.setenv("ONCELOG_DUCKDB_MEMORY_LIMIT_MB", "256")
+    assert Settings().duckdb_memory_limit_mb == 256
