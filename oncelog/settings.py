@@ -159,6 +159,13 @@ class Settings(BaseSettings):
         "blocks and spills to a temporary folder beside the file. Unset in DuckDB, the "
         "limit is 80 % of the machine's memory.",
     )
+    projector_max_states: int = Field(
+        default=20_000,
+        ge=100,
+        description="Operation states `oncelog serve`'s projector keeps in memory, the most "
+        "recently folded; an older one is read back from DuckDB when a request names it "
+        "(the decision is the same). Each costs a few KB.",
+    )
     http_host: str = Field(
         default="127.0.0.1",
         description="Where `oncelog serve` binds its HTTP API, and where the CLI asks it. "

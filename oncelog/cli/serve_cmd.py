@@ -111,6 +111,7 @@ def run_serve(
             before_publish=before_publish,
             on_rebalance=lambda line: typer.echo(line, err=True),
             metrics=registry,
+            max_states=settings.projector_max_states,
         )
         try:
             projector.start()

@@ -70,3 +70,11 @@ def test_the_memory_limit_defaults_to_512_mib_and_reads_its_variable(
     assert Settings().duckdb_memory_limit_mb == 512
     monkeypatch.setenv("ONCELOG_DUCKDB_MEMORY_LIMIT_MB", "256")
     assert Settings().duckdb_memory_limit_mb == 256
+
+
+def test_the_state_cache_bound_defaults_to_20000_and_reads_its_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().projector_max_states == 20_000
+    monkeypatch.setenv("ONCELOG_PROJECTOR_MAX_STATES", "5000")
+    assert Settings().projector_max_states == 5000
