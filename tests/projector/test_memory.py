@@ -49,3 +49,21 @@ def test_a_folded_state_is_served_from_memory_before_it_is_committed(tmp_path: P
         # Another partition's release keeps it.
         memory.released([(p + 1) % PARTITIONS], held=[p])
         assert memory.load([op.operation_id]) == {op.operation_id: batch.snapshots[0].state}
+
+
+def test_a_filter_that_answers_maybe_for_every_id_loads_the_same_states(tmp_path: Path) -> None:
+    stored = [Op(key_name=f"stored-{i}") for i in range(20)]
+    new = Op(key_name="new")
+    with Store(tmp_path / "p.duckdb") as store:
+        for op in stored:
+            feed(store, partition_for(op.channel_id, PARTITIONS), [(op.claim("t1"), 1_000)])
+        exact = _memory(store)
+        # 8 bits, 7 probes each: twenty stored ids set them all.
+        saturated = StateMemory(store, store.reader(), max_states=100, known_bits=8)
+        saturated.partitions = PARTITIONS
+        for memory in (exact, saturated):
+            memory.assigned(range(PARTITIONS))
+        assert new.operation_id in saturated._known  # a false "maybe": a lookup, no state
+        ids = [op.operation_id for op in [*stored, new]]
+        assert saturated.load(ids) == exact.load(ids) == store.load_states(ids)
+        assert len(store.load_states(ids)) == len(stored)
