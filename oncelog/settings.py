@@ -163,8 +163,9 @@ class Settings(BaseSettings):
         default=20_000,
         ge=100,
         description="Operation states `oncelog serve`'s projector keeps in memory, the most "
-        "recently folded; an older one is read back from DuckDB when a request names it "
-        "(the decision is the same). Each costs a few KB.",
+        "recently used (one unused for 5 minutes goes too); an evicted one is read back "
+        "from DuckDB when a request names it (the decision is the same). Each costs about "
+        "2 KB.",
     )
     http_host: str = Field(
         default="127.0.0.1",
