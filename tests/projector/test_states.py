@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 from oncelog.projector.states import StateCache
 from oncelog.referee.fold import fold
 from oncelog.schemas.models import ExecutionState
+from oncelog.testing.clock import ManualClock
 from tests.projector.fold_factories import Op
 
 _keys = itertools.count()
@@ -54,24 +56,20 @@ def test_a_revoked_partition_is_forgotten() -> None:
     assert cache.get_many([a.operation_id, b.operation_id]) == {a.operation_id: a}
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        return self.now
+def _seconds(clock: ManualClock) -> Callable[[], float]:
+    return lambda: clock.now_ms() / 1000
 
 
 def test_states_unused_for_the_idle_time_go_however_few_they_are() -> None:
-    clock = _Clock()
-    cache = StateCache(max_states=1_000, max_idle_s=100.0, clock=clock)
+    clock = ManualClock(start_ms=0)
+    cache = StateCache(max_states=1_000, max_idle_s=100.0, clock=_seconds(clock))
     old, used, recent = _state(), _state(), _state()
     cache.put(0, old)
     cache.put(0, used)
-    clock.now += 60
+    clock.advance(60)
     cache.get_many([used.operation_id])  # used again: its idle time starts over
     cache.put(0, recent)
-    clock.now += 50
+    clock.advance(50)
     assert cache.over_limit()  # the oldest was last used 110 s ago
     assert cache.evict() == 1
     assert not cache.over_limit()
@@ -82,15 +80,15 @@ def test_states_unused_for_the_idle_time_go_however_few_they_are() -> None:
 
 
 def test_eviction_by_idle_time_keeps_a_slack_before_the_next() -> None:
-    clock = _Clock()
-    cache = StateCache(max_states=1_000, max_idle_s=100.0, clock=clock)
+    clock = ManualClock(start_ms=0)
+    cache = StateCache(max_states=1_000, max_idle_s=100.0, clock=_seconds(clock))
     first, second = _state(), _state()
     cache.put(0, first)
-    clock.now += 5
+    clock.advance(5)
     cache.put(0, second)
-    clock.now += 100  # first unused for 105 s, second for 100 s: both past 90 % of it
+    clock.advance(100)  # first unused for 105 s, second for 100 s: both past 90 % of it
     assert cache.over_limit()
     assert cache.evict() == 2
     cache.put(0, _state())
-    clock.now += 95
+    clock.advance(95)
     assert not cache.over_limit()  # within the idle time: nothing to drain for
