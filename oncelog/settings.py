@@ -151,13 +151,14 @@ class Settings(BaseSettings):
         "crash (about 1 s per 200 MB); DuckDB's default of 16 made checkpoints most of a "
         "commit's CPU (docs/performance.md).",
     )
-    duckdb_memory_limit_mb: int = Field(
-        default=512,
+    duckdb_memory_limit_mb: int | None = Field(
+        default=None,
         ge=64,
-        description="DuckDB's memory limit (MiB) for `oncelog serve`'s file: its buffer "
-        "pool, indexes and rows not yet checkpointed; beyond it DuckDB evicts cached "
-        "blocks and spills to a temporary folder beside the file. Unset in DuckDB, the "
-        "limit is 80 % of the machine's memory.",
+        description="DuckDB's memory limit (MiB) for `oncelog serve`'s file. Unset: DuckDB's "
+        "default, 80 % of the machine's memory. Cached blocks and rows not yet checkpointed "
+        "are evicted or spilled beside the file under it, but the indexes must fit: about "
+        "0.4 KB per operation (docs/reliability.md, the soak); at the limit a commit fails "
+        "and the file must be reopened.",
     )
     projector_max_states: int = Field(
         default=20_000,

@@ -64,10 +64,10 @@ def test_a_memory_limit_reaches_duckdb(tmp_path: Path) -> None:
         assert _setting(store, "memory_limit") != "100.0 MiB"
 
 
-def test_the_memory_limit_defaults_to_512_mib_and_reads_its_variable(
+def test_the_memory_limit_is_unset_by_default_and_reads_its_variable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert Settings().duckdb_memory_limit_mb == 512
+    assert Settings().duckdb_memory_limit_mb is None
     monkeypatch.setenv("ONCELOG_DUCKDB_MEMORY_LIMIT_MB", "256")
     assert Settings().duckdb_memory_limit_mb == 256
 
