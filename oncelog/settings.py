@@ -151,6 +151,13 @@ class Settings(BaseSettings):
         "crash (about 1 s per 200 MB); DuckDB's default of 16 made checkpoints most of a "
         "commit's CPU (docs/performance.md).",
     )
+    duckdb_checkpoint_interval_s: float | None = Field(
+        default=300.0,
+        gt=0,
+        description="`oncelog serve` also checkpoints its DuckDB file this long after the "
+        "last timed one (unset: only by the log's size): under a light load the log would "
+        "take hours to reach ONCELOG_DUCKDB_CHECKPOINT_MB, its rows held in memory all along.",
+    )
     duckdb_memory_limit_mb: int | None = Field(
         default=None,
         ge=64,

@@ -91,6 +91,7 @@ def run_serve(
         threads=settings.duckdb_threads,
         checkpoint_mb=settings.duckdb_checkpoint_mb,
         memory_limit_mb=settings.duckdb_memory_limit_mb,
+        checkpoint_every_s=settings.duckdb_checkpoint_interval_s,
     ) as store:
         # The API binds first: the projector joins its group with the URL (and the
         # actual port, when asked for 0) that the other members forward queries to.

@@ -6,8 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from oncelog.identity.partitioner import partition_for
 from oncelog.projector.store import Store
 from oncelog.settings import Settings
+from oncelog.testing.clock import ManualClock
+from tests.projector.fold_factories import Op
+from tests.projector.store_factories import feed
 
 
 def _setting(store: Store, name: str) -> str:
@@ -78,3 +82,34 @@ def test_the_state_cache_bound_defaults_to_20000_and_reads_its_variable(
     assert Settings().projector_max_states == 20_000
     monkeypatch.setenv("ONCELOG_PROJECTOR_MAX_STATES", "5000")
     assert Settings().projector_max_states == 5000
+
+
+def test_a_commit_checkpoints_once_the_interval_passed(tmp_path: Path) -> None:
+    clock = ManualClock(start_ms=0)
+    path = tmp_path / "timed.duckdb"
+    wal = path.with_name(path.name + ".wal")
+    op = Op(key_name="timed")
+    p = partition_for(op.channel_id, 3)
+    with Store(path, checkpoint_every_s=60.0, clock=lambda: clock.now_ms() / 1000) as store:
+        feed(store, p, [(op.claim("t1"), 1_000)])
+        assert wal.stat().st_size > 0  # the rows are in the log only
+        clock.advance(61)
+        feed(store, p, [(op.complete("t1"), 2_000)])
+        assert not wal.exists() or wal.stat().st_size == 0
+        assert store.load_states([op.operation_id])[op.operation_id].status.name == "COMPLETED"
+
+
+def test_without_an_interval_a_commit_leaves_the_log_to_its_size(tmp_path: Path) -> None:
+    path = tmp_path / "sized.duckdb"
+    op = Op(key_name="sized")
+    with Store(path) as store:
+        feed(store, partition_for(op.channel_id, 3), [(op.claim("t1"), 1_000)])
+        assert path.with_name(path.name + ".wal").stat().st_size > 0
+
+
+def test_the_checkpoint_interval_defaults_to_300_s_and_reads_its_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().duckdb_checkpoint_interval_s == 300.0
+    monkeypatch.setenv("ONCELOG_DUCKDB_CHECKPOINT_INTERVAL_S", "30")
+    assert Settings().duckdb_checkpoint_interval_s == 30.0
