@@ -53,35 +53,11 @@ def test_a_checkpoint_threshold_reaches_duckdb(tmp_path: Path) -> None:
         assert _checkpoint_threshold(store) != "256.0 MiB"
 
 
-def test_the_checkpoint_setting_defaults_to_32_mib_and_reads_its_variable(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    assert Settings().duckdb_checkpoint_mb == 32
-    monkeypatch.setenv("ONCELOG_DUCKDB_CHECKPOINT_MB", "64")
-    assert Settings().duckdb_checkpoint_mb == 64
-
-
 def test_a_memory_limit_reaches_duckdb(tmp_path: Path) -> None:
     with Store(tmp_path / "small.duckdb", memory_limit_mb=100) as store:
         assert _setting(store, "memory_limit") == "100.0 MiB"
     with Store(tmp_path / "default.duckdb") as store:
         assert _setting(store, "memory_limit") != "100.0 MiB"
-
-
-def test_the_memory_limit_is_unset_by_default_and_reads_its_variable(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    assert Settings().duckdb_memory_limit_mb is None
-    monkeypatch.setenv("ONCELOG_DUCKDB_MEMORY_LIMIT_MB", "256")
-    assert Settings().duckdb_memory_limit_mb == 256
-
-
-def test_the_state_cache_bound_defaults_to_20000_and_reads_its_variable(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    assert Settings().projector_max_states == 20_000
-    monkeypatch.setenv("ONCELOG_PROJECTOR_MAX_STATES", "5000")
-    assert Settings().projector_max_states == 5000
 
 
 def test_a_commit_checkpoints_once_the_interval_passed(tmp_path: Path) -> None:
@@ -107,9 +83,18 @@ def test_without_an_interval_a_commit_leaves_the_log_to_its_size(tmp_path: Path)
         assert path.with_name(path.name + ".wal").stat().st_size > 0
 
 
-def test_the_checkpoint_interval_defaults_to_300_s_and_reads_its_variable(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(
+    ("field", "default", "variable", "value"),
+    [
+        ("duckdb_checkpoint_mb", 32, "ONCELOG_DUCKDB_CHECKPOINT_MB", 64),
+        ("duckdb_checkpoint_interval_s", 300.0, "ONCELOG_DUCKDB_CHECKPOINT_INTERVAL_S", 30.0),
+        ("duckdb_memory_limit_mb", None, "ONCELOG_DUCKDB_MEMORY_LIMIT_MB", 256),
+        ("projector_max_states", 20_000, "ONCELOG_PROJECTOR_MAX_STATES", 5000),
+    ],
+)
+def test_a_memory_setting_has_its_default_and_reads_its_variable(
+    monkeypatch: pytest.MonkeyPatch, field: str, default: object, variable: str, value: object
 ) -> None:
-    assert Settings().duckdb_checkpoint_interval_s == 300.0
-    monkeypatch.setenv("ONCELOG_DUCKDB_CHECKPOINT_INTERVAL_S", "30")
-    assert Settings().duckdb_checkpoint_interval_s == 30.0
+    assert getattr(Settings(), field) == default
+    monkeypatch.setenv(variable, str(value))
+    assert getattr(Settings(), field) == value
