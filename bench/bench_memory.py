@@ -3,8 +3,8 @@
 ``python -m bench.bench_memory [--operations N]``: N operations claimed and completed by
 the fold, their states encoded as DuckDB blobs and decoded again (as a miss reloads
 them, sharing nothing with the requests), put into a :class:`StateCache`, and their
-ids into a set like the projector's known-operation set. Prints bytes per operation
-and the extrapolation to one million.
+ids into the projector's filter of known operation ids (:class:`KnownIds`, a fixed size
+whatever the count). Prints bytes per operation and the extrapolation to one million.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import json
 import tracemalloc
 
 from bench.synthetic import claim_complete
+from oncelog.projector.known_ids import KnownIds
 from oncelog.projector.state_blob import decode_state, encode_state
 from oncelog.projector.states import StateCache
 from oncelog.referee.fold import PartitionClock
@@ -46,7 +47,7 @@ def _blobs(operations: int) -> list[bytes]:
 
 
 def measure(operations: int) -> dict[str, float]:
-    """Bytes per operation of the state cache and of the known-id set."""
+    """Bytes per operation of the state cache and of the known-id filter."""
     blobs = _blobs(operations)
     gc.collect()
     tracemalloc.start()
@@ -55,18 +56,17 @@ def measure(operations: int) -> dict[str, float]:
     for blob in blobs:
         cache.put(0, decode_state(blob))
     states = tracemalloc.get_traced_memory()[0]
-    known = {f"{i:08d}-0000-5000-8000-000000000000" for i in range(operations)}
+    known = KnownIds()
+    known.update(f"{i:08d}-0000-5000-8000-000000000000" for i in range(operations))
     ids = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
-    assert len(cache) == len(known) == operations
+    assert len(cache) == operations
     per_state = (states - base) / operations
-    per_id = (ids - states) / operations
     return {
         "operations": operations,
         "state_cache_bytes_per_op": round(per_state),
-        "known_ids_bytes_per_op": round(per_id),
         "mib_per_million_states": round(per_state * 1e6 / 2**20),
-        "mib_per_million_known_ids": round(per_id * 1e6 / 2**20),
+        "known_ids_mib": round((ids - states) / 2**20, 1),
     }
 
 

@@ -166,12 +166,37 @@ class Settings(BaseSettings):
         "analytical queries through the API.",
     )
     duckdb_checkpoint_mb: int = Field(
-        default=256,
+        default=32,
         ge=1,
         description="Write-ahead log size (MiB) at which `oncelog serve`'s DuckDB file is "
-        "checkpointed. DuckDB's default of 16 made checkpoints most of a commit's CPU "
-        "(docs/performance.md); a larger log costs memory until the checkpoint and its "
-        "replay after a crash (about 1 s per 200 MB).",
+        "checkpointed. Until then DuckDB keeps every row the log holds in memory, about "
+        "1.2 times its size (docs/reliability.md, the soak), and replays the log after a "
+        "crash (about 1 s per 200 MB); DuckDB's default of 16 made checkpoints most of a "
+        "commit's CPU (docs/performance.md).",
+    )
+    duckdb_checkpoint_interval_s: float | None = Field(
+        default=300.0,
+        gt=0,
+        description="`oncelog serve` also checkpoints its DuckDB file this long after the "
+        "last timed one (unset: only by the log's size): under a light load the log would "
+        "take hours to reach ONCELOG_DUCKDB_CHECKPOINT_MB, its rows held in memory all along.",
+    )
+    duckdb_memory_limit_mb: int | None = Field(
+        default=None,
+        ge=64,
+        description="DuckDB's memory limit (MiB) for `oncelog serve`'s file. Unset: DuckDB's "
+        "default, 80 % of the machine's memory. Cached blocks and rows not yet checkpointed "
+        "are evicted or spilled beside the file under it, but the indexes must fit: about "
+        "0.4 KB per operation (docs/reliability.md, the soak); at the limit a commit fails "
+        "and the file must be reopened.",
+    )
+    projector_max_states: int = Field(
+        default=20_000,
+        ge=100,
+        description="Operation states `oncelog serve`'s projector keeps in memory, the most "
+        "recently used (one unused for 5 minutes goes too); an evicted one is read back "
+        "from DuckDB when a request names it (the decision is the same). Each costs about "
+        "2 KB.",
     )
     http_host: str = Field(
         default="127.0.0.1",

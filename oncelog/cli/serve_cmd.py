@@ -90,6 +90,8 @@ def run_serve(
         settings.db_path,
         threads=settings.duckdb_threads,
         checkpoint_mb=settings.duckdb_checkpoint_mb,
+        memory_limit_mb=settings.duckdb_memory_limit_mb,
+        checkpoint_every_s=settings.duckdb_checkpoint_interval_s,
     ) as store:
         # The API binds first: the projector joins its group with the URL (and the
         # actual port, when asked for 0) that the other members forward queries to.
@@ -110,6 +112,7 @@ def run_serve(
             before_publish=before_publish,
             on_rebalance=lambda line: typer.echo(line, err=True),
             metrics=registry,
+            max_states=settings.projector_max_states,
         )
         try:
             projector.start()

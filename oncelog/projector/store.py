@@ -45,6 +45,7 @@ re-committing an old batch is a no-op rather than a regression.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
@@ -69,6 +70,7 @@ from oncelog.projector.tables import (
     column_list,
     upsert_sets,
 )
+from oncelog.projector.wal_schedule import WalSchedule
 from oncelog.schemas.models import (
     Decision,
     ExecutionSnapshot,
@@ -292,20 +294,29 @@ class Store:
         read_only: bool = False,
         threads: int | None = None,
         checkpoint_mb: int | None = None,
+        memory_limit_mb: int | None = None,
+        checkpoint_every_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Open (or create) the file; a writable store creates the schema if missing.
 
         ``threads`` bounds DuckDB's worker threads (None: its default, one per core);
         ``checkpoint_mb`` is the write-ahead log size that triggers a checkpoint
-        (None: DuckDB's default, 16 MB).
+        (None: DuckDB's default, 16 MB); ``memory_limit_mb`` is DuckDB's memory limit
+        (None: its default, 80 % of the machine's memory); ``checkpoint_every_s``
+        checkpoints after a commit when that long passed since the last (None: never by
+        time; ``clock`` in monotonic seconds, injectable).
         """
         self.path = Path(path)
+        self._timed_checkpoints = WalSchedule(checkpoint_every_s, clock)
         self.read_only = read_only
         config: dict[str, str | bool | int | float | list[str]] = {}
         if threads is not None:
             config["threads"] = threads
         if checkpoint_mb is not None:
             config["checkpoint_threshold"] = f"{checkpoint_mb}MiB"
+        if memory_limit_mb is not None:
+            config["memory_limit"] = f"{memory_limit_mb}MiB"
         if not read_only:
             _make_folder(self.path)
         try:
@@ -384,6 +395,15 @@ class Store:
             self._write_versions(self._insert_history)
             self._write_audit()
             self._write_positions(_ADVANCE_POSITIONS)
+        if self._timed_checkpoints.due():
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Write the log's rows into the file (DuckDB's ``CHECKPOINT``), freeing their memory."""
+        try:
+            self._con.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            raise store_failure("checkpoint", self.path, exc) from exc
 
     def restore_partition(
         self,

@@ -1,11 +1,15 @@
 """Memos of encoded bytes bounded by the bytes they hold, not by their entry count.
 
 An entry count bounds nothing when one value may be a 1 MiB error string or a
-state carrying 2 MiB of params and result: the writer's memos count bytes.
+state carrying 2 MiB of params and result: the writer's memos count bytes. They
+also start over after ``MAX_AGE_S``: a budget sized for the peak rate would take
+a light load most of an hour to fill, its memory growing all along; an entry is
+only worth keeping while the records that share it are written.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Hashable
 from typing import Final, Generic, TypeVar
 
@@ -13,6 +17,9 @@ K = TypeVar("K", bound=Hashable)
 
 ENTRY_OVERHEAD: Final = 120
 """Bytes counted per entry beyond its data: object headers and the dict slot."""
+
+MAX_AGE_S: Final = 60.0
+"""Seconds after which a memo starts over, however little it holds."""
 
 
 def entry_bytes(data: bytes) -> int:
@@ -25,15 +32,24 @@ def entry_bytes(data: bytes) -> int:
 
 
 class BytesMemo(Generic[K]):
-    """Encoded values by key, all forgotten at once when they would pass ``budget_bytes``.
+    """Encoded values by key, all forgotten at once when they would pass ``budget_bytes``
+    or ``max_age_s`` after the last start (``clock``: monotonic seconds, injectable).
 
     Shared by threads: every dict call is atomic, and a lost update of the count
     only misjudges it by an entry until the next clear. A value larger than the
     whole budget is never kept.
     """
 
-    def __init__(self, budget_bytes: int) -> None:
+    def __init__(
+        self,
+        budget_bytes: int,
+        max_age_s: float = MAX_AGE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.budget_bytes = budget_bytes
+        self.max_age_s = max_age_s
+        self._clock = clock
+        self._started = clock()
         self._entries: dict[K, bytes] = {}
         self._bytes = 0
         # The hot path is one dict lookup; cleared in place, so this stays bound.
@@ -47,9 +63,10 @@ class BytesMemo(Generic[K]):
     def put(self, key: K, data: bytes) -> None:
         """Remember ``data`` for ``key``; start over first when the budget would overflow."""
         size = entry_bytes(data)
-        if self._bytes + size > self.budget_bytes:
+        now = self._clock()
+        if self._bytes + size > self.budget_bytes or now - self._started > self.max_age_s:
             self._entries.clear()
-            self._bytes = 0
+            self._bytes, self._started = 0, now
             if size > self.budget_bytes:
                 return
         self._entries[key] = data

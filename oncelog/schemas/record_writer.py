@@ -19,10 +19,11 @@ Encoded longs, strings and retry-memory items are memoized by value
 from __future__ import annotations
 
 import struct
+import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final
 
-from oncelog.schemas.byte_budget import BytesMemo, entry_bytes
+from oncelog.schemas.byte_budget import MAX_AGE_S, BytesMemo, entry_bytes
 from oncelog.schemas.emitter import Emitter
 from oncelog.schemas.inline_reader import UnsupportedError
 from oncelog.schemas.layout import STATE_SCHEMA, model_fields, model_of, named_types
@@ -298,8 +299,18 @@ class StateBodies:
     atomic, and a lost race only costs a rewrite or a misjudged count.
     """
 
-    def __init__(self, budget_bytes: int = 32 << 20) -> None:
+    def __init__(
+        self,
+        budget_bytes: int = 32 << 20,
+        max_age_s: float = MAX_AGE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._generation_bytes = budget_bytes // 2
+        # A generation also ends after half of max_age_s (see byte_budget): the
+        # entries hold their states alive, so a light load must not keep an hour's.
+        self._generation_s = max_age_s / 2
+        self._clock = clock
+        self._young_since = clock()
         self._young: dict[int, tuple[ExecutionState, bytes]] = {}
         self._young_bytes = 0
         self._old: dict[int, tuple[ExecutionState, bytes]] = {}
@@ -314,8 +325,13 @@ class StateBodies:
         if entry is None or entry[0] is not state:
             entry = (state, state_body(state))
         size = entry_bytes(entry[1])
-        if self._young_bytes + size > self._generation_bytes:
+        now = self._clock()
+        if (
+            self._young_bytes + size > self._generation_bytes
+            or now - self._young_since > self._generation_s
+        ):
             self._old, self._young, self._young_bytes = self._young, {}, 0
+            self._young_since = now
         self._young[key] = entry  # promoted from the old generation, or new
         self._young_bytes += size
         return entry[1]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 from oncelog.projector.states import StateCache
 from oncelog.referee.fold import fold
 from oncelog.schemas.models import ExecutionState
+from oncelog.testing.clock import ManualClock
 from tests.projector.fold_factories import Op
 
 _keys = itertools.count()
@@ -52,3 +54,41 @@ def test_a_revoked_partition_is_forgotten() -> None:
     cache.put(1, b)
     cache.drop_partitions([1])
     assert cache.get_many([a.operation_id, b.operation_id]) == {a.operation_id: a}
+
+
+def _seconds(clock: ManualClock) -> Callable[[], float]:
+    return lambda: clock.now_ms() / 1000
+
+
+def test_states_unused_for_the_idle_time_go_however_few_they_are() -> None:
+    clock = ManualClock(start_ms=0)
+    cache = StateCache(max_states=1_000, max_idle_s=100.0, clock=_seconds(clock))
+    old, used, recent = _state(), _state(), _state()
+    cache.put(0, old)
+    cache.put(0, used)
+    clock.advance(60)
+    cache.get_many([used.operation_id])  # used again: its idle time starts over
+    cache.put(0, recent)
+    clock.advance(50)
+    assert cache.over_limit()  # the oldest was last used 110 s ago
+    assert cache.evict() == 1
+    assert not cache.over_limit()
+    assert set(cache.get_many([old.operation_id, used.operation_id, recent.operation_id])) == {
+        used.operation_id,
+        recent.operation_id,
+    }
+
+
+def test_eviction_by_idle_time_keeps_a_slack_before_the_next() -> None:
+    clock = ManualClock(start_ms=0)
+    cache = StateCache(max_states=1_000, max_idle_s=100.0, clock=_seconds(clock))
+    first, second = _state(), _state()
+    cache.put(0, first)
+    clock.advance(5)
+    cache.put(0, second)
+    clock.advance(100)  # first unused for 105 s, second for 100 s: both past 90 % of it
+    assert cache.over_limit()
+    assert cache.evict() == 2
+    cache.put(0, _state())
+    clock.advance(95)
+    assert not cache.over_limit()  # within the idle time: nothing to drain for

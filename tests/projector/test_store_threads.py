@@ -6,8 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from oncelog.identity.partitioner import partition_for
 from oncelog.projector.store import Store
 from oncelog.settings import Settings
+from oncelog.testing.clock import ManualClock
+from tests.projector.fold_factories import Op
+from tests.projector.store_factories import feed
 
 
 def _setting(store: Store, name: str) -> str:
@@ -49,9 +53,48 @@ def test_a_checkpoint_threshold_reaches_duckdb(tmp_path: Path) -> None:
         assert _checkpoint_threshold(store) != "256.0 MiB"
 
 
-def test_the_checkpoint_setting_defaults_to_256_mib_and_reads_its_variable(
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_memory_limit_reaches_duckdb(tmp_path: Path) -> None:
+    with Store(tmp_path / "small.duckdb", memory_limit_mb=100) as store:
+        assert _setting(store, "memory_limit") == "100.0 MiB"
+    with Store(tmp_path / "default.duckdb") as store:
+        assert _setting(store, "memory_limit") != "100.0 MiB"
+
+
+def test_a_commit_checkpoints_once_the_interval_passed(tmp_path: Path) -> None:
+    clock = ManualClock(start_ms=0)
+    path = tmp_path / "timed.duckdb"
+    wal = path.with_name(path.name + ".wal")
+    op = Op(key_name="timed")
+    p = partition_for(op.channel_id, 3)
+    with Store(path, checkpoint_every_s=60.0, clock=lambda: clock.now_ms() / 1000) as store:
+        feed(store, p, [(op.claim("t1"), 1_000)])
+        assert wal.stat().st_size > 0  # the rows are in the log only
+        clock.advance(61)
+        feed(store, p, [(op.complete("t1"), 2_000)])
+        assert not wal.exists() or wal.stat().st_size == 0
+        assert store.load_states([op.operation_id])[op.operation_id].status.name == "COMPLETED"
+
+
+def test_without_an_interval_a_commit_leaves_the_log_to_its_size(tmp_path: Path) -> None:
+    path = tmp_path / "sized.duckdb"
+    op = Op(key_name="sized")
+    with Store(path) as store:
+        feed(store, partition_for(op.channel_id, 3), [(op.claim("t1"), 1_000)])
+        assert path.with_name(path.name + ".wal").stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    ("field", "default", "variable", "value"),
+    [
+        ("duckdb_checkpoint_mb", 32, "ONCELOG_DUCKDB_CHECKPOINT_MB", 64),
+        ("duckdb_checkpoint_interval_s", 300.0, "ONCELOG_DUCKDB_CHECKPOINT_INTERVAL_S", 30.0),
+        ("duckdb_memory_limit_mb", None, "ONCELOG_DUCKDB_MEMORY_LIMIT_MB", 256),
+        ("projector_max_states", 20_000, "ONCELOG_PROJECTOR_MAX_STATES", 5000),
+    ],
+)
+def test_a_memory_setting_has_its_default_and_reads_its_variable(
+    monkeypatch: pytest.MonkeyPatch, field: str, default: object, variable: str, value: object
 ) -> None:
-    assert Settings().duckdb_checkpoint_mb == 256
-    monkeypatch.setenv("ONCELOG_DUCKDB_CHECKPOINT_MB", "64")
-    assert Settings().duckdb_checkpoint_mb == 64
+    assert getattr(Settings(), field) == default
+    monkeypatch.setenv(variable, str(value))
+    assert getattr(Settings(), field) == value

@@ -44,6 +44,7 @@ from oncelog.schemas.models import (
     evolve,
 )
 from oncelog.schemas.record_writer import StateBodies, state_body, write_long
+from oncelog.testing.clock import ManualClock
 from tests.budget import examples
 from tests.projector.fold_factories import Op, run
 
@@ -340,6 +341,43 @@ def test_bytes_memo_forgets_everything_before_passing_its_budget() -> None:
     assert memo.get("a") is None
     assert memo.get("d") == b"abcd"
     assert memo.held_bytes == entry_bytes(b"abcd")
+
+
+def test_bytes_memo_starts_over_after_its_age_however_little_it_holds() -> None:
+    clock = ManualClock(start_ms=0)
+    memo: BytesMemo[str] = BytesMemo(1 << 20, max_age_s=60.0, clock=lambda: clock.now_ms() / 1000)
+    memo.put("a", b"abcd")
+    clock.advance(59)
+    memo.put("b", b"abcd")
+    assert memo.get("a") == b"abcd"
+    clock.advance(2)  # 61 s since the memo started
+    memo.put("c", b"abcd")
+    assert memo.get("a") is None
+    assert memo.get("b") is None
+    assert memo.held_bytes == entry_bytes(b"abcd")
+
+
+def test_state_bodies_let_go_of_states_after_their_age() -> None:
+    clock = ManualClock(start_ms=0)
+    bodies = StateBodies(max_age_s=60.0, clock=lambda: clock.now_ms() / 1000)
+    old = _a_state(version=0)
+    old_body = bodies.body(old)
+    for version in (1, 2):
+        clock.advance(31)  # past a generation's half of the age: the next write turns it
+        bodies.body(_a_state(version=version))
+    # Two turns later, the generation that held it is gone, though nearly empty.
+    assert bodies.body(old) is not old_body
+    assert bodies.body(old) == old_body
+
+
+def test_state_bodies_keep_a_state_through_one_turn() -> None:
+    clock = ManualClock(start_ms=0)
+    bodies = StateBodies(max_age_s=60.0, clock=lambda: clock.now_ms() / 1000)
+    old = _a_state(version=0)
+    old_body = bodies.body(old)
+    clock.advance(31)
+    bodies.body(_a_state(version=1))
+    assert bodies.body(old) is old_body  # in the old generation still
 
 
 def test_bytes_memo_never_keeps_a_value_larger_than_its_budget() -> None:
