@@ -90,6 +90,33 @@ _ARCHIVE: Final = {
 }
 
 
+#: The descriptions of `oncelog serve`'s DuckDB and memory settings, out of the class's body
+#: for the same reason.
+_SERVE: Final = {
+    "threads": "DuckDB worker threads of `oncelog serve`'s file. Its commits insert "
+    "batches of a second's records, where one thread used 10-19 % less CPU than "
+    "DuckDB's default of one per core (docs/performance.md); raise it for heavy "
+    "analytical queries through the API.",
+    "checkpoint_mb": "Write-ahead log size (MiB) at which `oncelog serve`'s DuckDB file is "
+    "checkpointed. Until then DuckDB keeps every row the log holds in memory, about "
+    "1.2 times its size (docs/reliability.md, the soak), and replays the log after a "
+    "crash (about 1 s per 200 MB); DuckDB's default of 16 made checkpoints most of a "
+    "commit's CPU (docs/performance.md).",
+    "checkpoint_interval": "`oncelog serve` also checkpoints its DuckDB file this long after the "
+    "last timed one (unset: only by the log's size): under a light load the log would "
+    "take hours to reach ONCELOG_DUCKDB_CHECKPOINT_MB, its rows held in memory all along.",
+    "memory_limit": "DuckDB's memory limit (MiB) for `oncelog serve`'s file. Unset: DuckDB's "
+    "default, 80 % of the machine's memory. Cached blocks and rows not yet checkpointed "
+    "are evicted or spilled beside the file under it, but the indexes must fit: about "
+    "0.4 KB per operation (docs/reliability.md, the soak); at the limit a commit fails "
+    "and the file must be reopened.",
+    "max_states": "Operation states `oncelog serve`'s projector keeps in memory, the most "
+    "recently used (one unused for 5 minutes goes too); an evicted one is read back "
+    "from DuckDB when a request names it (the decision is the same). Each costs about "
+    "2 KB.",
+}
+
+
 class Settings(BaseSettings):
     """All configuration of oncelog. Build it once and pass it down."""
 
@@ -157,47 +184,15 @@ class Settings(BaseSettings):
         description="Replicas of each topic `oncelog topics create` makes. Unset: 3 (with "
         "min.insync.replicas=2) on a cluster of three brokers or more, else 1.",
     )
-    duckdb_threads: int = Field(
-        default=1,
-        ge=1,
-        description="DuckDB worker threads of `oncelog serve`'s file. Its commits insert "
-        "batches of a second's records, where one thread used 10-19 % less CPU than "
-        "DuckDB's default of one per core (docs/performance.md); raise it for heavy "
-        "analytical queries through the API.",
-    )
-    duckdb_checkpoint_mb: int = Field(
-        default=32,
-        ge=1,
-        description="Write-ahead log size (MiB) at which `oncelog serve`'s DuckDB file is "
-        "checkpointed. Until then DuckDB keeps every row the log holds in memory, about "
-        "1.2 times its size (docs/reliability.md, the soak), and replays the log after a "
-        "crash (about 1 s per 200 MB); DuckDB's default of 16 made checkpoints most of a "
-        "commit's CPU (docs/performance.md).",
-    )
+    duckdb_threads: int = Field(default=1, ge=1, description=_SERVE["threads"])
+    duckdb_checkpoint_mb: int = Field(default=32, ge=1, description=_SERVE["checkpoint_mb"])
     duckdb_checkpoint_interval_s: float | None = Field(
-        default=300.0,
-        gt=0,
-        description="`oncelog serve` also checkpoints its DuckDB file this long after the "
-        "last timed one (unset: only by the log's size): under a light load the log would "
-        "take hours to reach ONCELOG_DUCKDB_CHECKPOINT_MB, its rows held in memory all along.",
+        default=300.0, gt=0, description=_SERVE["checkpoint_interval"]
     )
     duckdb_memory_limit_mb: int | None = Field(
-        default=None,
-        ge=64,
-        description="DuckDB's memory limit (MiB) for `oncelog serve`'s file. Unset: DuckDB's "
-        "default, 80 % of the machine's memory. Cached blocks and rows not yet checkpointed "
-        "are evicted or spilled beside the file under it, but the indexes must fit: about "
-        "0.4 KB per operation (docs/reliability.md, the soak); at the limit a commit fails "
-        "and the file must be reopened.",
+        default=None, ge=64, description=_SERVE["memory_limit"]
     )
-    projector_max_states: int = Field(
-        default=20_000,
-        ge=100,
-        description="Operation states `oncelog serve`'s projector keeps in memory, the most "
-        "recently used (one unused for 5 minutes goes too); an evicted one is read back "
-        "from DuckDB when a request names it (the decision is the same). Each costs about "
-        "2 KB.",
-    )
+    projector_max_states: int = Field(default=20_000, ge=100, description=_SERVE["max_states"])
     http_host: str = Field(
         default="127.0.0.1",
         description="Where `oncelog serve` binds its HTTP API, and where the CLI asks it. "

@@ -86,13 +86,7 @@ def run_serve(
     bootstrap = resolve_bootstrap(settings)
     # This process's metrics: the projector reports in it, GET /metrics reads it.
     registry = CollectorRegistry()
-    with Store(
-        settings.db_path,
-        threads=settings.duckdb_threads,
-        checkpoint_mb=settings.duckdb_checkpoint_mb,
-        memory_limit_mb=settings.duckdb_memory_limit_mb,
-        checkpoint_every_s=settings.duckdb_checkpoint_interval_s,
-    ) as store:
+    with _open_store(settings) as store:
         # The API binds first: the projector joins its group with the URL (and the
         # actual port, when asked for 0) that the other members forward queries to.
         port = settings.http_port if http_port is None else http_port
@@ -127,6 +121,17 @@ def run_serve(
         finally:
             _stop_api(api, writes)
             projector.close()
+
+
+def _open_store(settings: Settings) -> Store:
+    """The projector's DuckDB file, with the settings' threads, checkpoints and memory."""
+    return Store(
+        settings.db_path,
+        threads=settings.duckdb_threads,
+        checkpoint_mb=settings.duckdb_checkpoint_mb,
+        memory_limit_mb=settings.duckdb_memory_limit_mb,
+        checkpoint_every_s=settings.duckdb_checkpoint_interval_s,
+    )
 
 
 @contextmanager

@@ -67,7 +67,7 @@ def read(data: bytes, pos: int) -> Any:
         end = pos + 1 + (b >> 1)
         if end > size:
             raise UnsureError
-        v2 = data[pos + 1 : end].decode()
+        v2 = data[pos + 1:end].decode()
         pos = end
     else:
         v2, pos = read_text(data, pos)
@@ -76,7 +76,7 @@ def read(data: bytes, pos: int) -> Any:
         end = pos + 1 + (b >> 1)
         if end > size:
             raise UnsureError
-        v3 = data[pos + 1 : end].decode()
+        v3 = data[pos + 1:end].decode()
         pos = end
     else:
         v3, pos = read_text(data, pos)
@@ -85,7 +85,7 @@ def read(data: bytes, pos: int) -> Any:
         end = pos + 1 + (b >> 1)
         if end > size:
             raise UnsureError
-        v4 = data[pos + 1 : end].decode()
+        v4 = data[pos + 1:end].decode()
         pos = end
     else:
         v4, pos = read_text(data, pos)
@@ -94,7 +94,7 @@ def read(data: bytes, pos: int) -> Any:
         end = pos + 1 + (b >> 1)
         if end > size:
             raise UnsureError
-        v5 = data[pos + 1 : end].decode()
+        v5 = data[pos + 1:end].decode()
         pos = end
     else:
         v5, pos = read_text(data, pos)
@@ -108,7 +108,7 @@ def read(data: bytes, pos: int) -> Any:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v6 = data[pos + 1 : end].decode()
+            v6 = data[pos + 1:end].decode()
             pos = end
         else:
             v6, pos = read_text(data, pos)
@@ -122,7 +122,7 @@ def read(data: bytes, pos: int) -> Any:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v9 = data[pos + 1 : end].decode()
+            v9 = data[pos + 1:end].decode()
             pos = end
         else:
             v9, pos = read_text(data, pos)
@@ -131,7 +131,7 @@ def read(data: bytes, pos: int) -> Any:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v10 = data[pos + 1 : end]
+            v10 = data[pos + 1:end]
             pos = end
         else:
             v10, pos = read_raw(data, pos)
@@ -140,7 +140,7 @@ def read(data: bytes, pos: int) -> Any:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v11 = data[pos + 1 : end].decode()
+            v11 = data[pos + 1:end].decode()
             pos = end
         else:
             v11, pos = read_text(data, pos)
@@ -194,7 +194,7 @@ def read(data: bytes, pos: int) -> Any:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v16 = data[pos + 1 : end].decode()
+            v16 = data[pos + 1:end].decode()
             pos = end
         else:
             v16, pos = read_text(data, pos)
@@ -234,7 +234,7 @@ def read(data: bytes, pos: int) -> Any:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v20 = data[pos + 1 : end]
+            v20 = data[pos + 1:end]
             pos = end
         else:
             v20, pos = read_raw(data, pos)
@@ -245,7 +245,7 @@ def read(data: bytes, pos: int) -> Any:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v22 = data[pos + 1 : end].decode()
+            v22 = data[pos + 1:end].decode()
             pos = end
         else:
             v22, pos = read_text(data, pos)
@@ -268,7 +268,7 @@ def read(data: bytes, pos: int) -> Any:
                 end = pos + 1 + (b >> 1)
                 if end > size:
                     raise UnsureError
-                v26 = data[pos + 1 : end].decode()
+                v26 = data[pos + 1:end].decode()
                 pos = end
             else:
                 v26, pos = read_text(data, pos)
@@ -285,7 +285,7 @@ def read(data: bytes, pos: int) -> Any:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v30 = data[pos + 1 : end].decode()
+            v30 = data[pos + 1:end].decode()
             pos = end
         else:
             v30, pos = read_text(data, pos)
@@ -336,7 +336,7 @@ def read(data: bytes, pos: int) -> Any:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v33 = data[pos + 1 : end].decode()
+            v33 = data[pos + 1:end].decode()
             pos = end
         else:
             v33, pos = read_text(data, pos)
@@ -345,7 +345,7 @@ def read(data: bytes, pos: int) -> Any:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v34 = data[pos + 1 : end]
+            v34 = data[pos + 1:end]
             pos = end
         else:
             v34, pos = read_raw(data, pos)
@@ -354,7 +354,7 @@ def read(data: bytes, pos: int) -> Any:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v35 = data[pos + 1 : end].decode()
+            v35 = data[pos + 1:end].decode()
             pos = end
         else:
             v35, pos = read_text(data, pos)
@@ -368,7 +368,7 @@ def read(data: bytes, pos: int) -> Any:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v38 = data[pos + 1 : end]
+            v38 = data[pos + 1:end]
             pos = end
         else:
             v38, pos = read_raw(data, pos)
@@ -439,7 +439,7 @@ def read(data: bytes, pos: int) -> Any:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v42 = data[pos + 1 : end].decode()
+            v42 = data[pos + 1:end].decode()
             pos = end
         else:
             v42, pos = read_text(data, pos)
