@@ -29,6 +29,9 @@ from typing import Final
 
 COMPILED: Final = (
     "oncelog.referee.fold",
+    "oncelog.referee.verdicts",
+    "oncelog.referee.approvals",
+    "oncelog.referee.inherits",
     "oncelog.identity.tokens",
     "oncelog.schemas.request_reader",
     "oncelog.schemas.request_reader_previous",

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import grimp
 
+from oncelog._compiled import source_path
+
 FORBIDDEN_CALLS = {"print", "open", "input", "exec", "eval", "__import__"}
 FOLD = "oncelog.referee.fold"
 
@@ -36,8 +38,10 @@ def _source(module: str) -> str:
     assert spec.origin is not None
     origin = Path(spec.origin)
     # A module mypyc compiled (setup.py) loads from a .so beside its source: read the source.
+    # Not beside the spec's origin: a module of the compiled group first imported by another
+    # one reports a path under the package twice (oncelog/oncelog/...).
     if origin.suffix != ".py":
-        origin = origin.with_name(module.rpartition(".")[2] + ".py")
+        origin = source_path(module)
     return origin.read_text("utf-8")
 
 
