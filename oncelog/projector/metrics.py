@@ -123,6 +123,10 @@ class ProjectorMetrics:
                 with contextlib.suppress(KeyError):
                     gauge.remove(self._topic, str(p))
 
+    def next_offsets(self) -> dict[int, int]:
+        """Each assigned partition's next offset to fold."""
+        return dict(self._next)
+
     def assigned_partitions(self) -> list[int]:
         """The partitions whose lag this projector reports."""
         return list(self._next)

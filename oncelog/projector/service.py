@@ -21,7 +21,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from confluent_kafka import Message, TopicPartition
+from confluent_kafka import KafkaException, Message, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
 from prometheus_client import CollectorRegistry
 
 from oncelog.kafka.reader import consume_available, partition_count
@@ -32,6 +33,7 @@ from oncelog.projector.group_consumer import GroupConsumer, group_config
 from oncelog.projector.memory import StateMemory
 from oncelog.projector.metrics import ProjectorMetrics
 from oncelog.projector.publisher import EXPRESS_BATCH, PUBLISH_LINGER_MS, Publisher
+from oncelog.projector.stall_watch import StallWatch
 from oncelog.projector.states import DEFAULT_MAX_STATES
 from oncelog.projector.store import Batch, Store
 from oncelog.projector.sweeps import SweepScheduler
@@ -52,6 +54,9 @@ __all__ = [
 
 #: How often a busy projector updates its lag gauges (always when a poll is empty).
 LAG_REPORT_S = 0.5
+
+#: How long the stall watch waits for the held partitions' high watermarks.
+_WATERMARK_TIMEOUT_S = 2.0
 
 
 def _committer(
@@ -90,6 +95,7 @@ class Projector:
         on_rebalance: Callable[[str], None] | None = None,
         metrics: CollectorRegistry | None = None,
         unassigned_margin_s: float = DEFAULT_MARGIN_S,
+        stall_watch: StallWatch | None = None,
     ) -> None:
         """``on_rebalance`` hears one line per change of assignment (``serve`` prints it).
 
@@ -97,6 +103,8 @@ class Projector:
         None: a registry of this projector's own, which nobody reads.
         ``unassigned_margin_s``: how long past the session timeout a projector may hold
         no partition before it asks the group why (:mod:`.unassigned_watch`).
+        ``stall_watch``: when a held partition that is no longer fetched makes it replace
+        its consumer (:mod:`.stall_watch`; None: its defaults).
         """
         self._settings = settings
         kafka = settings.kafka_config(bootstrap)
@@ -115,6 +123,8 @@ class Projector:
         self._memory = StateMemory(store, self._reader, max_states)
         self.metrics.count_cached_states(self._memory.states.__len__)
         self._sweeps = SweepScheduler(settings.requests_topic, sweep_interval_s)
+        self._stalls = stall_watch or StallWatch()
+        self._watch_admin: AdminClient | None = None  # made at the stall watch's first look
         # The parts that answer the consumer group's calls, public so that a test can make
         # the calls librdkafka makes (a fatal error, lost partitions).
         self.assignment = Assignment(
@@ -207,9 +217,34 @@ class Projector:
         # lane, connected by any small batch, so an idle projector needs no second one.
         self._sweeps.maybe_send(self._reader, self._publisher.express, self.assignment.held())
         why = self.assignment.rejoin_reason(self._partitions)
+        if why is None and self._stalls.due():
+            why = self._stalled()
         if why is not None:
             self.group.replace(why)
         return len(messages)
+
+    def _stalled(self) -> str | None:
+        """Why to replace the consumer: a held partition it no longer fetches, or None.
+
+        The watermarks come from an admin client of the watch's own, in one request: the
+        consumer's connections wait out its long fetch polls.
+        """
+        next_offsets = self.metrics.next_offsets()
+        if not next_offsets:
+            return None
+        if self._watch_admin is None:
+            self._watch_admin = admin_client(self._settings, self._kafka["bootstrap.servers"])
+        topic = self._settings.requests_topic
+        latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
+        asked = {TopicPartition(topic, p): latest for p in next_offsets}
+        highs: dict[int, int] = {}
+        try:
+            answers = self._watch_admin.list_offsets(asked, request_timeout=_WATERMARK_TIMEOUT_S)
+            for tp, future in answers.items():
+                highs[tp.partition] = future.result().offset
+        except KafkaException:
+            return None  # no answer from the broker: an outage, not a stall
+        return self._stalls.look(next_offsets, highs)
 
     def _process(self, messages: list[Message]) -> None:
         """Judge a poll's records, publish what they decided, hand the batch to the committer."""
