@@ -117,12 +117,20 @@ def settle(settings: Settings, timeouts: Timeouts) -> None:
     """Wait until the projector has decided everything already on the log.
 
     A ``get`` request is judged in log order, so its answer on a partition means
-    every request before it there was decided and published.
+    every request before it there was decided and published. A partition with nothing on
+    it has nothing to settle: no ``get`` is sent there (after a broker's wall clock steps
+    back, its followers can leave an idle partition unreplicated for the step's length, and
+    an append there waits that long: docs/reliability.md, "A partition that stops being
+    fetched").
     """
+    kafka = settings.kafka_config(settings.bootstrap_servers or "")
+    holding = {p for p, end in topic_ends(kafka, settings.requests_topic).items() if end > 0}
     channels: dict[int, str] = {}
     n = 0
-    while len(channels) < settings.partitions:
-        channels.setdefault(partition_for(f"settle-{n}", settings.partitions), f"settle-{n}")
+    while len(channels) < len(holding):
+        partition = partition_for(f"settle-{n}", settings.partitions)
+        if partition in holding:
+            channels.setdefault(partition, f"settle-{n}")
         n += 1
     with SyncLedgerClient(settings, worker_id="settle", timeouts=timeouts) as client:
         for channel in channels.values():
