@@ -12,6 +12,11 @@ drives it twice: with asyncio, and blocking with a heartbeat thread):
   ``on_in_progress="wait"`` the executor waits for the holder's lease deadline (log time, read
   as the transport's clock) and claims again, bounded by ``wait_timeout_s`` (then
   :class:`~oncelog.errors.LedgerTimeoutError`).
+- ``awaiting_approval`` (the tool's ``approval`` rule selected these params):
+  :class:`~oncelog.errors.ApprovalPendingError` (code ``approval_pending``) at once, or with
+  ``RequireApproval(on_pending="wait")`` a claim every ``poll_s`` until the decision, bounded
+  by its ``wait_timeout_s``; a deny is :class:`~oncelog.errors.ApprovalDeniedError`
+  (:mod:`oncelog.producer.approval_rule`).
 - ``claimed``/``reclaimed``: on ``reclaimed`` ``reconcile(previous, ctx)`` runs first; a non-None
   answer is completed as the result ("downstream already applied this idempotency key") with
   ``reconciled="found"``. Otherwise ``fn(ctx)`` runs, and its completion (or failure) says
