@@ -10,12 +10,10 @@ effect; another amount after the approval is a conflict.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,37 +24,21 @@ from oncelog.producer.results import Execution
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.settings import Settings
 from oncelog.waiting import poll_until
-from tests.integration.conftest import FAST
+from tests.integration.frameworks.approval_served import (
+    ROOT,
+    WORKER_TIMEOUT_S,
+    decide,
+    desk,
+    effects_of,
+    served,
+    worker_env,
+)
 from tests.integration.frameworks.approval_worker import KEY
-from tests.served import serving
 
 pytestmark = pytest.mark.kafka
 
-ROOT = Path(__file__).resolve().parents[3]
-WORKER_TIMEOUT_S = 120.0
 APPROVED = {"order_id": "4471", "amount_cents": 25_000}
-
-
-@pytest.fixture(scope="module")
-def served(bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
-    with serving(bootstrap, tmp_path_factory.mktemp("approvals")) as running:
-        yield running.settings
-
-
-@pytest.fixture
-def desk(served: Settings) -> Iterator[SyncLedgerClient]:
-    with SyncLedgerClient(served, worker_id="desk", timeouts=FAST) as client:
-        yield client
-
-
-def _env(settings: Settings) -> dict[str, str]:
-    assert settings.bootstrap_servers is not None
-    return {
-        "ONCELOG_BOOTSTRAP_SERVERS": settings.bootstrap_servers,
-        "ONCELOG_TOPIC_PREFIX": settings.topic_prefix,
-        "ONCELOG_PARTITIONS": str(settings.partitions),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-    }
+__all__ = ["desk", "served"]  # the fixtures
 
 
 def _args(channel: str, amount: int, effects: Path, on_pending: str) -> list[str]:
@@ -69,8 +51,8 @@ def killed_while_waiting(
 ) -> Execution:
     """Start a worker that waits for the approval, see its intent, SIGKILL it: the intent."""
     worker = subprocess.Popen(
-        _args(channel, APPROVED["amount_cents"], effects, "wait"), cwd=ROOT, env=_env(settings),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        _args(channel, APPROVED["amount_cents"], effects, "wait"), cwd=ROOT,
+        env=worker_env(settings), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
 
@@ -91,26 +73,12 @@ def killed_while_waiting(
 def resumed(settings: Settings, channel: str, effects: Path, amount: int) -> dict[str, Any]:
     """A new worker process calls again (pending at once would raise): what it printed."""
     done = subprocess.run(
-        _args(channel, amount, effects, "raise"), cwd=ROOT, env=_env(settings),
+        _args(channel, amount, effects, "raise"), cwd=ROOT, env=worker_env(settings),
         capture_output=True, text=True, timeout=WORKER_TIMEOUT_S, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return answer
-
-
-def effects_of(effects: Path) -> list[dict[str, Any]]:
-    """The refunds that ran, with their params."""
-    if not effects.exists():
-        return []
-    return [json.loads(line) for line in effects.read_text().splitlines()]
-
-
-def _decide(desk: SyncLedgerClient, channel: str, intent: Execution, approve: bool) -> None:
-    desk.decide_approval(
-        channel, KEY, approver="ann", request_hash=intent.request_hash, approve=approve,
-        reason="" if approve else "over the customer's balance",
-    )  # fmt: skip
 
 
 def test_approved_after_the_kill_the_new_process_refunds_once(
@@ -120,7 +88,7 @@ def test_approved_after_the_kill_the_new_process_refunds_once(
     intent = killed_while_waiting(served, desk, channel, effects)
     assert intent.params == APPROVED
     assert effects_of(effects) == []
-    _decide(desk, channel, intent, approve=True)
+    decide(desk, channel, KEY, intent.request_hash, approve=True)
     answer = resumed(served, channel, effects, APPROVED["amount_cents"])
     assert answer == {"status": "claimed", "result": {"refunded": 25_000}}
     assert resumed(served, channel, effects, APPROVED["amount_cents"])["status"] == "replayed"
@@ -135,7 +103,7 @@ def test_denied_after_the_kill_the_new_process_ends_with_the_reason(
 ) -> None:
     channel, effects = f"run-{uuid.uuid4().hex[:8]}", tmp_path / "effects.jsonl"
     intent = killed_while_waiting(served, desk, channel, effects)
-    _decide(desk, channel, intent, approve=False)
+    decide(desk, channel, KEY, intent.request_hash, approve=False)
     answer = resumed(served, channel, effects, APPROVED["amount_cents"])
     assert answer["code"] == "approval_denied"
     assert "over the customer's balance" in answer["message"]

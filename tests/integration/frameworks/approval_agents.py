@@ -1,0 +1,111 @@
+"""One agent per framework that refunds through the ledger, over a limit only with approval.
+
+Shared by the worker process that pauses on the approval and is SIGKILLed there
+(``approval_agent_worker.py``) and the test that decides and resumes in a new process
+(``test_approval_agents.py``). Each framework pauses its own way (oncelog.integrations.approvals):
+``pause`` runs the agent until it pauses and saves what the framework needs to resume to
+``state``; ``resume`` resumes from it, and returns the agent's answer. The refund's effect is
+a line with its params appended to ``effects``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Final
+
+from oncelog.integrations import LedgerRun, ToolPolicy
+from oncelog.producer.approval_rule import RequireApproval
+
+LIMIT_CENTS: Final = 10_000
+ORDER_ID: Final = "4471"
+
+
+def refund_policy() -> ToolPolicy:
+    """Refunds over the limit ask a person first (the call pauses at once)."""
+    return ToolPolicy(
+        approval=RequireApproval(when=lambda p: p["amount_cents"] > LIMIT_CENTS),
+        downstream_dedupes=True,
+    )
+
+
+def refund_effect(effects: Path, order_id: str, amount_cents: int) -> dict[str, Any]:
+    """The refund's body: one line per refund that ran."""
+    with effects.open("a") as out:
+        out.write(json.dumps({"order_id": order_id, "amount_cents": amount_cents}) + "\n")
+    return {"refunded": amount_cents, "order_id": order_id}
+
+
+# --- Pydantic AI ------------------------------------------------------------------------------
+
+
+def _pydantic_agent(run: LedgerRun, effects: Path, amount: int) -> Any:
+    from pydantic_ai import Agent, DeferredToolRequests  # noqa: PLC0415
+    from pydantic_ai.messages import (  # noqa: PLC0415
+        ModelMessage,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
+    from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: PLC0415
+
+    from oncelog.integrations.pydantic_ai import ledger_toolset  # noqa: PLC0415
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returned = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if not returned:
+            args = {"order_id": ORDER_ID, "amount_cents": amount}
+            return ModelResponse(parts=[ToolCallPart("refund", args, tool_call_id="call-1")])
+        return ModelResponse(parts=[TextPart(json.dumps(returned[-1].content))])
+
+    def refund(order_id: str, amount_cents: int) -> dict[str, Any]:
+        """Refund the customer for an order."""
+        return refund_effect(effects, order_id, amount_cents)
+
+    return Agent(
+        FunctionModel(respond),
+        output_type=[str, DeferredToolRequests],  # type: ignore[arg-type]
+        toolsets=[ledger_toolset([refund], run)],
+    )
+
+
+async def pydantic_pause(run: LedgerRun, effects: Path, amount: int, state: Path) -> dict[str, Any]:
+    """Run until the refund is deferred for approval; keep the messages and the requests."""
+    from pydantic import TypeAdapter  # noqa: PLC0415
+    from pydantic_ai import DeferredToolRequests  # noqa: PLC0415
+
+    result = await _pydantic_agent(run, effects, amount).run("refund order 4471")
+    requests = result.output
+    assert isinstance(requests, DeferredToolRequests), requests
+    state.write_text(json.dumps({
+        "messages": json.loads(result.all_messages_json()),
+        "requests": TypeAdapter(DeferredToolRequests).dump_python(requests, mode="json"),
+    }))  # fmt: skip
+    pending: dict[str, Any] = requests.metadata[requests.approvals[0].tool_call_id]
+    return pending
+
+
+async def pydantic_resume(run: LedgerRun, effects: Path, amount: int, state: Path) -> str:
+    """Resume the deferred run: the ledger's decision decides."""
+    from pydantic import TypeAdapter  # noqa: PLC0415
+    from pydantic_ai import DeferredToolRequests  # noqa: PLC0415
+    from pydantic_ai.messages import ModelMessagesTypeAdapter  # noqa: PLC0415
+
+    from oncelog.integrations.pydantic_ai import resume_approvals  # noqa: PLC0415
+
+    saved = json.loads(state.read_text())
+    messages = ModelMessagesTypeAdapter.validate_python(saved["messages"])
+    requests = TypeAdapter(DeferredToolRequests).validate_python(saved["requests"])
+    result = await _pydantic_agent(run, effects, amount).run(
+        message_history=messages, deferred_tool_results=resume_approvals(requests)
+    )
+    return str(result.output)
+
+
+Pause = Callable[[LedgerRun, Path, int, Path], Awaitable[dict[str, Any]]]
+Resume = Callable[[LedgerRun, Path, int, Path], Awaitable[str]]
+AGENTS: Final[dict[str, tuple[Pause, Resume]]] = {
+    "pydantic_ai": (pydantic_pause, pydantic_resume),
+}
