@@ -21,11 +21,17 @@ A process killed while paused asks nothing new: the intent is on the log.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from oncelog.errors import ApprovalDeniedError, ApprovalPendingError
+from oncelog.identity.ids import operation_id
+from oncelog.integrations.recorded import as_json
+from oncelog.integrations.run import LedgerRun
+from oncelog.producer.client import LedgerClient
+from oncelog.producer.results import ClaimStatus
 
-__all__ = ["denial_message", "pending_payload"]
+__all__ = ["denial_message", "intent_recorded", "pending_payload"]
 
 
 def pending_payload(exc: ApprovalPendingError) -> dict[str, Any]:
@@ -46,3 +52,27 @@ def pending_payload(exc: ApprovalPendingError) -> dict[str, Any]:
 def denial_message(exc: ApprovalDeniedError) -> str:
     """What the model is told of a denied call (nothing ran)."""
     return f"not done: {exc}"
+
+
+async def intent_recorded(run: LedgerRun, tool_name: str, params: Mapping[str, Any]) -> bool:
+    """For a framework that asks before it calls (OpenAI Agents' ``needs_approval``): True
+    when the next call of ``tool_name`` with ``params`` awaits a person's yes on the ledger,
+    its intent recorded now if it was not yet. False when the tool's rule does not select
+    these params, or the ledger decided already: the call then goes to the ledger, whose
+    answer (run, replay, or the denial) stands."""
+    policy = run.policy(tool_name)
+    rule = policy.approval
+    client = run.client
+    recorded = as_json(dict(params))
+    if rule is None or rule.policy_for(recorded) is None or not isinstance(client, LedgerClient):
+        return False
+    channel = run.channel()
+    key = run.next_key_name(channel, tool_name, recorded)
+    seen = await client.get_execution(operation_id(channel, key), channel_id=channel, key_name=key)
+    if seen is None:
+        # Only an absent operation is claimed here: the claim records the intent, no grant.
+        claim = await client.claim_execution(
+            channel, key, **policy.spec(tool_name).claim_options(recorded)
+        )
+        return claim.status is ClaimStatus.AWAITING_APPROVAL
+    return seen.status == ClaimStatus.AWAITING_APPROVAL.value

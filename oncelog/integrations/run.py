@@ -160,6 +160,14 @@ class LedgerRun:
             self._counts[(channel_id, tool_name)] = k
         return f"{tool_name}#{k}"
 
+    def next_key_name(self, channel_id: str, tool_name: str, params: Mapping[str, Any]) -> str:
+        """The key the next call of ``tool_name`` with ``params`` gets, without taking it."""
+        rule = self.policy(tool_name).key
+        if rule is not None:
+            return validate_id("key_name", rule(params))
+        with self._lock:
+            return f"{tool_name}#{self._counts.get((channel_id, tool_name), 0) + 1}"
+
     def drive(self, plan: LedgerPlan[T]) -> T:
         """Run ``plan`` with the run's client, blocking (a ``SyncLedgerClient``)."""
         client = self.client

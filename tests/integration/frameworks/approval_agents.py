@@ -104,8 +104,66 @@ async def pydantic_resume(run: LedgerRun, effects: Path, amount: int, state: Pat
     return str(result.output)
 
 
+# --- OpenAI Agents ----------------------------------------------------------------------------
+
+
+def _openai_agent(run: LedgerRun, effects: Path, amount: int) -> Any:
+    from agents import Agent, function_tool, set_tracing_disabled  # noqa: PLC0415
+
+    from oncelog.integrations.openai_agents import ledger_tools  # noqa: PLC0415
+    from tests.integration.frameworks.scripted import ScriptedModel  # noqa: PLC0415
+
+    set_tracing_disabled(True)  # no trace exporter: nothing leaves the machine
+
+    @function_tool(name_override="refund")
+    def refund(order_id: str, amount_cents: int) -> dict[str, Any]:
+        """Refund the customer for an order."""
+        return refund_effect(effects, order_id, amount_cents)
+
+    model = ScriptedModel(ORDER_ID, crash=False, tool="refund", amount_cents=amount)
+    return Agent(name="billing", model=model, tools=ledger_tools([refund], run))
+
+
+async def openai_pause(run: LedgerRun, effects: Path, amount: int, state: Path) -> dict[str, Any]:
+    """``Runner.run`` until the refund interrupts it; keep the run's state."""
+    from agents import Runner  # noqa: PLC0415
+
+    result = await Runner.run(_openai_agent(run, effects, amount), "refund order 4471")
+    assert [i.raw_item.name for i in result.interruptions] == ["refund"], result.final_output
+    state.write_text(result.to_state().to_string())
+    return await _intent(run, "refund#1")
+
+
+async def openai_resume(run: LedgerRun, effects: Path, amount: int, state: Path) -> str:
+    """Approve the interruptions in the framework: the ledger's decision decides."""
+    from agents import Runner, RunState  # noqa: PLC0415
+
+    agent = _openai_agent(run, effects, amount)
+    paused = await RunState.from_string(agent, state.read_text())
+    for item in paused.get_interruptions():
+        paused.approve(item)
+    return str((await Runner.run(agent, paused)).final_output)
+
+
+async def _intent(run: LedgerRun, key: str) -> dict[str, Any]:
+    """The intent as the ledger recorded it (what a person sees)."""
+    from oncelog.identity.ids import operation_id  # noqa: PLC0415
+    from oncelog.producer.client import LedgerClient  # noqa: PLC0415
+
+    assert isinstance(run.client, LedgerClient)
+    channel = run.channel()
+    seen = await run.client.get_execution(
+        operation_id(channel, key), channel_id=channel, key_name=key
+    )
+    assert seen is not None
+    assert seen.status == "awaiting_approval", seen
+    return {"approval_pending": True, "key_name": key, "params": seen.params,
+            "request_hash": seen.request_hash}  # fmt: skip
+
+
 Pause = Callable[[LedgerRun, Path, int, Path], Awaitable[dict[str, Any]]]
 Resume = Callable[[LedgerRun, Path, int, Path], Awaitable[str]]
 AGENTS: Final[dict[str, tuple[Pause, Resume]]] = {
     "pydantic_ai": (pydantic_pause, pydantic_resume),
+    "openai_agents": (openai_pause, openai_resume),
 }
