@@ -161,9 +161,82 @@ async def _intent(run: LedgerRun, key: str) -> dict[str, Any]:
             "request_hash": seen.request_hash}  # fmt: skip
 
 
+# --- LangGraph --------------------------------------------------------------------------------
+
+
+def _langgraph_graph(run: LedgerRun, effects: Path, amount: int, saver: Any) -> Any:
+    from langchain_core.language_models.fake_chat_models import (  # noqa: PLC0415
+        FakeMessagesListChatModel,
+    )
+    from langchain_core.messages import AIMessage  # noqa: PLC0415
+    from langchain_core.tools import tool  # noqa: PLC0415
+    from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: PLC0415
+    from langgraph.prebuilt import ToolNode, tools_condition  # noqa: PLC0415
+
+    from oncelog.integrations.langchain import ledger_tools  # noqa: PLC0415
+
+    @tool("refund")
+    def refund(order_id: str, amount_cents: int) -> dict[str, Any]:
+        """Refund the customer for an order."""
+        return refund_effect(effects, order_id, amount_cents)
+
+    args = {"order_id": ORDER_ID, "amount_cents": amount}
+    asks = AIMessage("", tool_calls=[{"name": "refund", "args": args, "id": "call-1"}])
+    model = FakeMessagesListChatModel(responses=[asks, AIMessage("done")])
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        if state["messages"][-1].type == "tool":
+            return {"messages": [AIMessage(str(state["messages"][-1].content))]}
+        return {"messages": [model.invoke(state["messages"])]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", agent)
+    graph.add_node("tools", ToolNode(ledger_tools([refund], run)))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", tools_condition)
+    graph.add_edge("tools", "agent")
+    graph.add_edge("agent", END)
+    return graph.compile(checkpointer=saver)
+
+
+def _saver() -> Any:
+    from oncelog.integrations.langgraph import OncelogSaver  # noqa: PLC0415
+    from oncelog.settings import Settings  # noqa: PLC0415
+
+    return OncelogSaver(Settings())
+
+
+async def langgraph_pause(
+    run: LedgerRun, effects: Path, amount: int, state: Path
+) -> dict[str, Any]:
+    """Invoke the graph (checkpointed on the ledger) until the refund interrupts it."""
+    from langchain_core.messages import HumanMessage  # noqa: PLC0415
+
+    config = {"configurable": {"thread_id": run.channel()}}
+    with _saver() as saver:
+        graph = _langgraph_graph(run, effects, amount, saver)
+        out = await graph.ainvoke({"messages": [HumanMessage("refund order 4471")]}, config)
+    (interrupted,) = out["__interrupt__"]
+    pending: dict[str, Any] = interrupted.value
+    state.write_text(json.dumps(config))
+    return pending
+
+
+async def langgraph_resume(run: LedgerRun, effects: Path, amount: int, state: Path) -> str:
+    """Resume the thread with ``Command(resume=...)``: the ledger's decision decides."""
+    from langgraph.types import Command  # noqa: PLC0415
+
+    config = json.loads(state.read_text())
+    with _saver() as saver:
+        graph = _langgraph_graph(run, effects, amount, saver)
+        out = await graph.ainvoke(Command(resume="decided"), config)
+    return str(out["messages"][-1].content)
+
+
 Pause = Callable[[LedgerRun, Path, int, Path], Awaitable[dict[str, Any]]]
 Resume = Callable[[LedgerRun, Path, int, Path], Awaitable[str]]
 AGENTS: Final[dict[str, tuple[Pause, Resume]]] = {
     "pydantic_ai": (pydantic_pause, pydantic_resume),
     "openai_agents": (openai_pause, openai_resume),
+    "langgraph": (langgraph_pause, langgraph_resume),
 }

@@ -42,6 +42,7 @@ def worker_env(settings: Settings) -> dict[str, str]:
         "ONCELOG_BOOTSTRAP_SERVERS": settings.bootstrap_servers,
         "ONCELOG_TOPIC_PREFIX": settings.topic_prefix,
         "ONCELOG_PARTITIONS": str(settings.partitions),
+        "ONCELOG_HTTP_PORT": str(settings.http_port),  # the serve a LangGraph saver reads
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
     }
 
