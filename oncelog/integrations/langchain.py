@@ -31,7 +31,7 @@ approved, the tool runs once; denied, the model is told the reason
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
 from oncelog.errors import ApprovalDeniedError, ApprovalPendingError, ExecutionFailedError
@@ -79,16 +79,6 @@ def ledger_tool(
             branch = tracker.branch(config)
             return run.call(name, kwargs, thunk, framework_id=_thread_id(config), branch=branch)
 
-    def func(config: RunnableConfig, **kwargs: Any) -> Any:
-        try:
-            try:
-                return once(config, **kwargs)
-            except ApprovalPendingError as exc:
-                _interrupt(exc)  # pauses the graph; returns only when it is resumed
-                return once(config, **kwargs)  # the ledger's decision stands
-        except ApprovalDeniedError as exc:
-            return denial_message(exc)  # the model is told the reason; nothing ran
-
     async def aonce(config: RunnableConfig, **kwargs: Any) -> Any:
         thunk = lambda: inner.ainvoke(kwargs)  # noqa: E731
         with _failure_for_good_as_tool_error(handles), langchain_span():
@@ -96,15 +86,11 @@ def ledger_tool(
             thread = _thread_id(config)
             return await run.acall(name, kwargs, thunk, framework_id=thread, branch=branch)
 
+    def func(config: RunnableConfig, **kwargs: Any) -> Any:
+        return _paused(lambda: once(config, **kwargs))
+
     async def coroutine(config: RunnableConfig, **kwargs: Any) -> Any:
-        try:
-            try:
-                return await aonce(config, **kwargs)
-            except ApprovalPendingError as exc:
-                _interrupt(exc)
-                return await aonce(config, **kwargs)
-        except ApprovalDeniedError as exc:
-            return denial_message(exc)
+        return await _apaused(lambda: aonce(config, **kwargs))
 
     is_async = run.awaits
     return StructuredTool(
@@ -144,6 +130,31 @@ def _failure_for_good_as_tool_error(handles: object) -> Iterator[None]:
         if not handles:
             raise
         raise ToolException(str(exc)) from exc
+
+
+def _paused(call: Callable[[], Any]) -> Any:
+    """``call()``; a pending approval pauses the graph, and once it is resumed the call is
+    made again: the ledger's decision stands (denied: the model is told the reason)."""
+    try:
+        try:
+            return call()
+        except ApprovalPendingError as exc:
+            _interrupt(exc)  # returns only when the graph is resumed
+            return call()
+    except ApprovalDeniedError as exc:
+        return denial_message(exc)
+
+
+async def _apaused(call: Callable[[], Awaitable[Any]]) -> Any:
+    """Async :func:`_paused`."""
+    try:
+        try:
+            return await call()
+        except ApprovalPendingError as exc:
+            _interrupt(exc)
+            return await call()
+    except ApprovalDeniedError as exc:
+        return denial_message(exc)
 
 
 def _interrupt(exc: ApprovalPendingError) -> None:

@@ -206,8 +206,8 @@ def ledger_tool(
     asks first (see the module). ``**options`` are any of
     :class:`~oncelog.producer.tool_model.ToolOptions`: ``dedup_fields``,
     ``lease_seconds``, ``retention_seconds``, ``effect``, ``on_in_progress``,
-    ``wait_timeout_s``, ``retry_on``, ``result_encoder``, ``downstream_dedupes``. The
-    decorated tool is a :class:`LedgerTool`:
+    ``wait_timeout_s``, ``retry_on``, ``result_encoder``, ``downstream_dedupes``,
+    ``approval``. The decorated tool is a :class:`LedgerTool`:
     ``await tool(channel_id, key_name, **params)`` returns the result,
     ``await tool.run(...)`` the whole :class:`~oncelog.producer.tool_model.ToolRun`.
     """

@@ -37,7 +37,8 @@ from tests.integration.frameworks.approval_worker import KEY
 
 pytestmark = pytest.mark.kafka
 
-APPROVED = {"order_id": "4471", "amount_cents": 25_000}
+AMOUNT = 25_000
+APPROVED: dict[str, object] = {"order_id": "4471", "amount_cents": AMOUNT}
 __all__ = ["desk", "served"]  # the fixtures
 
 
@@ -51,7 +52,7 @@ def killed_while_waiting(
 ) -> Execution:
     """Start a worker that waits for the approval, see its intent, SIGKILL it: the intent."""
     worker = subprocess.Popen(
-        _args(channel, APPROVED["amount_cents"], effects, "wait"), cwd=ROOT,
+        _args(channel, AMOUNT, effects, "wait"), cwd=ROOT,
         env=worker_env(settings), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -89,9 +90,9 @@ def test_approved_after_the_kill_the_new_process_refunds_once(
     assert intent.params == APPROVED
     assert effects_of(effects) == []
     decide(desk, channel, KEY, intent.request_hash, approve=True)
-    answer = resumed(served, channel, effects, APPROVED["amount_cents"])
+    answer = resumed(served, channel, effects, AMOUNT)
     assert answer == {"status": "claimed", "result": {"refunded": 25_000}}
-    assert resumed(served, channel, effects, APPROVED["amount_cents"])["status"] == "replayed"
+    assert resumed(served, channel, effects, AMOUNT)["status"] == "replayed"
     assert effects_of(effects) == [APPROVED]
     changed = resumed(served, channel, effects, 30_000)
     assert changed["code"] == "conflict"
@@ -104,7 +105,7 @@ def test_denied_after_the_kill_the_new_process_ends_with_the_reason(
     channel, effects = f"run-{uuid.uuid4().hex[:8]}", tmp_path / "effects.jsonl"
     intent = killed_while_waiting(served, desk, channel, effects)
     decide(desk, channel, KEY, intent.request_hash, approve=False)
-    answer = resumed(served, channel, effects, APPROVED["amount_cents"])
+    answer = resumed(served, channel, effects, AMOUNT)
     assert answer["code"] == "approval_denied"
     assert "over the customer's balance" in answer["message"]
     assert effects_of(effects) == []
@@ -115,6 +116,6 @@ def test_undecided_the_new_process_is_told_it_is_pending(
 ) -> None:
     channel, effects = f"run-{uuid.uuid4().hex[:8]}", tmp_path / "effects.jsonl"
     killed_while_waiting(served, desk, channel, effects)
-    answer = resumed(served, channel, effects, APPROVED["amount_cents"])
+    answer = resumed(served, channel, effects, AMOUNT)
     assert answer["code"] == "approval_pending"
     assert effects_of(effects) == []

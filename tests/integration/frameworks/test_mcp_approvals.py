@@ -46,7 +46,7 @@ def _decide(ledger: InMemoryLedger, request_hash: str, approve: bool) -> None:
 
 
 async def test_pending_is_an_error_result_then_the_approved_call_runs_once() -> None:
-    ledger, done = InMemoryLedger(), []
+    ledger, done = InMemoryLedger(), list[dict[str, Any]]()
     server = _server(done)
     pending = await _call(ledger, server)
     assert pending.is_error
@@ -62,7 +62,7 @@ async def test_pending_is_an_error_result_then_the_approved_call_runs_once() -> 
 
 
 async def test_a_denied_call_is_an_error_result_with_the_reason() -> None:
-    ledger, done = InMemoryLedger(), []
+    ledger, done = InMemoryLedger(), list[dict[str, Any]]()
     server = _server(done)
     pending = await _call(ledger, server)
     _decide(ledger, pending.structured_content["approval"]["request_hash"], approve=False)
