@@ -41,9 +41,11 @@ AMOUNT = 25_000
 APPROVED = {"order_id": ORDER_ID, "amount_cents": AMOUNT}
 
 
-def _args(framework: str, mode: str, channel: str, state: Path, effects: Path) -> list[str]:
+def _args(
+    framework: str, mode: str, channel: str, state: Path, effects: Path, amount: int = AMOUNT
+) -> list[str]:
     return [sys.executable, "-m", "tests.integration.frameworks.approval_agent_worker",
-            framework, mode, channel, str(AMOUNT), str(state), str(effects)]  # fmt: skip
+            framework, mode, channel, str(amount), str(state), str(effects)]  # fmt: skip
 
 
 def paused_and_killed(
@@ -71,10 +73,15 @@ def paused_and_killed(
     return pending
 
 
-def resumed(settings: Settings, framework: str, channel: str, state: Path, effects: Path) -> Any:
-    """A new worker process resumes the agent: what it printed."""
+def resumed(
+    settings: Settings, framework: str, channel: str, state: Path, effects: Path, **how: Any
+) -> Any:
+    """A new worker process resumes the agent (``mode="rerun"``: runs it anew): what it
+    printed."""
+    mode, amount = how.get("mode", "resume"), how.get("amount", AMOUNT)
     done = subprocess.run(
-        _args(framework, "resume", channel, state, effects), cwd=ROOT, env=worker_env(settings),
+        _args(framework, mode, channel, state, effects, amount), cwd=ROOT,
+        env=worker_env(settings),
         capture_output=True, text=True, timeout=WORKER_TIMEOUT_S, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -93,6 +100,10 @@ def test_approved_the_resumed_agent_refunds_once(
     decide(desk, channel, pending["key_name"], pending["request_hash"], approve=True)
     answer = resumed(served, framework, channel, state, effects)
     assert "25000" in answer["answer"], answer
+    assert effects_of(effects) == [APPROVED]
+    # The agent run anew asks another amount of the approved call: a conflict, no effect.
+    changed = resumed(served, framework, channel, state, effects, mode="rerun", amount=99_000)
+    assert changed["code"] == "conflict", changed
     assert effects_of(effects) == [APPROVED]
 
 
