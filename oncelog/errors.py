@@ -199,6 +199,35 @@ class ApprovalRefusedError(LedgerError, code="approval_refused", http_status=403
     """The requesting worker tried to approve its own intent, which its policy forbids."""
 
 
+class ApprovalPendingError(LedgerError, code="approval_pending", http_status=409):
+    """A tool's call awaits a person's approval: nothing ran. Raised by ``run_tool`` and the
+    decorators at once (``RequireApproval(on_pending="raise")``) or when their bounded wait
+    ends undecided; calling again after the decision runs the tool (approved) or raises
+    :class:`ApprovalDeniedError`. Carries what an approver needs: the operation, the tool,
+    the params, the request hash and the intent's deadline."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        execution_id: str,
+        channel_id: str,
+        key_name: str,
+        tool_name: str,
+        params: dict[str, Any],
+        request_hash: str,
+        deadline_ms: int | None,
+    ) -> None:
+        super().__init__(message)
+        self.execution_id = execution_id
+        self.channel_id = channel_id
+        self.key_name = key_name
+        self.tool_name = tool_name
+        self.params = params
+        self.request_hash = request_hash
+        self.deadline_ms = deadline_ms
+
+
 class LeaseLostError(LedgerError, code="lease_lost", http_status=409):
     """The holder's lease was lost or cancelled while the tool ran."""
 

@@ -20,15 +20,22 @@ the model with LangChain's message for a ``ToolException``, but that message is 
 the ledger, so a rerun retries a retryable failure instead of replaying the message (and
 answers a failure for good with the same kind of message). ``error_message_as_result=True``
 records the message as the call's result instead, as LangChain alone would.
+
+**Approvals.** In a LangGraph graph, a call that awaits a person's approval on the ledger
+(``ToolPolicy(approval=...)``) pauses the graph with ``interrupt(pending)`` (it needs a
+checkpointer); resume it with ``Command(resume=...)`` once the person decided on the ledger:
+approved, the tool runs once; denied, the model is told the reason
+(:mod:`oncelog.integrations.approvals`). Outside a graph the pending error stands.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
-from oncelog.errors import ExecutionFailedError
+from oncelog.errors import ApprovalDeniedError, ApprovalPendingError, ExecutionFailedError
+from oncelog.integrations.approvals import denial_message, pending_payload
 from oncelog.integrations.branches import BranchTracker, CheckpointHeads, ListsCheckpoints
 from oncelog.integrations.extras import requires_extra
 from oncelog.integrations.framework_spans import langchain_span
@@ -65,19 +72,25 @@ def ledger_tool(
         tool if error_message_as_result else tool.model_copy(update={"handle_tool_error": False})
     )
 
-    def func(config: RunnableConfig, **kwargs: Any) -> Any:
+    def once(config: RunnableConfig, **kwargs: Any) -> Any:
         thunk = lambda: inner.invoke(kwargs)  # noqa: E731
         # The ledger's spans under the tool's (OpenTelemetry on).
         with _failure_for_good_as_tool_error(handles), langchain_span():
             branch = tracker.branch(config)
             return run.call(name, kwargs, thunk, framework_id=_thread_id(config), branch=branch)
 
-    async def coroutine(config: RunnableConfig, **kwargs: Any) -> Any:
+    async def aonce(config: RunnableConfig, **kwargs: Any) -> Any:
         thunk = lambda: inner.ainvoke(kwargs)  # noqa: E731
         with _failure_for_good_as_tool_error(handles), langchain_span():
             branch = await tracker.abranch(config)
             thread = _thread_id(config)
             return await run.acall(name, kwargs, thunk, framework_id=thread, branch=branch)
+
+    def func(config: RunnableConfig, **kwargs: Any) -> Any:
+        return _paused(lambda: once(config, **kwargs))
+
+    async def coroutine(config: RunnableConfig, **kwargs: Any) -> Any:
+        return await _apaused(lambda: aonce(config, **kwargs))
 
     is_async = run.awaits
     return StructuredTool(
@@ -117,6 +130,41 @@ def _failure_for_good_as_tool_error(handles: object) -> Iterator[None]:
         if not handles:
             raise
         raise ToolException(str(exc)) from exc
+
+
+def _paused(call: Callable[[], Any]) -> Any:
+    """``call()``; a pending approval pauses the graph, and once it is resumed the call is
+    made again: the ledger's decision stands (denied: the model is told the reason)."""
+    try:
+        try:
+            return call()
+        except ApprovalPendingError as exc:
+            _interrupt(exc)  # returns only when the graph is resumed
+            return call()
+    except ApprovalDeniedError as exc:
+        return denial_message(exc)
+
+
+async def _apaused(call: Callable[[], Awaitable[Any]]) -> Any:
+    """Async :func:`_paused`."""
+    try:
+        try:
+            return await call()
+        except ApprovalPendingError as exc:
+            _interrupt(exc)
+            return await call()
+    except ApprovalDeniedError as exc:
+        return denial_message(exc)
+
+
+def _interrupt(exc: ApprovalPendingError) -> None:
+    """Pause the graph on a pending approval (LangGraph's ``interrupt``); outside a graph
+    there is nothing to pause, and the error stands."""
+    try:
+        from langgraph.types import interrupt  # noqa: PLC0415  # LangChain alone has none
+    except ImportError:
+        raise exc from None
+    interrupt(pending_payload(exc))
 
 
 def _thread_id(config: RunnableConfig) -> str | None:

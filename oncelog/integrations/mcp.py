@@ -22,6 +22,11 @@ back its :class:`LedgerMcpTools`; it raises the ledger's own errors (a conflict,
   :class:`~oncelog.integrations.recorded.RecordedResultError` naming the operation. A result
   with ``isError`` is recorded like any other: the server answered, and a rerun sees the same
   answer.
+- **Approvals.** A call that awaits a person's approval on the ledger
+  (``ToolPolicy(approval=...)``) answers an error result naming the pending approval (its
+  structured content: ``{"approval": {...}}``, with the operation, params and request hash);
+  call again once decided: approved, the tool runs once; denied, an error result with the
+  reason (:mod:`oncelog.integrations.approvals`).
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, TypeVar, cast
 
-from oncelog.errors import LedgerError
+from oncelog.errors import ApprovalDeniedError, ApprovalPendingError, LedgerError
+from oncelog.integrations.approvals import denial_message, pending_payload
 from oncelog.integrations.extras import requires_extra
 from oncelog.integrations.mcp_meta import (
     EPOCH_META,
@@ -90,6 +96,15 @@ def _as_result(data: Any, *, strict: bool) -> CallToolResult:
     )
 
 
+def _error_result(text: str, structured: dict[str, Any]) -> CallToolResult:
+    """A call that did not run, as an MCP error result (not recorded: nothing ran)."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=structured,
+        is_error=True,
+    )
+
+
 def record_result(value: Any) -> Any:
     """What the ledger records of a tool's or a reconcile hook's answer."""
     result = (
@@ -127,9 +142,14 @@ class LedgerMcpTools:
             meta = cast(RequestParamsMeta, identity_meta())
             return await self.session.call_tool(name, args, meta=meta)
 
-        result: CallToolResult = await self.run.acall(
-            name, args, call, effect=effect, shape=MCP_RESULT
-        )
+        try:
+            result: CallToolResult = await self.run.acall(
+                name, args, call, effect=effect, shape=MCP_RESULT
+            )
+        except ApprovalPendingError as exc:
+            return _error_result(str(exc), {"approval": pending_payload(exc)})
+        except ApprovalDeniedError as exc:
+            return _error_result(denial_message(exc), {"approval_denied": str(exc)})
         return result
 
     async def effect(self, name: str) -> Effect | None:

@@ -19,6 +19,12 @@ result instead. Errors of the ledger itself, such as a
 :class:`~oncelog.errors.ConflictError`, stop the run: ``Runner.run`` raises the SDK's
 ``UserError("Error running tool charge: [conflict] ...")`` with the ledger's error as its
 ``__cause__``.
+
+**Approvals.** A tool whose policy has an ``approval`` rule gets ``needs_approval``: a call
+the rule selects records its intent on the ledger and interrupts the run (the result's
+``interruptions``). After a person decides on the ledger, ``state.approve(item)`` and
+``Runner.run(agent, state)`` let the call reach the ledger, whose decision stands: approved,
+the tool runs once; denied, the model is told the reason (:mod:`oncelog.integrations.approvals`).
 """
 
 from __future__ import annotations
@@ -29,7 +35,13 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from oncelog.errors import ExecutionFailedError, InvalidArgumentError, LedgerError
+from oncelog.errors import (
+    ApprovalDeniedError,
+    ExecutionFailedError,
+    InvalidArgumentError,
+    LedgerError,
+)
+from oncelog.integrations.approvals import denial_message, intent_recorded
 from oncelog.integrations.extras import requires_extra
 from oncelog.integrations.mcp_meta import identity_meta
 from oncelog.integrations.policy import effect_of_annotations
@@ -63,6 +75,8 @@ def ledger_tool(
             return await run.acall(
                 tool.name, params, lambda: inner.on_invoke_tool(ctx, arguments), effect=effect
             )
+        except ApprovalDeniedError as exc:
+            return denial_message(exc)
         except Exception as exc:
             if error_message_as_result or not _tools_own(exc):
                 raise
@@ -73,7 +87,13 @@ def ledger_tool(
                 raise
             return message
 
-    return dataclasses.replace(tool, on_invoke_tool=on_invoke_tool)
+    if run.policy(tool.name, effect).approval is None:
+        return dataclasses.replace(tool, on_invoke_tool=on_invoke_tool)
+
+    async def needs_approval(_: Any, params: dict[str, Any], call_id: str) -> bool:
+        return await intent_recorded(run, tool.name, params)
+
+    return dataclasses.replace(tool, on_invoke_tool=on_invoke_tool, needs_approval=needs_approval)
 
 
 def ledger_tools(

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Final, Literal
 
 from oncelog.errors import InvalidArgumentError
+from oncelog.producer.approval_rule import RequireApproval
 from oncelog.producer.executor import DEFAULT_RETRY_ON, InProgressPolicy, ToolContext, ToolSpec
 from oncelog.producer.protocol import DEFAULT_RETENTION_S
 from oncelog.producer.tool_model import UnguardedToolWarning
@@ -63,6 +64,7 @@ _SPEC_OPTIONS: Final = (
     "on_in_progress",
     "retry_on",
     "downstream_dedupes",
+    "approval",
 )
 
 
@@ -79,7 +81,10 @@ class ToolPolicy:
     idempotency key once (the tool passes ``current_call().idempotency_key``), so a rerun in
     the crash window cannot charge twice. ``per_branch=True``: each branch of a forked run
     runs the tool itself, instead of replaying the same call another branch completed
-    (see the module doc). The rest are the claim's options.
+    (see the module doc). ``approval``: which calls need a person's yes first
+    (:class:`~oncelog.producer.approval_rule.RequireApproval`); each adapter maps the pending
+    call to its framework's own pause (:mod:`oncelog.integrations.approvals`). The rest are
+    the claim's options.
     """
 
     effect: Effect = "external"
@@ -92,6 +97,7 @@ class ToolPolicy:
     retention_seconds: float = DEFAULT_RETENTION_S
     on_in_progress: InProgressPolicy = "raise"
     retry_on: tuple[type[BaseException], ...] = DEFAULT_RETRY_ON
+    approval: RequireApproval | None = None
 
     def __post_init__(self) -> None:
         if self.effect not in ("pure", "external"):

@@ -15,6 +15,11 @@ each call sends the ledger's idempotency key and epoch to the server in ``_meta`
 toolset's ``process_tool_call`` is wrapped to add them, around any hook of your own), and a
 tool without a policy of its own takes its effect from the server's annotations
 (``readOnlyHint`` -> pure, else external).
+
+**Approvals.** A call that awaits a person's approval on the ledger
+(``ToolPolicy(approval=...)``) is deferred as Pydantic AI's ``ApprovalRequired``: the run
+ends with ``DeferredToolRequests`` (add it to the agent's ``output_type``), and
+:func:`resume_approvals` resumes it once decided (:mod:`oncelog.integrations.approvals`).
 """
 
 from __future__ import annotations
@@ -23,17 +28,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from oncelog.errors import ApprovalDeniedError, ApprovalPendingError
+from oncelog.integrations.approvals import denial_message, pending_payload
 from oncelog.integrations.extras import requires_extra
 from oncelog.integrations.mcp_meta import identity_meta
 from oncelog.integrations.policy import effect_of_annotations
 from oncelog.integrations.run import LedgerRun
 
 with requires_extra("pydantic-ai"):
-    from pydantic_ai import ModelRetry, RunContext, Tool
+    from pydantic_ai import (
+        ApprovalRequired,
+        DeferredToolRequests,
+        DeferredToolResults,
+        ModelRetry,
+        RunContext,
+        Tool,
+    )
     from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, WrapperToolset
     from pydantic_ai.toolsets.abstract import ToolsetTool
 
-__all__ = ["LedgerToolset", "ledger_toolset"]
+__all__ = ["LedgerToolset", "ledger_toolset", "resume_approvals"]
 
 _IDENTITY_HOOK = "__oncelog_identity__"  # marks a process_tool_call that adds the identity
 
@@ -61,7 +75,20 @@ class LedgerToolset(WrapperToolset[Any]):
                 exc.retryable = True  # type: ignore[attr-defined]  # read by the executor
                 raise
 
-        return await self.run.acall(name, tool_args, call, effect=effect)
+        try:
+            return await self.run.acall(name, tool_args, call, effect=effect)
+        except ApprovalPendingError as exc:
+            raise ApprovalRequired(metadata=pending_payload(exc)) from exc
+        except ApprovalDeniedError as exc:
+            return denial_message(exc)
+
+
+def resume_approvals(requests: DeferredToolRequests) -> DeferredToolResults:
+    """The results that resume a run paused on pending approvals: each call may reach the
+    ledger again, whose decision (approved: the tool runs; denied: the model is told the
+    reason) is the only one. Pass them with the paused run's messages:
+    ``agent.run(message_history=..., deferred_tool_results=resume_approvals(requests))``."""
+    return DeferredToolResults(approvals={call.tool_call_id: True for call in requests.approvals})
 
 
 def ledger_toolset(

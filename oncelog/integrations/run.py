@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypedDict, TypeVar, Unpack
 
-from oncelog.errors import ConflictError, InvalidArgumentError, LedgerError
+from oncelog.errors import ApprovalPendingError, ConflictError, InvalidArgumentError, LedgerError
 from oncelog.identity.validation import validate_id
 from oncelog.integrations.policy import (
     Effect,
@@ -160,6 +160,14 @@ class LedgerRun:
             self._counts[(channel_id, tool_name)] = k
         return f"{tool_name}#{k}"
 
+    def next_key_name(self, channel_id: str, tool_name: str, params: Mapping[str, Any]) -> str:
+        """The key the next call of ``tool_name`` with ``params`` gets, without taking it."""
+        rule = self.policy(tool_name).key
+        if rule is not None:
+            return validate_id("key_name", rule(params))
+        with self._lock:
+            return f"{tool_name}#{self._counts.get((channel_id, tool_name), 0) + 1}"
+
     def drive(self, plan: LedgerPlan[T]) -> T:
         """Run ``plan`` with the run's client, blocking (a ``SyncLedgerClient``)."""
         client = self.client
@@ -249,8 +257,24 @@ class LedgerRun:
                     from_channels=family,
                     dedup_fields=policy.dedup_fields,
                 )
-            run: ToolRun = yield RunTool(job)
+            try:
+                run: ToolRun = yield RunTool(job)
+            except ApprovalPendingError:
+                self._give_back(job, policy)
+                raise
             return self._read(job, how.get("shape", JSON_SHAPE), run)
+
+    def _give_back(self, job: ToolJob[Any, Any], policy: ToolPolicy) -> None:
+        """A call paused for approval did not happen: the tool's next call is its retry, under
+        the same ``<tool>#<k>`` (a framework resumes a paused call by calling it again)."""
+        t, name = job.target, job.spec.tool_name
+        if (
+            policy.key is not None
+            or t.key_name != f"{name}#{self._counts.get((t.channel_id, name))}"
+        ):
+            return
+        with self._lock:
+            self._counts[(t.channel_id, name)] -= 1
 
     def _job(
         self,

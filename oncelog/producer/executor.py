@@ -12,6 +12,11 @@ drives it twice: with asyncio, and blocking with a heartbeat thread):
   ``on_in_progress="wait"`` the executor waits for the holder's lease deadline (log time, read
   as the transport's clock) and claims again, bounded by ``wait_timeout_s`` (then
   :class:`~oncelog.errors.LedgerTimeoutError`).
+- ``awaiting_approval`` (the tool's ``approval`` rule selected these params):
+  :class:`~oncelog.errors.ApprovalPendingError` (code ``approval_pending``) at once, or with
+  ``RequireApproval(on_pending="wait")`` a claim every ``poll_s`` until the decision, bounded
+  by its ``wait_timeout_s``; a deny is :class:`~oncelog.errors.ApprovalDeniedError`
+  (:mod:`oncelog.producer.approval_rule`).
 - ``claimed``/``reclaimed``: on ``reclaimed`` ``reconcile(previous, ctx)`` runs first; a non-None
   answer is completed as the result ("downstream already applied this idempotency key") with
   ``reconciled="found"``. Otherwise ``fn(ctx)`` runs, and its completion (or failure) says
@@ -201,8 +206,8 @@ def ledger_tool(
     asks first (see the module). ``**options`` are any of
     :class:`~oncelog.producer.tool_model.ToolOptions`: ``dedup_fields``,
     ``lease_seconds``, ``retention_seconds``, ``effect``, ``on_in_progress``,
-    ``wait_timeout_s``, ``retry_on``, ``result_encoder``, ``downstream_dedupes``. The
-    decorated tool is a :class:`LedgerTool`:
+    ``wait_timeout_s``, ``retry_on``, ``result_encoder``, ``downstream_dedupes``,
+    ``approval``. The decorated tool is a :class:`LedgerTool`:
     ``await tool(channel_id, key_name, **params)`` returns the result,
     ``await tool.run(...)`` the whole :class:`~oncelog.producer.tool_model.ToolRun`.
     """

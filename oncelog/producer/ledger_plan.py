@@ -155,8 +155,8 @@ def run_tool(
     :mod:`oncelog.producer.executor`. ``**options`` are any of
     :class:`~oncelog.producer.tool_model.ToolOptions`: ``dedup_fields``, ``lease_seconds``,
     ``retention_seconds``, ``effect``, ``on_in_progress``, ``wait_timeout_s``, ``retry_on``,
-    ``result_encoder``, ``downstream_dedupes``. ``fn`` and ``reconcile`` are async on a
-    ``LedgerClient``, blocking on a ``SyncLedgerClient`` (which beats in a thread). An
+    ``result_encoder``, ``downstream_dedupes``, ``approval``. ``fn`` and ``reconcile`` are
+    async on a ``LedgerClient``, blocking on a ``SyncLedgerClient`` (which beats in a thread). An
     external tool with neither ``reconcile`` nor ``downstream_dedupes`` is warned of
     (:class:`UnguardedToolWarning`) at the caller's line."""
     job = ToolJob(

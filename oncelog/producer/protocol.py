@@ -74,6 +74,12 @@ class ClaimOptions(TypedDict):
     effect: str
 
 
+class ClaimCall(ClaimOptions, total=False):
+    """A claim's options with its approval policy, when the tool's rule asks for one."""
+
+    approval: m.ApprovalPolicy | None
+
+
 def build_claim(
     route: Route, body: m.Claim, token: str | None = None, request_id: str | None = None
 ) -> m.Request:

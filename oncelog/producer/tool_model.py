@@ -16,8 +16,9 @@ from typing import Any, Final, Generic, Literal, TypedDict, TypeVar, cast
 
 from oncelog.errors import ExecutionCancelledError, InvalidArgumentError, LeaseLostError
 from oncelog.identity import validation
+from oncelog.producer.approval_rule import RequireApproval
 from oncelog.producer.clock import Clock
-from oncelog.producer.protocol import DEFAULT_RETENTION_S, ClaimOptions
+from oncelog.producer.protocol import DEFAULT_RETENTION_S, ClaimCall
 from oncelog.producer.results import ClaimStatus, Execution
 from oncelog.producer.transient import TransientTransportError
 from oncelog.schemas.models import PreviousAttempt
@@ -176,6 +177,10 @@ class ToolOptions(TypedDict, total=False):
     downstream_dedupes: bool
     """The downstream deduplicates by the idempotency key itself: no reconcile hook is needed,
     and no :class:`UnguardedToolWarning` is given. Default False."""
+    approval: RequireApproval | None
+    """Which calls need a person's yes first, and whether the call waits for it or raises
+    :class:`~oncelog.errors.ApprovalPendingError` at once
+    (:mod:`oncelog.producer.approval_rule`). Default None: no call does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,8 +205,11 @@ class ToolSpec:
     retry_on: tuple[type[BaseException], ...] = DEFAULT_RETRY_ON
     result_encoder: Callable[[Any], Any] | None = None
     downstream_dedupes: bool = False
+    approval: RequireApproval | None = None
 
     def __post_init__(self) -> None:
+        if self.approval is not None and not isinstance(self.approval, RequireApproval):
+            raise InvalidArgumentError("approval must be a RequireApproval")
         if self.on_in_progress not in ("raise", "wait"):
             raise InvalidArgumentError("on_in_progress must be 'raise' or 'wait'")
         if self.result_encoder is not None and not callable(self.result_encoder):
@@ -234,9 +242,10 @@ class ToolSpec:
             stacklevel=stacklevel + 1,
         )
 
-    def claim_options(self, params: Mapping[str, Any]) -> ClaimOptions:
-        """What the claim of ``params`` asks for."""
-        return ClaimOptions(
+    def claim_options(self, params: Mapping[str, Any]) -> ClaimCall:
+        """What the claim of ``params`` asks for (with an approval policy when the tool's
+        rule selects these params)."""
+        options = ClaimCall(
             tool_name=self.tool_name,
             params=params,
             dedup_fields=self.dedup_fields,
@@ -244,6 +253,9 @@ class ToolSpec:
             retention_seconds=self.retention_seconds,
             effect=self.effect,
         )
+        if self.approval is not None:
+            options["approval"] = self.approval.policy_for(params)
+        return options
 
 
 @dataclass(frozen=True, slots=True)

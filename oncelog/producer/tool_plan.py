@@ -34,9 +34,10 @@ from oncelog.errors import (
     StaleClaimError,
     ToolInProgressError,
 )
+from oncelog.producer.approval_rule import pending_error
 from oncelog.producer.calls import ExecutionRef
 from oncelog.producer.clock import Clock
-from oncelog.producer.protocol import ClaimOptions
+from oncelog.producer.protocol import ClaimCall
 from oncelog.producer.recordable import Unrecordable, UnrecordableAnswerError, refusal, unrecordable
 from oncelog.producer.results import Claim, ClaimStatus, Execution, Heartbeat
 from oncelog.producer.tool_model import (
@@ -75,7 +76,7 @@ class LedgerCalls(Protocol[ClaimT_co, ExecutionT_co, HeartbeatT_co]):
         key_name: str | None = None,
         *,
         step: int | None = None,
-        **options: Unpack[ClaimOptions],
+        **options: Unpack[ClaimCall],
     ) -> ClaimT_co: ...
 
     # The steps pass their Execution and token by position (names are the clients').
@@ -110,7 +111,7 @@ class ClaimStep:
     """Claim the operation; answered with a :class:`Claim`."""
 
     target: ToolTarget
-    options: ClaimOptions
+    options: ClaimCall
 
     def invoke(self, ledger: AnyLedger) -> Any:
         """Make the call on ``ledger`` (its answer, or an awaitable of it)."""
@@ -214,8 +215,18 @@ def _claim_until_held(
     spec: ToolSpec, target: ToolTarget, params: Mapping[str, Any], clock: Clock
 ) -> Plan[Claim]:
     give_up_at_ms = clock.now_ms() + round(spec.wait_timeout_s * 1000)
+    rule = spec.approval
+    approval_give_up_ms = clock.now_ms() + round(rule.wait_timeout_s * 1000) if rule else 0
     while True:
         claim: Claim = yield ClaimStep(target, spec.claim_options(params))
+        if claim.status is ClaimStatus.AWAITING_APPROVAL:
+            # Each claim is answered from the log: the one after the decision is the grant
+            # (or ApprovalDeniedError). The pause only spaces the claims out.
+            if rule is None:  # another declaration of the key recorded the intent
+                raise pending_error(claim)
+            delay = rule.delay(claim, approval_give_up_ms, clock.now_ms())
+            yield WaitStep(delay, beside_tool=False)
+            continue
         if claim.status is not ClaimStatus.IN_PROGRESS:
             return claim
         # Waiting for the holder's lease to lapse is waiting for time itself.

@@ -38,6 +38,7 @@ CODES = {
     "ApprovalDeniedError": ("approval_denied", 409),
     "ApprovalExpiredError": ("approval_expired", 409),
     "ApprovalRefusedError": ("approval_refused", 403),
+    "ApprovalPendingError": ("approval_pending", 409),
     "LeaseLostError": ("lease_lost", 409),
     "LedgerError": ("ledger_error", 500),
     "LedgerTimeoutError": ("timeout", 504),

@@ -21,8 +21,11 @@ from tests.integration.frameworks.downstream import Crash
 class ScriptedModel(Model):
     """Asks for one charge; once the tool's output is in, answers (or the process crashes)."""
 
-    def __init__(self, order_id: str, *, crash: bool) -> None:
+    def __init__(
+        self, order_id: str, *, crash: bool, tool: str = "charge", amount_cents: int = 4200
+    ) -> None:
         self.order_id, self.crash = order_id, crash
+        self.tool, self.amount_cents = tool, amount_cents
 
     async def get_response(
         self, system_instructions: str | None, input: str | list[TResponseInputItem],
@@ -33,9 +36,9 @@ class ScriptedModel(Model):
             i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"
         ]
         if not outputs:
-            args_json = json.dumps({"order_id": self.order_id, "amount_cents": 4200})
+            args_json = json.dumps({"order_id": self.order_id, "amount_cents": self.amount_cents})
             call = ResponseFunctionToolCall(
-                type="function_call", call_id="call-1", name="charge", arguments=args_json
+                type="function_call", call_id="call-1", name=self.tool, arguments=args_json
             )
             return ModelResponse(output=[call], usage=Usage(), response_id=None)
         if self.crash:
