@@ -28,6 +28,7 @@ from drills.faults.drill import LogCheck, check_log, settle, start_serve
 from drills.history import record
 from drills.history.check import Verdict, check
 from oncelog.broker.cluster import LocalCluster, busiest_leader, wait_topics_known
+from oncelog.errors import BrokerError
 from oncelog.producer.dispatch import Timeouts
 from oncelog.projector.process import stop as stop_serve
 from oncelog.projector.store import Store
@@ -40,6 +41,8 @@ BOUND_S: Final = 3 * 60
 within it, the hour beyond. Both ledgers' reclaims are counted within or beyond it."""
 
 HOLD_S: Final = 20.0
+
+_RESTARTS: Final = 3  # start-ups of a killed node before the drill gives up
 """How long each phase lasts (its fault's length, not a synchronisation)."""
 
 _DUPLICATE_VERDICTS: Final = frozenset({"double", "possible", "unsettled"})
@@ -204,7 +207,17 @@ def _move_leader(cluster: LocalCluster, admin: Any, topic: str) -> int:
     up is not waited for: with two in sync the ledger takes writes."""
     victim = busiest_leader(admin, topic)
     cluster.kill(victim)
-    cluster.start_nodes(victim)
+    for attempt in range(_RESTARTS):
+        try:
+            cluster.start_nodes(victim)
+            return victim
+        except BrokerError:
+            # A node restarted under a clock that disagrees with the controller's can give
+            # up before the controller says it caught up ("Received a fatal error while
+            # waiting for the controller"): Kafka's start-up, not the ledger. Again.
+            if attempt == _RESTARTS - 1:
+                raise
+            cluster.kill(victim)
     return victim
 
 

@@ -19,13 +19,14 @@ import contextlib
 import hashlib
 import io
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from oncelog.errors import ArchiveError, StoreError
+from oncelog.errors import ArchiveCorruptError, ArchiveError, StoreError
 
 from .archiver import load_manifest
 from .location import ArchiveLocation
@@ -205,3 +206,36 @@ def with_archived(con: duckdb.DuckDBPyConnection, sql: str) -> str:
             )
         sql = sql.replace("{" + table + "}", source)
     return sql
+
+
+def check_pruned(con: duckdb.DuckDBPyConnection) -> int:
+    """Check every file of pruned rows the DuckDB file lists: present, and its bytes the
+    SHA-256 recorded when it was written; the number of files checked.
+
+    Raises:
+        ArchiveCorruptError: a listed file is missing or its bytes differ (the message
+            names it): the history it held cannot be read back as it was.
+    """
+    try:
+        listed = con.execute("SELECT path, sha256 FROM archived_rows ORDER BY path").fetchall()
+    except duckdb.CatalogException:
+        return 0  # a file of a version before pruning: nothing pruned
+    except duckdb.Error as exc:
+        raise StoreError(f"reading the pruned files failed: {exc}") from exc
+    for path, expected in listed:
+        try:
+            data = Path(path).read_bytes()
+        except FileNotFoundError:
+            raise ArchiveCorruptError(
+                f"the pruned rows file {path} is missing: restore it from a backup of the "
+                "archive, or rebuild the file (`oncelog rebuild --from requests`)"
+            ) from None
+        except OSError as exc:
+            raise ArchiveError(f"reading the pruned rows file {path} failed: {exc}") from exc
+        if hashlib.sha256(data).hexdigest() != expected:
+            raise ArchiveCorruptError(
+                f"the pruned rows file {path} differs from what was written (SHA-256 "
+                f"{expected} expected): restore it from a backup of the archive, or rebuild "
+                "the file (`oncelog rebuild --from requests`)"
+            )
+    return len(listed)

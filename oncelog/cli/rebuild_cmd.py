@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from oncelog.archive.prune import check_pruned, with_archived
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.cli.progress import refold_progress, wanted
 from oncelog.errors import (
@@ -148,7 +149,10 @@ def verify_cmd(
             tempfile.TemporaryDirectory() as tmp,
             refold_progress("verifying", total, enabled=show) as progress,
         ):
-            report = verify(settings, kafka, Path(tmp) / "scratch.duckdb", live, progress)
+            if live is not None:
+                _check_pruned(live)
+            scratch = Path(tmp) / "scratch.duckdb"
+            report = verify(settings, kafka, scratch, live, progress, live_history=with_archived)
     finally:
         if live is not None:
             live.close()
@@ -166,6 +170,15 @@ def verify_cmd(
         )
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _check_pruned(live: Store) -> None:
+    """The live file's pruned rows, as written (``archive_corrupt`` otherwise)."""
+    cursor = live.cursor()
+    try:
+        check_pruned(cursor)
+    finally:
+        cursor.close()
 
 
 def _print_report(report: Report, console: Console) -> None:

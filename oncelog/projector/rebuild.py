@@ -247,18 +247,31 @@ def compare(
     return diffs
 
 
+HistorySource = Callable[[duckdb.DuckDBPyConnection, str], str]
+"""Rewrites a query of ``{requests}`` and ``{history}`` for a file whose history may
+continue elsewhere (rows pruned into Parquet: :func:`oncelog.archive.prune.with_archived`)."""
+
+
+def tables_only(con: duckdb.DuckDBPyConnection, sql: str) -> str:
+    """The history as the file's own tables hold it."""
+    return sql.replace("{requests}", "requests").replace("{history}", "history")
+
+
 def verify(
     settings: Settings,
     kafka: Mapping[str, Any],
     scratch: Path,
     live: Store | None,
     progress: Progress | None = None,
+    *,
+    live_history: HistorySource = tables_only,
 ) -> Report:
     """Refold the requests log into ``scratch`` and compare with the snapshots and ``live``.
 
     With a ``live`` file, only the partitions it holds are compared: one projector
     of several (a shard) folds only its partitions, each up to its own position.
-    ``progress`` hears the refold's records, as for :func:`rebuild_from_requests`.
+    ``progress`` hears the refold's records, as for :func:`rebuild_from_requests`;
+    ``live_history`` reads the live file's history where it continues (pruned rows).
     """
     report = Report()
     snapshots: dict[int, dict[str, Any]] = {}
@@ -279,7 +292,7 @@ def verify(
             current = {s.operation_id: s for s in live.current_states()}
             report.compared_live = len(current)
             report.differences += compare("live", states_as_of(store, positions), current)
-            report.history_missing, diffs = compare_history(store, live, positions)
+            report.history_missing, diffs = compare_history(store, live, positions, live_history)
             report.differences += diffs
             compared, diffs = compare_checkpoints(settings, kafka, live, store)
             report.compared_checkpoints = compared
@@ -288,23 +301,30 @@ def verify(
 
 
 # What the history holds below a position: the audit by offset, the versions by key.
+# ``{requests}`` and ``{history}``: the tables, or what a ``HistorySource`` reads for them.
 _HISTORY_KEYS: Final = {
-    "requests": 'SELECT "offset" FROM requests WHERE "partition" = ? AND "offset" < ?',
-    "versions": "SELECT operation_id, version FROM history "
+    "requests": 'SELECT "offset" FROM {requests} WHERE "partition" = ? AND "offset" < ?',
+    "versions": "SELECT operation_id, version FROM {history} "
     'WHERE "partition" = ? AND valid_from_offset < ?',
 }
 
 
 def compare_history(
-    refold: Store, live: Store, positions: Mapping[int, int]
+    refold: Store,
+    live: Store,
+    positions: Mapping[int, int],
+    live_history: HistorySource = tables_only,
 ) -> tuple[int, list[str]]:
     """The requests and versions below the live file's ``positions`` that the refold has
-    and the file lacks (their count), and every difference of the two, a line each."""
+    and the file lacks (their count), and every difference of the two, a line each.
+
+    ``live_history`` reads the live file's history where it continues (pruned rows)."""
     missing = 0
     diffs: list[str] = []
     for p, end in sorted(positions.items()):
         for what, sql in _HISTORY_KEYS.items():
-            expected, held = _keys(refold, sql, p, end), _keys(live, sql, p, end)
+            expected = _keys(refold, sql, p, end, tables_only)
+            held = _keys(live, sql, p, end, live_history)
             lacking, extra = expected - held, held - expected
             missing += len(lacking)
             if lacking:
@@ -317,10 +337,10 @@ def compare_history(
     return missing, diffs
 
 
-def _keys(store: Store, sql: str, partition: int, end: int) -> set[Any]:
+def _keys(store: Store, sql: str, partition: int, end: int, source: HistorySource) -> set[Any]:
     cursor = store.cursor()
     try:
-        rows = cursor.execute(sql, [partition, end]).fetchall()
+        rows = cursor.execute(source(cursor, sql), [partition, end]).fetchall()
     except duckdb.Error as exc:
         raise StoreError(f"reading the history of {store.path} failed: {exc}") from exc
     finally:

@@ -14,8 +14,10 @@ import pytest
 
 from oncelog.archive.archiver import archive_partition, load_manifest, save_manifest
 from oncelog.archive.location import ArchiveLocation
-from oncelog.archive.prune import Window, prune_store
+from oncelog.archive.prune import Window, check_pruned, prune_store, with_archived
+from oncelog.errors import ArchiveCorruptError
 from oncelog.producer.sync_client import SyncLedgerClient
+from oncelog.projector.rebuild import verify
 from oncelog.query import effects, queries
 from oncelog.settings import Settings
 from tests.integration.conftest import FAST, RunningProjector
@@ -104,3 +106,41 @@ def test_the_queries_answer_the_same_after_pruning(
     assert _count(con, "history") == 4  # the current versions stay, the rest moved
     assert moved["history"] == kept["history"] - 4
     assert _answers(con) == before
+
+
+def test_verify_reads_the_pruned_rows_and_fails_on_a_corrupted_file(
+    topics: Settings, projector: RunningProjector, tmp_path: Path
+) -> None:
+    _ledger(topics, projector)
+    projector.halt()
+    location = ArchiveLocation.from_settings(
+        topics.model_copy(update={"archive_url": str(tmp_path / "archive")})
+    )
+    con = projector.store.cursor()
+    kafka = topics.kafka_config(str(topics.bootstrap_servers))
+    for (p,) in con.execute('SELECT "partition" FROM positions').fetchall():
+        archive_partition(location, kafka, topics.requests_topic, p, file_records=2)
+    later = int(time.time() * 1000) + 2 * HOUR_MS
+    window = Window(max_age_ms=HOUR_MS, max_versions=1)
+    assert sum(p.rows for p in prune_store(con, location, topics.requests_topic, window, later))
+
+    store = projector.store
+    assert check_pruned(con) == 2  # one file of requests, one of versions
+    report = verify(topics, kafka, tmp_path / "a.duckdb", store, live_history=with_archived)
+    assert report.history_missing == 0
+    assert report.ok, report.differences
+    # Read as the tables alone, the pruned history is missing: what verify said before.
+    alone = verify(topics, kafka, tmp_path / "b.duckdb", store)
+    assert alone.history_missing > 0
+
+    [(path,)] = con.execute(
+        "SELECT path FROM archived_rows WHERE table_name = 'history'"
+    ).fetchall()
+    data = Path(path).read_bytes()
+    Path(path).write_bytes(data[:-9] + bytes(9))
+    with pytest.raises(ArchiveCorruptError, match="differs from what was written") as caught:
+        check_pruned(con)
+    assert caught.value.code == "archive_corrupt"
+    Path(path).unlink()
+    with pytest.raises(ArchiveCorruptError, match="is missing"):
+        check_pruned(con)
