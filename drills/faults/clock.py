@@ -160,6 +160,7 @@ def _drill(cluster: LocalCluster, clocks: FakeClocks, workdir: Path, hold_s: flo
             ledger.crew.start()
         time.sleep(hold_s)  # healthy first: the phase's length, not a synchronisation
         report.steps = _steps(cluster, clocks, admin, ledgers, hold_s)
+        _clear_fetch_back_offs(cluster)
         for ledger in ledgers:
             ledger.figures.projector_survived = ledger.serve.poll() is None
             settle(ledger.settings, Timeouts(total_s=120, resend_after_s=5))
@@ -206,19 +207,37 @@ def _move_leader(cluster: LocalCluster, admin: Any, topic: str) -> int:
     clocks differ from its own); restart it, until it answers. Its replicas catching
     up is not waited for: with two in sync the ledger takes writes."""
     victim = busiest_leader(admin, topic)
-    cluster.kill(victim)
+    _restart(cluster, victim)
+    return victim
+
+
+def _restart(cluster: LocalCluster, node: int) -> None:
+    """SIGKILL ``node`` and start it again, until it answers."""
+    cluster.kill(node)
     for attempt in range(_RESTARTS):
         try:
-            cluster.start_nodes(victim)
-            return victim
+            cluster.start_nodes(node)
+            return
         except BrokerError:
             # A node restarted under a clock that disagrees with the controller's can give
             # up before the controller says it caught up ("Received a fatal error while
             # waiting for the controller"): Kafka's start-up, not the ledger. Again.
             if attempt == _RESTARTS - 1:
                 raise
-            cluster.kill(victim)
-    return victim
+            cluster.kill(node)
+
+
+def _clear_fetch_back_offs(cluster: LocalCluster) -> None:
+    """Restart each node in turn once the clocks agree again.
+
+    A follower whose fetch failed while its clock was an hour ahead backs off until a
+    wall-clock deadline an hour away once the clock steps back: until then it replicates
+    none of the partitions in that fetch, and an ``acks=all`` append there waits
+    (docs/reliability.md, "A partition that stops being fetched"). A restarted node
+    starts its fetchers afresh; the ledger meanwhile runs on the two others.
+    """
+    for node in range(1, cluster.size + 1):
+        _restart(cluster, node)
 
 
 def within_bound(phase: str, bound_s: int) -> bool:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
 import pyarrow as pa
-from confluent_kafka import Message, TopicPartition
+from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Message, TopicPartition
 
 from oncelog.errors import ArchiveCorruptError, RetentionUnsafeError
 from oncelog.kafka.reader import plain_consumer, read_to_end, watermarks
@@ -200,7 +200,42 @@ def verify_partition(
     return manifest
 
 
-def _verify_file(location: ArchiveLocation, folder: str, entry: FileEntry) -> None:
+def archived_head(
+    location: ArchiveLocation, topic: str, partition: int
+) -> tuple[Iterator[Message], int]:
+    """The partition's archived records as the log held them, each file checked as
+    ``archive verify`` checks it when it is read, and the offset where the log's tail must
+    take over (0: nothing archived).
+
+    Raises:
+        ArchiveCorruptError: the archive does not begin at offset 0 (records before it are
+            in neither place), or a file differs from the manifest (when it is read).
+    """
+    manifest = load_manifest(location, topic, partition)
+    start = manifest.start_offset
+    if start not in (None, 0):
+        raise ArchiveCorruptError(
+            f"the archive of {topic}[{partition}] begins at offset {start}: the records "
+            "before it are not archived, so no rebuild can fold them"
+        )
+    folder = partition_dir(topic, partition)
+
+    def records() -> Iterator[Message]:
+        for entry in manifest.files:
+            for r in _verify_file(location, folder, entry):
+                yield Message(
+                    topic=topic,
+                    partition=partition,
+                    offset=r.offset,
+                    key=r.key,
+                    value=r.value,
+                    timestamp=(TIMESTAMP_LOG_APPEND_TIME, r.timestamp_ms),
+                )
+
+    return records(), manifest.end_offset or 0
+
+
+def _verify_file(location: ArchiveLocation, folder: str, entry: FileEntry) -> list[Record]:
     where = f"{location.url}/{folder}/{entry.name}"
     data = location.get(f"{folder}/{entry.name}")
     if data is None:
@@ -214,3 +249,4 @@ def _verify_file(location: ArchiveLocation, folder: str, entry: FileEntry) -> No
     seen = (len(records), records[0].offset if records else None, records_digest(records))
     if seen != (entry.records, entry.first_offset, entry.records_sha256):
         raise ArchiveCorruptError(f"{where}: its records differ from the manifest's")
+    return records

@@ -11,6 +11,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from oncelog.archive.archiver import archived_head
+from oncelog.archive.location import ArchiveLocation
 from oncelog.archive.prune import check_pruned, with_archived
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.cli.progress import refold_progress, wanted
@@ -21,6 +23,7 @@ from oncelog.errors import (
     VerifyIncompleteError,
 )
 from oncelog.kafka.reader import topic_ends
+from oncelog.projector.bulk_rebuild import Head
 from oncelog.projector.checkpoint_verify import rebuild_checkpoints
 from oncelog.projector.rebuild import (
     Report,
@@ -83,8 +86,9 @@ def rebuild(
             return
         show = wanted(as_json)
         total = _log_size(kafka, settings.requests_topic, partition) if show else 0
+        heads = archive_heads(settings, kafka, partition)
         with refold_progress("refolding", total, enabled=show) as progress:
-            n = rebuild_from_requests(settings, kafka, store, progress, partition)
+            n = rebuild_from_requests(settings, kafka, store, progress, partition, heads=heads)
         checkpoints = rebuild_checkpoints(settings, kafka, store, partition)
     _say(
         as_json,
@@ -93,6 +97,19 @@ def rebuild(
         checkpoint_records=checkpoints,
         db_path=str(settings.db_path),
     )
+
+
+def archive_heads(
+    settings: Settings, kafka: dict[str, object], partitions: list[int] | None
+) -> dict[int, Head] | None:
+    """Each partition's archived records, read before its log's tail, when an archive is
+    configured (``ONCELOG_ARCHIVE_URL``); None: the log alone, from offset 0."""
+    if not settings.archive_url:
+        return None
+    location = ArchiveLocation.from_settings(settings)
+    topic = settings.requests_topic
+    chosen = partitions if partitions is not None else sorted(topic_ends(kafka, topic))
+    return {p: archived_head(location, topic, p) for p in chosen}
 
 
 def _and_checkpoints(records: int) -> str:
@@ -152,7 +169,10 @@ def verify_cmd(
             if live is not None:
                 _check_pruned(live)
             scratch = Path(tmp) / "scratch.duckdb"
-            report = verify(settings, kafka, scratch, live, progress, live_history=with_archived)
+            heads = archive_heads(settings, kafka, shard)
+            report = verify(
+                settings, kafka, scratch, live, progress, live_history=with_archived, heads=heads
+            )
     finally:
         if live is not None:
             live.close()

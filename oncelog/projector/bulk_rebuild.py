@@ -16,12 +16,13 @@ projection's: the step is shared, the row writers are not.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import itertools
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Final, Protocol
 
 import duckdb
-from confluent_kafka import Message
+from confluent_kafka import OFFSET_BEGINNING, Message
 
 from oncelog.errors import StoreError
 from oncelog.kafka.reader import read_to_end, where
@@ -45,6 +46,11 @@ Progress = Callable[[int, int], None]  # (partition, records done in it)
 # Records per transaction. Large, because every transaction pays a fixed cost in
 # index maintenance and commit; bounded, because the rows wait in memory (about
 # 1 KB per record with its state blob).
+Head = tuple[Iterable[Message], int]
+"""A partition's records before its log's tail (from an archive) and the offset the tail
+starts at."""
+
+
 CHUNK: Final = 250_000
 # How often the progress callback hears about a partition (records).
 _TICK: Final = 10_000
@@ -250,14 +256,19 @@ def refold_partition(
     progress: Progress | None = None,
     chunk: int | None = None,
     max_clock_step_ms: int = 0,
+    head: Head | None = None,
 ) -> int:
     """Refold ``topic[partition]`` from offset 0 to its high watermark through ``writer``,
     in chunks of ``chunk`` records (default :data:`CHUNK`), judged with the ledger's
-    ``max_clock_step_ms`` as the live projector judges."""
+    ``max_clock_step_ms`` as the live projector judges. With a ``head`` (the records
+    before the log's tail, read from an archive), those first, then the log from the
+    head's end."""
     chunk = CHUNK if chunk is None else chunk
     refold = PartitionRefold(topic, partition, partitions, max_clock_step_ms)
     total = 0
-    for msg in read_to_end(kafka, topic, partition, timeout_s=3600, batch=10_000):
+    before, start = head if head is not None else ((), OFFSET_BEGINNING)
+    tail = read_to_end(kafka, topic, partition, start, timeout_s=3600, batch=10_000)
+    for msg in itertools.chain(before, tail):
         refold.add(msg)
         total += 1
         if progress is not None and total % _TICK == 0:

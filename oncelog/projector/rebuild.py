@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any, Final
 
 import duckdb
+from confluent_kafka import TopicPartition
 
-from oncelog.errors import ConfigError, StoreError
-from oncelog.kafka.reader import high_watermarks, partition_count, plain_consumer
-from oncelog.projector.bulk_rebuild import ChunkWriter, refold_partition
+from oncelog.errors import ArchiveCorruptError, ArchiveError, ConfigError, StoreError
+from oncelog.kafka.reader import high_watermarks, partition_count, plain_consumer, watermarks
+from oncelog.projector.bulk_rebuild import ChunkWriter, Head, refold_partition
 from oncelog.projector.checkpoint_verify import compare_checkpoints
 from oncelog.projector.refold_pool import refold_in_processes
 from oncelog.projector.restore import latest_snapshots, position_after
@@ -51,6 +52,7 @@ def rebuild_from_requests(
     partitions: Sequence[int] | None = None,
     *,
     workers: int | None = None,
+    heads: Mapping[int, Head] | None = None,
 ) -> int:
     """Refold ``partitions`` (default: all) of the requests topic from offset 0 into an
     empty ``store``: a shard's partitions rebuild that shard.
@@ -58,15 +60,33 @@ def rebuild_from_requests(
     ``workers`` > 1 refolds in that many processes while this one writes DuckDB
     (:mod:`oncelog.projector.refold_pool`); 1 refolds here; None chooses: one per
     core for a log of ``PARALLEL_MIN_RECORDS`` or more, since starting a worker costs
-    about a second."""
+    about a second. ``heads``: each partition's records before its log's tail, read from
+    the archive (refolded here, in this process).
+
+    Raises:
+        ArchiveError: a partition's log no longer starts at offset 0 and no archive head
+            was given for it; ArchiveCorruptError: the log starts after the head ends.
+    """
     if store.positions():
         # The bulk writer inserts without upserts: it relies on an empty projection.
         raise StoreError(f"{store.path} already holds a projection; rebuild needs an empty one")
     topic = settings.requests_topic
     count, chosen, processes = _plan(kafka, topic, partitions, workers)
+    _check_covered(kafka, topic, chosen, heads or {})
     con = store.cursor()
     try:
         with _without_cyclic_gc():
+            if heads is not None:
+                return _refold_here(
+                    kafka,
+                    topic,
+                    chosen,
+                    count,
+                    con,
+                    progress=progress,
+                    max_clock_step_ms=settings.max_clock_step_ms,
+                    heads=heads,
+                )
             if processes > 1:
                 return refold_in_processes(
                     kafka,
@@ -101,6 +121,7 @@ def _refold_here(
     *,
     progress: Progress | None,
     max_clock_step_ms: int,
+    heads: Mapping[int, Head] | None = None,
 ) -> int:
     """Refold in this process, DuckDB writing on a thread of its own."""
     writer = ChunkWriter(con)
@@ -114,11 +135,36 @@ def _refold_here(
                 writer,
                 progress=progress,
                 max_clock_step_ms=max_clock_step_ms,
+                head=(heads or {}).get(p),
             )
             for p in chosen
         )
     finally:
         writer.close()
+
+
+def _check_covered(
+    kafka: Mapping[str, Any], topic: str, chosen: list[int], heads: Mapping[int, Head]
+) -> None:
+    """Every chosen partition's records from offset 0: on the log, or in its head."""
+    consumer = plain_consumer(kafka)
+    try:
+        for p in chosen:
+            low, _ = watermarks(consumer, TopicPartition(topic, p))
+            head = heads.get(p)
+            if head is None and low > 0:
+                raise ArchiveError(
+                    f"{topic}[{p}] starts at offset {low}: the records before it left the "
+                    "log, and no archive was read for them (set ONCELOG_ARCHIVE_URL to the "
+                    "archive that holds them; docs/guides/retention.md)"
+                )
+            if head is not None and low > head[1]:
+                raise ArchiveCorruptError(
+                    f"{topic}[{p}] starts at offset {low} but its archive ends at {head[1]}: "
+                    "the records between are in neither place"
+                )
+    finally:
+        consumer.close()
 
 
 def _plan(
@@ -265,13 +311,15 @@ def verify(
     progress: Progress | None = None,
     *,
     live_history: HistorySource = tables_only,
+    heads: Mapping[int, Head] | None = None,
 ) -> Report:
     """Refold the requests log into ``scratch`` and compare with the snapshots and ``live``.
 
     With a ``live`` file, only the partitions it holds are compared: one projector
     of several (a shard) folds only its partitions, each up to its own position.
     ``progress`` hears the refold's records, as for :func:`rebuild_from_requests`;
-    ``live_history`` reads the live file's history where it continues (pruned rows).
+    ``live_history`` reads the live file's history where it continues (pruned rows);
+    ``heads``: the partitions' records before the log's tail, from the archive.
     """
     report = Report()
     snapshots: dict[int, dict[str, Any]] = {}
@@ -282,7 +330,9 @@ def verify(
     for p in _chosen(shard, count):
         snapshots[p] = latest_snapshots(kafka, settings.executions_topic, p)
     with Store(scratch, checkpoint_mb=settings.duckdb_checkpoint_mb) as store:
-        report.refolded = rebuild_from_requests(settings, kafka, store, progress, shard)
+        report.refolded = rebuild_from_requests(
+            settings, kafka, store, progress, shard, heads=heads
+        )
         frontiers = {p: position_after(snaps).next_offset for p, snaps in snapshots.items()}
         published = {op: s.state for snaps in snapshots.values() for op, s in snaps.items()}
         report.compared_snapshots = len(published)
