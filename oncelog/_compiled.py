@@ -35,6 +35,8 @@ COMPILED: Final = (
     "oncelog.identity.tokens",
     "oncelog.schemas.request_reader",
     "oncelog.schemas.request_reader_previous",
+    "oncelog.schemas.avro_write",
+    "oncelog.schemas.record_writers",
 )
 """The modules mypyc compiles, by import name."""
 

@@ -22,7 +22,7 @@ from oncelog.schemas import (
     convert,
     layout,
     previous,
-    record_writer,
+    record_writers,
     request_reader,
     request_reader_previous,
     upgrade,
@@ -177,16 +177,12 @@ _READ_REQUEST: Final = fast_reader(layout.CURRENT[REQUEST], HEADER_LEN, request_
 _READ_DECISION: Final = fast_reader(layout.CURRENT[DECISION], HEADER_LEN)
 _FAST_REQUEST: Final = schema_fingerprint(layout.CURRENT[REQUEST])
 _FAST_HEADER: Final = MAGIC + _FAST_REQUEST
-# The request id is unique per request: memoizing its bytes would only churn the memo.
-_WRITE_REQUEST: Final = record_writer.compile_writer(
-    layout.CURRENT[REQUEST], unmemoized={(REQUEST, "request_id")}
-)
+# The writers generated from the package's schemas (oncelog.schemas.record_writer).
+_WRITE_REQUEST: Final = record_writers.request
 # The previous release's layout (oncelog.schemas.previous): a record that uses nothing
 # added since is written in it, so that release still decodes it during an upgrade.
 _PREV_REQUEST_HEADER: Final = MAGIC + schema_fingerprint(previous.REQUEST_SCHEMA)
-_WRITE_PREV_REQUEST: Final = record_writer.compile_writer(
-    previous.REQUEST_SCHEMA, unmemoized={(REQUEST, "request_id")}
-)
+_WRITE_PREV_REQUEST: Final = record_writers.previous_request
 _READ_PREV_REQUEST: Final = fast_reader(
     previous.REQUEST_SCHEMA, HEADER_LEN, request_reader_previous.read
 )
@@ -239,26 +235,18 @@ def request_record(data: bytes, registry: SchemaRegistry = REGISTRY) -> dict[str
 
 
 # The writers generated from the package's schemas, and their headers. The state inside
-# a decision or a snapshot is written once and spliced (record_writer.StateBodies).
+# a decision or a snapshot is written once and spliced (avro_write.StateBodies).
 _FAST_SNAPSHOT: Final = schema_fingerprint(layout.CURRENT[SNAPSHOT])
 _FAST_DECISION: Final = schema_fingerprint(layout.CURRENT[DECISION])
 _SNAPSHOT_HEADER: Final = MAGIC + _FAST_SNAPSHOT
 _DECISION_HEADER: Final = MAGIC + _FAST_DECISION
-_STATE_BODIES: Final = record_writer.StateBodies()
-_WITH_STATE: Final = {layout.STATE: _STATE_BODIES.body}
-_WRITE_SNAPSHOT: Final = record_writer.compile_writer(layout.CURRENT[SNAPSHOT], _WITH_STATE)
-_WRITE_DECISION: Final = record_writer.compile_writer(layout.CURRENT[DECISION], _WITH_STATE)
+_STATE_BODIES: Final = record_writers.STATE_BODIES
+_WRITE_SNAPSHOT: Final = record_writers.snapshot
+_WRITE_DECISION: Final = record_writers.decision
 _PREV_SNAPSHOT_HEADER: Final = MAGIC + schema_fingerprint(previous.SNAPSHOT_SCHEMA)
 _PREV_DECISION_HEADER: Final = MAGIC + schema_fingerprint(previous.DECISION_SCHEMA)
-_WITH_PREV_STATE: Final = {
-    layout.STATE: lambda state: previous.state_body(_STATE_BODIES.body(state))
-}
-_WRITE_PREV_SNAPSHOT: Final = record_writer.compile_writer(
-    previous.SNAPSHOT_SCHEMA, _WITH_PREV_STATE
-)
-_WRITE_PREV_DECISION: Final = record_writer.compile_writer(
-    previous.DECISION_SCHEMA, _WITH_PREV_STATE
-)
+_WRITE_PREV_SNAPSHOT: Final = record_writers.previous_snapshot
+_WRITE_PREV_DECISION: Final = record_writers.previous_decision
 _READ_PREV_DECISION: Final = fast_reader(previous.DECISION_SCHEMA, HEADER_LEN)
 
 
