@@ -47,7 +47,18 @@ from oncelog.schemas.models import ExecutionState
 __all__ = ["StateBodies", "compile_writer", "module_source", "state_body", "write_long"]
 
 # The primitives the generated code calls, by the names it calls them.
-_PRIMITIVES: Final = "NULL SOME TRUE FALSE text blob array memoized pack_f pack_d".split()
+_PRIMITIVES: Final = [
+    "NULL",
+    "SOME",
+    "TRUE",
+    "FALSE",
+    "text",
+    "blob",
+    "array",
+    "memoized",
+    "pack_f",
+    "pack_d",
+]
 
 
 class _Emitter(Emitter):
