@@ -37,6 +37,7 @@ COMPILED: Final = (
     "oncelog.schemas.request_reader_previous",
     "oncelog.schemas.avro_write",
     "oncelog.schemas.record_writers",
+    "oncelog.schemas.fast_paths",
 )
 """The modules mypyc compiles, by import name."""
 

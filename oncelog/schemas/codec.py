@@ -27,6 +27,7 @@ from oncelog.schemas import (
     request_reader_previous,
     upgrade,
 )
+from oncelog.schemas.fast_paths import FastPath
 from oncelog.schemas.inline_reader import fast_reader
 from oncelog.schemas.models import (
     CheckpointKind,
@@ -188,6 +189,25 @@ _READ_PREV_REQUEST: Final = fast_reader(
 )
 
 
+def _fast_path(name: str, previous_schema: Any, read: Any, read_previous: Any) -> FastPath:
+    """The generated readers of record type ``name`` and when they may judge a record."""
+    fingerprint = schema_fingerprint(layout.CURRENT[name])
+    return FastPath(
+        name,
+        fingerprint,
+        MAGIC + fingerprint,
+        read,
+        MAGIC + schema_fingerprint(previous_schema),
+        read_previous,
+        REGISTRY,
+    )
+
+
+_FAST_REQUESTS: Final = _fast_path(
+    REQUEST, previous.REQUEST_SCHEMA, _READ_REQUEST, _READ_PREV_REQUEST
+)
+
+
 def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> bytes:
     """Single-object encode a request (with the writer generated from the package's
     schema while it is the registry's current one, else fastavro). A request with no
@@ -206,24 +226,9 @@ def decode_request(data: bytes, registry: SchemaRegistry = REGISTRY) -> Request:
     the registry's reader schema (no resolution needed); anything else, and any
     record that reader is unsure of, takes fastavro.
     """
-    if (
-        _READ_REQUEST is not None
-        and type(data) is bytes  # a bytearray would leak into the bytes fields
-        and data.startswith(_FAST_HEADER)  # no slices: this runs per record
-        and registry.current_fingerprint.get(REQUEST) == _FAST_REQUEST
-    ):
-        request: Request | None = _READ_REQUEST(data)
-        if request is not None:
-            return request
-    elif (
-        _READ_PREV_REQUEST is not None
-        and type(data) is bytes
-        and data.startswith(_PREV_REQUEST_HEADER)
-        and registry is REGISTRY
-    ):
-        request = _READ_PREV_REQUEST(data)
-        if request is not None:
-            return request
+    request: Request | None = _FAST_REQUESTS.read(data, registry)
+    if request is not None:
+        return request
     return _decode(registry, REQUEST, data, convert.request_from_avro)
 
 
@@ -248,6 +253,11 @@ _PREV_DECISION_HEADER: Final = MAGIC + schema_fingerprint(previous.DECISION_SCHE
 _WRITE_PREV_SNAPSHOT: Final = record_writers.previous_snapshot
 _WRITE_PREV_DECISION: Final = record_writers.previous_decision
 _READ_PREV_DECISION: Final = fast_reader(previous.DECISION_SCHEMA, HEADER_LEN)
+
+
+_FAST_DECISIONS: Final = _fast_path(
+    DECISION, previous.DECISION_SCHEMA, _READ_DECISION, _READ_PREV_DECISION
+)
 
 
 def encode_state_body(state: ExecutionState) -> bytes:
@@ -297,24 +307,9 @@ def decode_decision(data: bytes, registry: SchemaRegistry = REGISTRY) -> Decisio
     The generated reader takes records of the current schema (as for requests);
     anything else, and anything it is unsure of, takes fastavro.
     """
-    if (
-        _READ_DECISION is not None
-        and type(data) is bytes
-        and data.startswith(_DECISION_HEADER)
-        and registry.current_fingerprint.get(DECISION) == _FAST_DECISION
-    ):
-        decision: Decision | None = _READ_DECISION(data)
-        if decision is not None:
-            return decision
-    elif (
-        _READ_PREV_DECISION is not None
-        and type(data) is bytes
-        and data.startswith(_PREV_DECISION_HEADER)
-        and registry is REGISTRY
-    ):
-        decision = _READ_PREV_DECISION(data)
-        if decision is not None:
-            return decision
+    decision: Decision | None = _FAST_DECISIONS.read(data, registry)
+    if decision is not None:
+        return decision
     return _decode(registry, DECISION, data, convert.decision_from_avro)
 
 
