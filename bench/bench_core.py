@@ -1,6 +1,6 @@
 """Decode+fold throughput of the referee on one core (not a test).
 
-    python bench/bench_core.py [N] [--profile] [--generate-only] [--fastavro-requests]
+    python bench/bench_core.py [N] [--profile] [--generate-only] [--fastavro-requests] [--publish]
 
 Generates N (default 1,000,000) encoded requests over many operations, in a
 realistic mix (a claim, a few heartbeats, a completion; some contention,
@@ -10,7 +10,10 @@ failures and retries), then times decoding and folding them. The last line is
 For instruction counts, which the other sessions on a shared machine do not
 disturb, run it under ``valgrind --tool=callgrind`` with a small N, and subtract
 a ``--generate-only`` run. ``--fastavro-requests`` decodes with fastavro instead
-of the request reader generated from request.avsc.
+of the request reader generated from request.avsc. ``--publish`` adds what the
+projector does with each verdict (encode the decision; for a new state version
+its snapshot, its state blob and its history and executions rows; the audit row):
+subtract a run without it for the publish stage alone.
 """
 
 from __future__ import annotations
@@ -25,14 +28,18 @@ from collections.abc import Callable
 
 from oncelog.identity.canonical_json import canonical_json
 from oncelog.identity.ids import operation_id, request_hash
+from oncelog.projector.rows import audit_row, execution_row, history_row
+from oncelog.projector.state_blob import encode_state
 from oncelog.referee.fold import PartitionClock, fold
 from oncelog.schemas import codec, convert
-from oncelog.schemas.codec import decode_request, encode_request
+from oncelog.schemas.codec import decode_request, encode_decision, encode_request, encode_snapshot
 from oncelog.schemas.models import (
     Body,
     Claim,
     Complete,
+    Decision,
     Effect,
+    ExecutionSnapshot,
     ExecutionState,
     Fail,
     Heartbeat,
@@ -95,17 +102,36 @@ def _decode_with_fastavro(data: bytes) -> Request:
     return codec._decode(codec.REGISTRY, codec.REQUEST, data, convert.request_from_avro)
 
 
+def publish(offset: int, request: Request, decision: Decision) -> int:
+    """What the projector makes of one verdict (encodings and rows); their size."""
+    size = len(encode_decision(decision))
+    audit = audit_row(0, offset, decision.log_time_ms, request, decision)
+    state = decision.state
+    if decision.changed and state is not None:
+        snap = ExecutionSnapshot(
+            state, 0, offset, decision.request_id, decision.outcome, decision.log_time_ms
+        )
+        size += len(encode_snapshot(snap))
+        size += len(history_row(snap, encode_state(state)))
+        size += len(execution_row(snap))
+    return size + len(audit)
+
+
 def decode_and_fold(
-    records: list[tuple[bytes, int]], decode: Callable[[bytes], Request] = decode_request
+    records: list[tuple[bytes, int]],
+    decode: Callable[[bytes], Request] = decode_request,
+    then: Callable[[int, Request, Decision], int] | None = None,
 ) -> dict[str, ExecutionState]:
-    """The projector's hot loop without I/O."""
+    """The projector's hot loop without I/O; ``then`` (:func:`publish`) gets each verdict."""
     states: dict[str, ExecutionState] = {}
     clock = PartitionClock()
     get = states.get
-    for data, broker_ts in records:
+    for offset, (data, broker_ts) in enumerate(records):
         request = decode(data)
         clock, t = clock.advance(broker_ts)
-        state, _decision = fold(get(request.operation_id), request, t)
+        state, decision = fold(get(request.operation_id), request, t)
+        if then is not None:
+            then(offset, request, decision)
         if state is not None:
             states[request.operation_id] = state
     return states
@@ -126,7 +152,7 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     started = time.perf_counter()
-    states = decode_and_fold(records, decode)
+    states = decode_and_fold(records, decode, publish if "--publish" in sys.argv else None)
     elapsed = time.perf_counter() - started
     print(f"folded into {len(states):,} operations in {elapsed:.2f} s")
     print(f"{elapsed / len(records) * 1e6:.2f} us per record")
@@ -134,7 +160,8 @@ def main() -> None:
         profiler = cProfile.Profile()
         profiler.runcall(decode_and_fold, records[:200_000])
         pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
-    print(f"decode+fold: {int(len(records) / elapsed)} records/s")
+    stage = "decode+fold+publish" if "--publish" in sys.argv else "decode+fold"
+    print(f"{stage}: {int(len(records) / elapsed)} records/s")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from oncelog.schemas.codec import (
 from oncelog.schemas.convert import state_from_avro
 from oncelog.schemas.layout import STATE_SCHEMA
 from oncelog.schemas.models import ExecutionState
-from oncelog.schemas.record_writer import state_body
+from oncelog.schemas.record_writers import state as state_body
 
 # Parsed once: re-parsing per call is a known fastavro slowdown. The writer is generated from it.
 _SCHEMA: Final[Any] = STATE_SCHEMA

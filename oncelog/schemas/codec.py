@@ -22,11 +22,12 @@ from oncelog.schemas import (
     convert,
     layout,
     previous,
-    record_writer,
+    record_writers,
     request_reader,
     request_reader_previous,
     upgrade,
 )
+from oncelog.schemas.fast_paths import FastPath
 from oncelog.schemas.inline_reader import fast_reader
 from oncelog.schemas.models import (
     CheckpointKind,
@@ -177,18 +178,33 @@ _READ_REQUEST: Final = fast_reader(layout.CURRENT[REQUEST], HEADER_LEN, request_
 _READ_DECISION: Final = fast_reader(layout.CURRENT[DECISION], HEADER_LEN)
 _FAST_REQUEST: Final = schema_fingerprint(layout.CURRENT[REQUEST])
 _FAST_HEADER: Final = MAGIC + _FAST_REQUEST
-# The request id is unique per request: memoizing its bytes would only churn the memo.
-_WRITE_REQUEST: Final = record_writer.compile_writer(
-    layout.CURRENT[REQUEST], unmemoized={(REQUEST, "request_id")}
-)
+# The writers generated from the package's schemas (oncelog.schemas.record_writer).
+_WRITE_REQUEST: Final = record_writers.request
 # The previous release's layout (oncelog.schemas.previous): a record that uses nothing
 # added since is written in it, so that release still decodes it during an upgrade.
 _PREV_REQUEST_HEADER: Final = MAGIC + schema_fingerprint(previous.REQUEST_SCHEMA)
-_WRITE_PREV_REQUEST: Final = record_writer.compile_writer(
-    previous.REQUEST_SCHEMA, unmemoized={(REQUEST, "request_id")}
-)
+_WRITE_PREV_REQUEST: Final = record_writers.previous_request
 _READ_PREV_REQUEST: Final = fast_reader(
     previous.REQUEST_SCHEMA, HEADER_LEN, request_reader_previous.read
+)
+
+
+def _fast_path(name: str, previous_schema: Any, read: Any, read_previous: Any) -> FastPath:
+    """The generated readers of record type ``name`` and when they may judge a record."""
+    fingerprint = schema_fingerprint(layout.CURRENT[name])
+    return FastPath(
+        name,
+        fingerprint,
+        MAGIC + fingerprint,
+        read,
+        MAGIC + schema_fingerprint(previous_schema),
+        read_previous,
+        REGISTRY,
+    )
+
+
+_FAST_REQUESTS: Final = _fast_path(
+    REQUEST, previous.REQUEST_SCHEMA, _READ_REQUEST, _READ_PREV_REQUEST
 )
 
 
@@ -210,24 +226,9 @@ def decode_request(data: bytes, registry: SchemaRegistry = REGISTRY) -> Request:
     the registry's reader schema (no resolution needed); anything else, and any
     record that reader is unsure of, takes fastavro.
     """
-    if (
-        _READ_REQUEST is not None
-        and type(data) is bytes  # a bytearray would leak into the bytes fields
-        and data.startswith(_FAST_HEADER)  # no slices: this runs per record
-        and registry.current_fingerprint.get(REQUEST) == _FAST_REQUEST
-    ):
-        request: Request | None = _READ_REQUEST(data)
-        if request is not None:
-            return request
-    elif (
-        _READ_PREV_REQUEST is not None
-        and type(data) is bytes
-        and data.startswith(_PREV_REQUEST_HEADER)
-        and registry is REGISTRY
-    ):
-        request = _READ_PREV_REQUEST(data)
-        if request is not None:
-            return request
+    request: Request | None = _FAST_REQUESTS.read(data, registry)
+    if request is not None:
+        return request
     return _decode(registry, REQUEST, data, convert.request_from_avro)
 
 
@@ -239,27 +240,24 @@ def request_record(data: bytes, registry: SchemaRegistry = REGISTRY) -> dict[str
 
 
 # The writers generated from the package's schemas, and their headers. The state inside
-# a decision or a snapshot is written once and spliced (record_writer.StateBodies).
+# a decision or a snapshot is written once and spliced (avro_write.StateBodies).
 _FAST_SNAPSHOT: Final = schema_fingerprint(layout.CURRENT[SNAPSHOT])
 _FAST_DECISION: Final = schema_fingerprint(layout.CURRENT[DECISION])
 _SNAPSHOT_HEADER: Final = MAGIC + _FAST_SNAPSHOT
 _DECISION_HEADER: Final = MAGIC + _FAST_DECISION
-_STATE_BODIES: Final = record_writer.StateBodies()
-_WITH_STATE: Final = {layout.STATE: _STATE_BODIES.body}
-_WRITE_SNAPSHOT: Final = record_writer.compile_writer(layout.CURRENT[SNAPSHOT], _WITH_STATE)
-_WRITE_DECISION: Final = record_writer.compile_writer(layout.CURRENT[DECISION], _WITH_STATE)
+_STATE_BODIES: Final = record_writers.STATE_BODIES
+_WRITE_SNAPSHOT: Final = record_writers.snapshot
+_WRITE_DECISION: Final = record_writers.decision
 _PREV_SNAPSHOT_HEADER: Final = MAGIC + schema_fingerprint(previous.SNAPSHOT_SCHEMA)
 _PREV_DECISION_HEADER: Final = MAGIC + schema_fingerprint(previous.DECISION_SCHEMA)
-_WITH_PREV_STATE: Final = {
-    layout.STATE: lambda state: previous.state_body(_STATE_BODIES.body(state))
-}
-_WRITE_PREV_SNAPSHOT: Final = record_writer.compile_writer(
-    previous.SNAPSHOT_SCHEMA, _WITH_PREV_STATE
-)
-_WRITE_PREV_DECISION: Final = record_writer.compile_writer(
-    previous.DECISION_SCHEMA, _WITH_PREV_STATE
-)
+_WRITE_PREV_SNAPSHOT: Final = record_writers.previous_snapshot
+_WRITE_PREV_DECISION: Final = record_writers.previous_decision
 _READ_PREV_DECISION: Final = fast_reader(previous.DECISION_SCHEMA, HEADER_LEN)
+
+
+_FAST_DECISIONS: Final = _fast_path(
+    DECISION, previous.DECISION_SCHEMA, _READ_DECISION, _READ_PREV_DECISION
+)
 
 
 def encode_state_body(state: ExecutionState) -> bytes:
@@ -309,24 +307,9 @@ def decode_decision(data: bytes, registry: SchemaRegistry = REGISTRY) -> Decisio
     The generated reader takes records of the current schema (as for requests);
     anything else, and anything it is unsure of, takes fastavro.
     """
-    if (
-        _READ_DECISION is not None
-        and type(data) is bytes
-        and data.startswith(_DECISION_HEADER)
-        and registry.current_fingerprint.get(DECISION) == _FAST_DECISION
-    ):
-        decision: Decision | None = _READ_DECISION(data)
-        if decision is not None:
-            return decision
-    elif (
-        _READ_PREV_DECISION is not None
-        and type(data) is bytes
-        and data.startswith(_PREV_DECISION_HEADER)
-        and registry is REGISTRY
-    ):
-        decision = _READ_PREV_DECISION(data)
-        if decision is not None:
-            return decision
+    decision: Decision | None = _FAST_DECISIONS.read(data, registry)
+    if decision is not None:
+        return decision
     return _decode(registry, DECISION, data, convert.decision_from_avro)
 
 

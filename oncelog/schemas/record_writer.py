@@ -1,4 +1,4 @@
-"""Avro body writers generated from a parsed ``.avsc`` schema at import.
+"""Avro body writers generated from a parsed ``.avsc`` schema.
 
 fastavro's ``schemaless_writer`` spends most of its time per record here on
 per-call setup and the dict form of the model (``convert``; docs/performance.md).
@@ -11,6 +11,11 @@ field name; a field the model derives is read from its property), and since a
 record's body is the concatenation of its fields' bodies, ``nested`` splices a
 state body written once (:class:`StateBodies`) into all three.
 
+The package's own writers (:data:`WRITERS`) are that source written out as
+:mod:`oncelog.schemas.record_writers` by :func:`module_source`
+(``python -m oncelog.schemas.record_writer``), checked in and compiled by mypyc;
+:func:`compile_writer` executes the same source for any other schema. The
+primitives the generated code calls are in :mod:`oncelog.schemas.avro_write`.
 Encoded longs, strings and retry-memory items are memoized by value
 (:mod:`oncelog.schemas.byte_budget`). ``tests/schemas/test_record_writer.py`` and
 ``test_request_reader.py`` check the bytes against fastavro's.
@@ -18,128 +23,42 @@ Encoded longs, strings and retry-memory items are memoized by value
 
 from __future__ import annotations
 
-import struct
-import time
-from collections.abc import Callable, Collection, Mapping
-from typing import Any, Final
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, Final, NamedTuple
 
-from oncelog.schemas.byte_budget import MAX_AGE_S, BytesMemo, entry_bytes
+from oncelog.schemas import avro_write, previous
+from oncelog.schemas.avro_write import StateBodies, write_long
 from oncelog.schemas.emitter import Emitter
 from oncelog.schemas.inline_reader import UnsupportedError
-from oncelog.schemas.layout import STATE_SCHEMA, model_fields, model_of, named_types
+from oncelog.schemas.layout import (
+    CURRENT,
+    DECISION,
+    REQUEST,
+    SCHEMA_DIR,
+    SNAPSHOT,
+    STATE,
+    STATE_SCHEMA,
+    model_fields,
+    model_of,
+    named_types,
+)
 from oncelog.schemas.models import ExecutionState
 
-# --- primitives --------------------------------------------------------------------
+__all__ = ["StateBodies", "compile_writer", "module_source", "state_body", "write_long"]
 
-_NULL: Final = b"\x00"  # union branch 0 ("null"); also false, and the end of an array
-_SOME: Final = b"\x02"  # union branch 1, zig-zag encoded
-_FALSE: Final = b"\x00"
-_TRUE: Final = b"\x01"
-_BYTE: Final = tuple(bytes((z,)) for z in range(0x80))
-_LONG_MIN: Final = -(1 << 63)
-_LONG_MAX: Final = (1 << 63) - 1
-# The continuation bits of a k-byte varint: 0x80 in every byte but the last.
-_CONTINUE: Final = tuple(int.from_bytes(b"\x80" * (k - 1), "little") for k in range(11))
-# Encoded longs by value. The same millisecond timestamps recur across a state's
-# fields (updated_at_ms, last_heartbeat_ms), its versions (claimed_at_ms) and
-# the records of one request (log_time_ms), and a lookup is cheaper than the
-# encoding.
-_LONGS: Final[BytesMemo[int]] = BytesMemo(4 << 20)
-# Encoded strings by value, for the same reason: every version of a state repeats
-# its ids, hashes, token fingerprints and the request ids of ``recent``. (A str hashes once.)
-_TEXTS: Final[BytesMemo[str]] = BytesMemo(16 << 20)
-# Encoded array items (records) by value: each new state version carries the
-# previous version's retry memory (``recent``) plus one item.
-_ITEMS: Final[BytesMemo[Any]] = BytesMemo(16 << 20)
-
-
-def _varint(z: int) -> bytes:
-    """The varint bytes of a zig-zag value of two or more bytes."""
-    if z < 0x4000:  # lengths of hashes and params, small counters
-        return bytes((z & 0x7F | 0x80, z >> 7))
-    size = (z.bit_length() + 6) // 7
-    # Spread the 7-bit groups over whole bytes with a few big-int operations,
-    # cheaper than a Python loop per byte for 6-byte millisecond timestamps.
-    spread = (
-        (z & 0x7F)
-        | (z << 1 & 0x7F00)
-        | (z << 2 & 0x7F_0000)
-        | (z << 3 & 0x7F00_0000)
-        | (z << 4 & 0x7F_0000_0000)
-        | (z << 5 & 0x7F00_0000_0000)
-    )
-    if size > 6:
-        spread |= (
-            (z << 6 & 0x7F_0000_0000_0000)
-            | (z << 7 & 0x7F00_0000_0000_0000)
-            | (z << 8 & 0x7F_0000_0000_0000_0000)
-            | (z << 9 & 0x7F00_0000_0000_0000_0000)
-        )
-    return (spread | _CONTINUE[size]).to_bytes(size, "little")
-
-
-def _encode_long(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)
-    if 0 <= z < 0x80:
-        return _BYTE[z]
-    if not _LONG_MIN <= n <= _LONG_MAX:
-        # As fastavro's compiled writer, rather than writing bytes no reader accepts.
-        raise OverflowError(f"{n} does not fit an Avro long")
-    return _varint(z)
-
-
-def write_long(n: int) -> bytes:
-    """Avro ``long`` (and ``int``): the zig-zag varint of ``n``.
-
-    Out of the signed 64-bit range it raises ``OverflowError``, as fastavro does.
-    """
-    data = _LONGS.get(n)
-    if data is None:
-        data = _encode_long(n)
-        _LONGS.put(n, data)
-    return data
-
-
-def _blob(data: bytes) -> bytes:
-    """Avro ``bytes``: length, then the data."""
-    size = len(data)
-    return (_BYTE[size << 1] if size < 0x40 else _varint(size << 1)) + data
-
-
-def _text(text: str) -> bytes:
-    """Avro ``string``: strict UTF-8, length-prefixed; memoized like the longs."""
-    data = _TEXTS.get(text)
-    if data is None:
-        data = _blob(text.encode())
-        _TEXTS.put(text, data)
-    return data
-
-
-# --- the generator -----------------------------------------------------------------
-
-
-def _array(items: Any, write_item: Callable[[Any], bytes]) -> bytes:
-    """An array as fastavro writes it: one block (count, items), then 0; empty is 0."""
-    if not items:
-        return _NULL
-    parts = [write_long(len(items))]
-    parts.extend(write_item(item) for item in items)
-    parts.append(_NULL)
-    return b"".join(parts)
-
-
-def _memoized(write: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
-    """``write`` of a record, its bytes memoized by value (the record is a hashable model)."""
-    known = _ITEMS.get
-
-    def write_item(item: Any) -> bytes:
-        data = known(item)
-        if data is None:
-            data = write(item)
-            _ITEMS.put(item, data)
-        return data
-
-    return write_item
+# The primitives the generated code calls, by the names it calls them.
+_PRIMITIVES: Final = [
+    "NULL",
+    "SOME",
+    "TRUE",
+    "FALSE",
+    "text",
+    "blob",
+    "array",
+    "memoized",
+    "pack_f",
+    "pack_d",
+]
 
 
 class _Emitter(Emitter):
@@ -151,23 +70,23 @@ class _Emitter(Emitter):
         nested: Mapping[str, Callable[[Any], bytes]],
         unmemoized: Collection[tuple[str, str]],
     ) -> None:
-        scope: dict[str, Any] = {
-            "NULL": _NULL,
-            "SOME": _SOME,
-            "TRUE": _TRUE,
-            "FALSE": _FALSE,
-            "long": write_long,
-            "text": _text,
-            "blob": _blob,
-            "array": _array,
-            "memoized": _memoized,
-            "pack_f": struct.Struct("<f").pack,
-            "pack_d": struct.Struct("<d").pack,
-        }
+        scope: dict[str, Any] = {name: getattr(avro_write, name) for name in _PRIMITIVES}
+        scope["long"] = write_long
+        scope["Any"] = Any
         super().__init__(named, scope)
         self.nested = nested
         self.unmemoized = unmemoized
         self.writers: dict[str, str] = {}  # record name -> its function's name
+        # How module_source spells each bound value, by its name.
+        self.spelled: dict[str, str] = {}
+        self.nested_spelled: Mapping[str, str] = {}
+        self.lines_written: list[str] = []  # every function's source (module_source)
+
+    def spell(self, stem: str, value: Any, spelling: str) -> str:
+        """:meth:`bind`, remembering how the module source spells ``value``."""
+        name = self.bind(stem, value)
+        self.spelled[name] = spelling
+        return name
 
     def expr(self, t: Any, v: str, where: tuple[str, str] = ("", "")) -> str:
         """An expression of the body of ``v`` (a local name), of type ``t``."""
@@ -202,7 +121,8 @@ class _Emitter(Emitter):
     def _enum(self, t: Any) -> str:
         """Symbol -> index varint; keyed by value so members (``StrEnum``) hash the same."""
         model_of(t["name"])  # checked against the model by oncelog.schemas.layout
-        return self.bind("E_", {s: write_long(i) for i, s in enumerate(t["symbols"])})
+        table = {s: write_long(i) for i, s in enumerate(t["symbols"])}
+        return self.spell("E_", table, repr(table))
 
     def _items(self, t: Any) -> str:
         if isinstance(t, str) and t in self.named:
@@ -219,18 +139,21 @@ class _Emitter(Emitter):
         if not all(isinstance(r, dict) and r["type"] == "record" for r in records):
             raise UnsupportedError(f"union {branches}")
         # A union of records (a request's body): the branch index, then the record.
-        table = {
-            model_of(r["name"]): (write_long(i), self.scope[self.record(r)])
-            for i, r in enumerate(records)
+        named = {
+            model_of(r["name"]): (write_long(i), self.record(r)) for i, r in enumerate(records)
         }
-        branch = self.bind("U_", {cls: _branch(*pair) for cls, pair in table.items()})
+        table = {cls: _branch(i, self.scope[f]) for cls, (i, f) in named.items()}
+        spelling = ", ".join(
+            f"models.{cls.__name__}: branch({i!r}, {f})" for cls, (i, f) in named.items()
+        )
+        branch = self.spell("U_", table, f"{{{spelling}}}")
         return f"{branch}[type({v})]({v})"
 
     def record(self, t: Any) -> str:
         """The name of the function writing the record ``t`` (generated on first use)."""
         name = t["name"]
         if name in self.nested:
-            return self.bind("NESTED_", self.nested[name])
+            return self.spell("NESTED_", self.nested.get(name), self.nested_spelled.get(name, ""))
         known = self.writers.get(name)
         if known is not None:
             return known
@@ -239,7 +162,7 @@ class _Emitter(Emitter):
         fields = [f["name"] for f in t["fields"]]
         local = {field: self.fresh("f") for field in fields}
         parts = [self.expr(f["type"], local[f["name"]], (name, f["name"])) for f in t["fields"]]
-        lines = [f"def {function}(o):"]
+        lines = [f"def {function}(o: Any) -> bytes:"]
         if fields and tuple(fields) == model_fields(cls) and hasattr(cls, "_fields"):
             lines.append(f"    ({', '.join(local.values())},) = o")  # a NamedTuple in order
         else:  # by attribute: a dataclass, another order, or a field the model derives
@@ -252,14 +175,13 @@ class _Emitter(Emitter):
 
     def _define(self, function: str) -> None:
         source = "\n".join(self.lines)
+        self.lines_written.extend(["", "", *self.lines])
         self.lines = []
         code = compile(source, f"<oncelog.schemas.record_writer:{function}>", "exec")
         exec(code, self.scope)
 
 
-def _branch(index: bytes, write: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
-    """The writer of one branch of a union of records: its index, then the record."""
-    return lambda body: index + write(body)
+_branch: Final = avro_write.branch
 
 
 def compile_writer(
@@ -283,59 +205,101 @@ state_body: Final[Callable[[ExecutionState], bytes]] = compile_writer(STATE_SCHE
 """The schemaless Avro body of a state (``dev.oncelog.ExecutionState.avsc``)."""
 
 
-# --- one body per state ------------------------------------------------------------
+# --- the generated module ---------------------------------------------------------
+
+_MODULE_HEAD = (
+    '"""The Avro body writers, generated from the schemas by oncelog.schemas.record_writer.\n'
+    '''
+Do not edit: `python -m oncelog.schemas.record_writer` rewrites it, and
+tests/schemas/test_generated_writers.py fails while it differs from the generator's
+output. It is a file, not an exec'd string, so that mypyc compiles it (setup.py).
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from oncelog.schemas import models, previous
+from oncelog.schemas.avro_write import (
+    FALSE,
+    NULL,
+    SOME,
+    TRUE,
+    StateBodies,
+    array,
+    blob,
+    branch,
+    memoized,
+    pack_d,
+    pack_f,
+    text,
+)
+from oncelog.schemas.avro_write import write_long as long
+'''
+)
 
 
-class StateBodies:
-    """The bodies of recently written states, by identity, so each is written once.
+class Writer(NamedTuple):
+    """One writer of the generated module: its public name, schema and options."""
 
-    The projector writes a state in a decision, then in its snapshot, then as
-    the DuckDB blob (on the committer thread), and unchanged decisions of
-    later batches carry the same cached state object again. Entries hold the
-    state itself, so its ``id`` cannot be reused while the entry lives, and
-    states are immutable, so a body never goes stale. Two generations bound
-    the memory by bytes (each at most half of ``budget_bytes``): when the young
-    one is full it becomes the old one. Shared by threads: every dict call is
-    atomic, and a lost race only costs a rewrite or a misjudged count.
+    name: str
+    schema: Any
+    nested: Mapping[str, str] = {}  # record name -> how the module spells its writer
+    unmemoized: Collection[tuple[str, str]] = ()
+
+
+def _placeholder(o: Any) -> bytes:
+    raise AssertionError("a nested writer of the generated module, spelt there")
+
+
+def module_source(writers: Sequence[Writer], tail: Sequence[str] = ()) -> str:
+    """The source of a module whose ``<name>(model)`` is :func:`compile_writer`'s writer.
+
+    The same functions, with the values they use bound at module level after them
+    (``tail`` lines last), so that mypyc compiles the module.
     """
+    emitter = _Emitter({}, {}, ())
+    lines = [_MODULE_HEAD]
+    for writer in writers:
+        emitter.named = named_types(writer.schema)
+        emitter.nested = dict.fromkeys(writer.nested, _placeholder)
+        emitter.nested_spelled = writer.nested
+        emitter.unmemoized = writer.unmemoized
+        emitter.writers = {}
+        emitter.lines_written = lines
+        function = emitter.record(writer.schema)
+        lines.append(f"{writer.name}: Callable[[Any], bytes] = {function}")
+    # Bound names are used inside functions only, so they may follow them.
+    bound = [f"{name}: Any = {spelling}" for name, spelling in emitter.spelled.items()]
+    return "\n".join([*lines, "", *tail, "", *bound, ""])
 
-    def __init__(
-        self,
-        budget_bytes: int = 32 << 20,
-        max_age_s: float = MAX_AGE_S,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._generation_bytes = budget_bytes // 2
-        # A generation also ends after half of max_age_s (see byte_budget): the
-        # entries hold their states alive, so a light load must not keep an hour's.
-        self._generation_s = max_age_s / 2
-        self._clock = clock
-        self._young_since = clock()
-        self._young: dict[int, tuple[ExecutionState, bytes]] = {}
-        self._young_bytes = 0
-        self._old: dict[int, tuple[ExecutionState, bytes]] = {}
 
-    def body(self, state: ExecutionState) -> bytes:
-        """The body of ``state``, written at most once while it stays recent."""
-        key = id(state)
-        entry = self._young.get(key)
-        if entry is not None and entry[0] is state:
-            return entry[1]
-        entry = self._old.get(key)
-        if entry is None or entry[0] is not state:
-            entry = (state, state_body(state))
-        size = entry_bytes(entry[1])
-        now = self._clock()
-        if (
-            self._young_bytes + size > self._generation_bytes
-            or now - self._young_since > self._generation_s
-        ):
-            self._old, self._young, self._young_bytes = self._young, {}, 0
-            self._young_since = now
-        self._young[key] = entry  # promoted from the old generation, or new
-        self._young_bytes += size
-        return entry[1]
+GENERATED: Final = SCHEMA_DIR / "record_writers.py"
+"""The generated module: the package's writers (:data:`WRITERS`) as a file mypyc compiles."""
 
-    def clear(self) -> None:
-        """Forget every body (benchmarks start cold with this)."""
-        self._young, self._old, self._young_bytes = {}, {}, 0
+_UNIQUE_ID: Final = {(REQUEST, "request_id")}  # memoizing it would only churn the memo
+
+WRITERS: Final = (
+    Writer("state", STATE_SCHEMA),
+    Writer("request", CURRENT[REQUEST], unmemoized=_UNIQUE_ID),
+    Writer("previous_request", previous.REQUEST_SCHEMA, unmemoized=_UNIQUE_ID),
+    Writer("snapshot", CURRENT[SNAPSHOT], {STATE: "STATE_BODIES.body"}),
+    Writer("decision", CURRENT[DECISION], {STATE: "STATE_BODIES.body"}),
+    Writer("previous_snapshot", previous.SNAPSHOT_SCHEMA, {STATE: "previous_state"}),
+    Writer("previous_decision", previous.DECISION_SCHEMA, {STATE: "previous_state"}),
+)
+"""The writers of :data:`GENERATED`: a request in either layout, and a snapshot or a
+decision whose state is written once (``STATE_BODIES``) and spliced in."""
+
+WRITERS_TAIL: Final = (
+    "STATE_BODIES = StateBodies(state)",
+    '"""The bodies of recent states: a decision, its snapshot and the state blob share one."""',
+    "",
+    "",
+    "def previous_state(o: Any) -> bytes:",
+    '    """The previous layout\'s body of a state that fits it."""',
+    "    return previous.state_body(STATE_BODIES.body(o))",
+)
+
+
+if __name__ == "__main__":
+    GENERATED.write_text(module_source(WRITERS, WRITERS_TAIL), encoding="utf-8")

@@ -299,7 +299,7 @@ def test_memo_writes_a_state_once_and_equal_states_alike() -> None:
 
 
 def test_memo_is_by_identity_and_survives_reused_ids() -> None:
-    bodies = StateBodies(budget_bytes=8 * entry_bytes(state_body(_a_state())))
+    bodies = StateBodies(state_body, budget_bytes=8 * entry_bytes(state_body(_a_state())))
     for version in range(200):
         state = _a_state(version=version)  # freed each round: ids get reused
         assert bodies.body(state) == state_body(state)
@@ -309,7 +309,8 @@ def test_memo_is_by_identity_and_survives_reused_ids() -> None:
 def test_memo_generations_keep_recent_states() -> None:
     states = [_a_state(version=v) for v in range(5)]
     hot = states[0]
-    bodies = StateBodies(budget_bytes=4 * entry_bytes(state_body(hot)))  # two per generation
+    # two per generation
+    bodies = StateBodies(state_body, budget_bytes=4 * entry_bytes(state_body(hot)))
     hot_body = bodies.body(hot)
     for state in states[1:]:
         bodies.body(state)
@@ -322,7 +323,7 @@ def test_memo_generations_keep_recent_states() -> None:
 def test_state_bodies_are_bounded_by_bytes_not_entries() -> None:
     small = _a_state()
     big = _a_state(params=b"x" * 100_000)
-    bodies = StateBodies(budget_bytes=4 * entry_bytes(state_body(small)))
+    bodies = StateBodies(state_body, budget_bytes=4 * entry_bytes(state_body(small)))
     small_body = bodies.body(small)
     assert bodies.body(big) == state_body(big)  # kept, alone, in a generation of its own
     assert bodies.body(small) is small_body  # the old generation still had it
@@ -359,7 +360,7 @@ def test_bytes_memo_starts_over_after_its_age_however_little_it_holds() -> None:
 
 def test_state_bodies_let_go_of_states_after_their_age() -> None:
     clock = ManualClock(start_ms=0)
-    bodies = StateBodies(max_age_s=60.0, clock=lambda: clock.now_ms() / 1000)
+    bodies = StateBodies(state_body, max_age_s=60.0, clock=lambda: clock.now_ms() / 1000)
     old = _a_state(version=0)
     old_body = bodies.body(old)
     for version in (1, 2):
@@ -372,7 +373,7 @@ def test_state_bodies_let_go_of_states_after_their_age() -> None:
 
 def test_state_bodies_keep_a_state_through_one_turn() -> None:
     clock = ManualClock(start_ms=0)
-    bodies = StateBodies(max_age_s=60.0, clock=lambda: clock.now_ms() / 1000)
+    bodies = StateBodies(state_body, max_age_s=60.0, clock=lambda: clock.now_ms() / 1000)
     old = _a_state(version=0)
     old_body = bodies.body(old)
     clock.advance(31)
