@@ -76,18 +76,7 @@ def rebuild_from_requests(
     con = store.cursor()
     try:
         with _without_cyclic_gc():
-            if heads is not None:
-                return _refold_here(
-                    kafka,
-                    topic,
-                    chosen,
-                    count,
-                    con,
-                    progress=progress,
-                    max_clock_step_ms=settings.max_clock_step_ms,
-                    heads=heads,
-                )
-            if processes > 1:
+            if processes > 1 and heads is None:
                 return refold_in_processes(
                     kafka,
                     topic,
@@ -107,6 +96,7 @@ def rebuild_from_requests(
                 con,
                 progress=progress,
                 max_clock_step_ms=settings.max_clock_step_ms,
+                heads=heads,
             )
     finally:
         con.close()
