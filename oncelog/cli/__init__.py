@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from oncelog.cli import (
-    approvals_cmd,
     archive_cmd,
     broker_cmd,
     gateway_cmd,
@@ -45,7 +44,6 @@ def _check_settings() -> None:
 app.add_typer(broker_cmd.app, name="broker")
 app.add_typer(topics_cmd.app, name="topics")
 app.add_typer(archive_cmd.app, name="archive")
-app.add_typer(approvals_cmd.app, name="approvals")
 app.command("serve")(serve_cmd.serve)
 app.command("gateway")(gateway_cmd.gateway)
 app.command("rebuild")(rebuild_cmd.rebuild)

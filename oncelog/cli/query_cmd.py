@@ -55,7 +55,7 @@ _TABLE_STYLE: Final[dict[str, Any]] = {
 
 
 @contextmanager
-def open_source(db: Path | None, url: str | None) -> Iterator[QuerySource]:
+def _source(db: Path | None, url: str | None) -> Iterator[QuerySource]:
     settings = Settings()
     if db is None and url is None:
         url = f"http://{settings.http_host}:{settings.http_port}"
@@ -169,7 +169,7 @@ def _answer(
     show: Callable[[A], None],
 ) -> None:
     """Ask the source once, then print the answer as JSON or, with ``show``, for people."""
-    with open_source(db, url) as source:
+    with _source(db, url) as source:
         answer = ask(source)
     if as_json:
         _print_json(answer)
@@ -195,7 +195,7 @@ _OUTPUT_OPTIONS = _parameters(_output_options)
 _WIDE_OPTION = _parameters(_wide_option)
 
 
-def query_command(
+def _query_command(
     show: Callable[..., None], *, table: bool = False
 ) -> Callable[[Callable[..., Any]], Callable[..., None]]:
     """Make a command of ``ask(source, **arguments) -> answer``, printed by ``show``.
@@ -233,7 +233,7 @@ def query_command(
     return make
 
 
-def table_of(columns: str, wide_columns: str, title: str) -> Callable[..., None]:
+def _table_of(columns: str, wide_columns: str, title: str) -> Callable[..., None]:
     """A ``show`` printing rows as a table of ``columns`` (space-separated), or with
     ``wide=True`` of ``wide_columns``. ``title`` is formatted with the command's arguments and
     the row count ``n``."""
@@ -253,7 +253,7 @@ def print_status(answer: StepStatus, **_: Any) -> None:
         typer.echo(f"  {key}: {json.dumps(value) if not isinstance(value, str) else value}")
 
 
-@query_command(print_status)
+@_query_command(print_status)
 def status(
     source: QuerySource,
     channel_id: str,
@@ -264,7 +264,7 @@ def status(
     return source.status(channel_id, step_or_key, parse_as_of(as_of))
 
 
-print_history = table_of(
+print_history = _table_of(
     "version time status outcome epoch worker_id",
     "version log_time status outcome epoch worker_id token_fp valid_from_offset valid_to_offset "
     "result",
@@ -273,13 +273,13 @@ print_history = table_of(
 """``history`` for people: one table row per state version (``wide``: offsets, result)."""
 
 
-@query_command(print_history, table=True)
+@_query_command(print_history, table=True)
 def history(source: QuerySource, operation_id: str, limit: LimitOption = 100) -> list[Version]:
     """Every state version of one operation."""
     return source.history(operation_id, limit)
 
 
-print_timeline = table_of(
+print_timeline = _table_of(
     "offset time key_name kind outcome epoch worker_id audit",
     "offset log_time key_name kind outcome epoch worker_id token_fp state_epoch state_worker_id "
     "effect duplicate_effect_suspected outcome_unknown reconciled from_channel adopted error_code",
@@ -290,7 +290,7 @@ print_timeline = table_of(
 ``wide``: the token fingerprint, the state it met and every flag apart."""
 
 
-@query_command(print_timeline, table=True)
+@_query_command(print_timeline, table=True)
 def timeline(
     source: QuerySource, channel_id: str, limit: LimitOption = 1000
 ) -> list[TimelineEntry]:
@@ -325,7 +325,7 @@ _Offset = Annotated[int | None, typer.Option(help="An offset of the channel's pa
 _Time = Annotated[str | None, typer.Option(help="A log time, ISO-8601 with a zone.")]
 
 
-@query_command(print_effects)
+@_query_command(print_effects)
 def effects(
     source: QuerySource,
     channel_id: str,
@@ -376,7 +376,7 @@ def print_duplicates(rows: Sequence[SuspectedDuplicate], *, wide: bool = False, 
         _table(forged, columns, title, wide=wide)
 
 
-@query_command(print_duplicates, table=True)
+@_query_command(print_duplicates, table=True)
 def duplicates(source: QuerySource, limit: LimitOption = 100) -> list[SuspectedDuplicate]:
     """Side effects that may have fired twice, one verdict per operation: double, possible,
     unsettled or single (reconciled); the evidence oldest first."""

@@ -235,21 +235,3 @@ class Page(_Frozen, Generic[T]):
     items: list[T]
     limit: int
     truncated: bool
-
-
-class PendingApproval(_Frozen):
-    """An intent awaiting a person's decision: what would run, who asked, until when
-    (docs/guides/approvals.md). Decide it with the request hash shown: an approval of
-    other params is a conflict."""
-
-    operation_id: str
-    channel_id: str
-    key_name: str
-    partition: int
-    tool_name: str
-    params: JsonValue = Field(description="The parameters the effect runs with, if approved.")
-    request_hash: str
-    requested_by: str = Field(description="The worker whose claim recorded the intent.")
-    requested_at_ms: int
-    deadline_ms: int = Field(description="Undecided at this log time: approval_expired.")
-    self_approval: bool
