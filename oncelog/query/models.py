@@ -109,6 +109,10 @@ class TimelineEntry(_Frozen):
     error_code: str | None = Field(
         default=None, description='On a failure: its code (e.g. "result_unrecordable")'
     )
+    approver: str | None = Field(
+        default=None, description="On an approve or a deny: the approver's name (never a token)"
+    )
+    reason: str | None = Field(default=None, description="On a deny or a cancel: its reason")
 
 
 class SideEffects(_Frozen):
