@@ -165,15 +165,13 @@ class Mark:
 
 def approval_words(kind: str, e: TimelineEntry) -> str:
     """What an approval mark says on the lane: the decision, who made it, and where."""
-    if kind == "awaiting-approval":
-        return "awaiting approval"
-    if kind == "approved":
-        return f"approved by {e.approver} at position {e.partition}:{e.offset}"
-    if kind == "denied":
-        return f"denied by {e.approver}: {e.reason}"
-    if kind == "approval-refused":
-        return f"approval refused: {e.approver} may not approve their own intent"
-    return "approval expired"
+    words = {
+        "awaiting-approval": "awaiting approval",
+        "approved": f"approved by {e.approver} at position {e.partition}:{e.offset}",
+        "denied": f"denied by {e.approver}: {e.reason}",
+        "approval-refused": f"approval refused: {e.approver} may not approve their own intent",
+    }
+    return words.get(kind, "approval expired")
 
 
 _VERDICT_WORDS: Final = {
