@@ -66,7 +66,7 @@ def test_chromium_shows_the_intent_the_decision_and_the_approver_on_the_lane(
             g.get_attribute("data-key"): g.find_element(By.CSS_SELECTOR, "text.approval")
             for g in browser.find_elements(By.CSS_SELECTOR, "g.step")
         }
-        said = {key: text.get_attribute("data-approval") for key, text in lanes.items()}
+        said = {key: text.get_attribute("data-approval") or "" for key, text in lanes.items()}
         approved = browser.find_element(By.CSS_SELECTOR, 'tr[data-kind="approved"] td')
         assert said["r-1"].startswith("approved by ann at position ")  # partition:offset
         assert said["r-1"].endswith(f":{approved.text}")

@@ -268,6 +268,7 @@ def approval_story() -> RunData:
     refund:2 denied by bob; refund:3 left undecided past its deadline."""
     r1, r2, r3 = "refund:1", "refund:2", "refund:3"
     ask = {"changed": True, "epoch": None, "worker_id": "agent", "token_fp": None}
+    why = "over <b>balance</b>"
     requests = [
         entry(0, r1, "claim", "awaiting_approval", version=1, **ask),
         entry(1, r1, "approve", "approval_refused", approver="agent", epoch=None),
@@ -275,8 +276,7 @@ def approval_story() -> RunData:
         entry(3, r1, "claim", "claimed", changed=True, version=3),
         entry(4, r1, "complete", "completed", changed=True, version=4),
         entry(5, r2, "claim", "awaiting_approval", version=1, **ask),
-        entry(6, r2, "deny", "denied", changed=True, version=2, approver="bob",
-              reason="over <b>balance</b>", epoch=None),  # fmt: skip
+        entry(6, r2, "deny", "denied", changed=True, version=2, approver="bob", reason=why),
         entry(7, r3, "claim", "awaiting_approval", version=1, **ask),
         entry(8, r3, "claim", "approval_expired", epoch=None),
     ]
