@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
-from oncelog.query.ui.approvals_page import PendingRow, approvals_page, decision_path
+from oncelog.query.models import PendingApproval
+from oncelog.query.ui.approvals_page import approvals_page, decision_path
 
 EVIL = "<script>alert(1)</script>"
 
 
-def pending(**over: object) -> PendingRow:
+PARAMS = {"op/1": {"order_id": EVIL, "amount_cents": 25_000}}
+
+
+def pending(**over: object) -> PendingApproval:
     base: dict[str, object] = {
         "operation_id": "op/1", "channel_id": "run-7", "key_name": "refund:2",
-        "tool_name": "refund", "params": {"order_id": EVIL, "amount_cents": 25_000},
-        "request_hash": "h" * 64, "requested_by": "agent", "requested_at_ms": 1_000,
-        "deadline_ms": 3_601_000,
+        "tool_name": "refund", "request_hash": "h" * 64, "requested_at_ms": 1_000,
+        "deadline_ms": 3_601_000, "partition": 0, "offset": 5,
     }  # fmt: skip
-    return PendingRow(**{**base, **over})  # type: ignore[arg-type]
+    return PendingApproval.model_validate({**base, **over})
 
 
 class _Forms(HTMLParser):
@@ -41,7 +44,7 @@ def parsed(html: str) -> _Forms:
 
 
 def test_a_pending_intent_shows_tool_run_params_times_and_both_forms() -> None:
-    html = approvals_page([pending()])
+    html = approvals_page([pending()], PARAMS)
     for shown in ("refund", "run-7", "refund:2", "25000", "1970-01-01T01:00:01.000Z"):
         assert shown in html
     p = parsed(html)
@@ -58,7 +61,7 @@ def test_a_pending_intent_shows_tool_run_params_times_and_both_forms() -> None:
 
 
 def test_params_and_names_from_the_log_are_escaped() -> None:
-    html = approvals_page([pending(key_name=EVIL, tool_name=EVIL, requested_by=EVIL)])
+    html = approvals_page([pending(key_name=EVIL, tool_name=EVIL, channel_id=EVIL)], PARAMS)
     assert "<script>" not in html
     assert "script" not in parsed(html).tags
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
@@ -69,3 +72,4 @@ def test_the_answer_banner_and_the_empty_page() -> None:
     assert "class='banner error' id='answer'>unauthorized: &lt;script&gt;" in failed
     assert "No approval is pending." in failed
     assert decision_path("a b", "deny") == "/ui/approvals/a%20b/deny"
+    assert "(not in the projection" in approvals_page([pending()])

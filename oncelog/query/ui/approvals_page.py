@@ -12,30 +12,15 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Final
 
+from oncelog.query.models import PendingApproval
 from oncelog.query.times import utc
 from oncelog.query.ui.pages import UI_ROOT, document, run_href
 
 APPROVALS_PATH: Final = UI_ROOT + "approvals"
-
-
-@dataclass(frozen=True)
-class PendingRow:
-    """One intent awaiting approval, as the pending approvals query answers it."""
-
-    operation_id: str
-    channel_id: str
-    key_name: str
-    tool_name: str | None
-    params: object  # the claim's params, decoded JSON
-    request_hash: str
-    requested_by: str
-    requested_at_ms: int
-    deadline_ms: int
 
 
 def _e(value: object) -> str:
@@ -48,10 +33,15 @@ def decision_path(operation_id: str, verb: str) -> str:
 
 
 def approvals_page(
-    rows: Sequence[PendingRow], *, message: str | None = None, failed: bool = False
+    rows: Sequence[PendingApproval],
+    params: Mapping[str, object] | None = None,
+    *,
+    message: str | None = None,
+    failed: bool = False,
 ) -> str:
     """The page: a banner (``message``: the last decision's answer, or its problem when
-    ``failed``), then one row a pending intent with its forms."""
+    ``failed``), then one row a pending intent with its forms. ``params``: each intent's
+    params by operation id, where known (the projection's columns do not hold them)."""
     banner = ""
     if message is not None:
         tone = "banner error" if failed else "banner"
@@ -63,18 +53,27 @@ def approvals_page(
             f"<th>{c}</th>"
             for c in ("tool", "run", "step", "params", "requested", "deadline", "decide")
         )
-        table = f"<table id='pending'><tr>{head}</tr>{''.join(map(_row, rows))}</table>"
+        known = params or {}
+        lines = "".join(_row(r, known.get(r.operation_id, _UNKNOWN)) for r in rows)
+        table = f"<table id='pending'><tr>{head}</tr>{lines}</table>"
     body = f"<h1>Pending approvals</h1>{banner}{table}"
     return document("Pending approvals", body)
 
 
-def _row(row: PendingRow) -> str:
-    params = json.dumps(row.params, sort_keys=True, ensure_ascii=False)
+_UNKNOWN: Final = object()
+
+
+def _row(row: PendingApproval, shown: object) -> str:
+    if shown is _UNKNOWN:
+        params = "(not in the projection: see the run's claim)"
+    else:
+        params = json.dumps(shown, sort_keys=True, ensure_ascii=False)
     cells = (
         f"<td>{_e(row.tool_name or '?')}</td>"
         f"<td><a href='{_e(run_href(row.channel_id))}'>{_e(row.channel_id)}</a></td>"
         f"<td>{_e(row.key_name)}</td><td class='mono params'>{_e(params)}</td>"
-        f"<td>{utc(row.requested_at_ms)}<div class='sub'>by {_e(row.requested_by)}</div></td>"
+        f"<td>{utc(row.requested_at_ms)}"
+        f"<div class='sub'>at {row.partition}:{row.offset}</div></td>"
         f"<td>{utc(row.deadline_ms)}</td>"
     )
     forms = _form(row, "approve", "") + _form(
@@ -83,10 +82,11 @@ def _row(row: PendingRow) -> str:
     return f"<tr data-operation='{_e(row.operation_id)}'>{cells}<td>{forms}</td></tr>"
 
 
-def _form(row: PendingRow, verb: str, extra: str) -> str:
+def _form(row: PendingApproval, verb: str, extra: str) -> str:
     return (
         f"<form method='post' action='{_e(decision_path(row.operation_id, verb))}' "
-        f"class='{verb}'><input type='hidden' name='request_hash' value='{_e(row.request_hash)}'>"
+        f"class='{verb}'><input type='hidden' name='request_hash' "
+        f"value='{_e(row.request_hash or '')}'>"
         f"{extra}<input type='password' name='token' placeholder='approver token' "
         f"autocomplete='off' required><button type='submit'>{verb}</button></form>"
     )
