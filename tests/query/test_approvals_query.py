@@ -14,6 +14,7 @@ from oncelog.projector.store import Store
 from oncelog.query.approvals import pending_approvals
 from oncelog.query.http import create_app
 from oncelog.query.merge import merge_approvals
+from oncelog.query.metrics_endpoint import PendingApprovals
 from oncelog.query.models import Page, PendingApproval
 from tests.projector.fold_factories import Op
 from tests.projector.store_factories import feed
@@ -89,3 +90,9 @@ def test_get_v1_approvals_answers_a_page_capped_by_max_rows(client: TestClient) 
     assert page["truncated"] is True
     assert page["items"][0]["deadline_ms"] == 9_900
     assert client.get("/v1/approvals", params={"limit": -1}).status_code == 400
+
+
+def test_the_pending_gauge_counts_undecided_intents(con: Con) -> None:
+    (family,) = PendingApprovals(con.cursor).collect()
+    assert family.name == "oncelog_approvals_pending"
+    assert [sample.value for sample in family.samples] == [2]
