@@ -33,6 +33,7 @@ SELECT operation_id, channel_id, key_name, tool_name, request_hash, log_time_ms,
 FROM h WHERE latest = 1
 ORDER BY log_time_ms, partition, valid_from_offset LIMIT ?
 """
+_COUNT: Final = "SELECT count(*) FROM executions WHERE status = 'AWAITING_APPROVAL'"
 
 
 def pending_approvals(con: duckdb.DuckDBPyConnection, limit: int) -> list[models.PendingApproval]:
@@ -52,3 +53,9 @@ def pending_approvals(con: duckdb.DuckDBPyConnection, limit: int) -> list[models
         )
         for op, channel, key, tool, request_hash, at, deadline, partition, offset in rows
     ]
+
+
+def pending_count(con: duckdb.DuckDBPyConnection) -> int:
+    """How many operations await a decision (the ``oncelog_approvals_pending`` gauge)."""
+    rows = query_rows(con, _COUNT, [])
+    return int(rows[0][0])

@@ -7,11 +7,14 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from fastapi.testclient import TestClient
 
 from oncelog.identity.ids import request_hash
 from oncelog.projector.store import Store
 from oncelog.query.approvals import pending_approvals
+from oncelog.query.http import create_app
 from oncelog.query.merge import merge_approvals
+from oncelog.query.metrics_endpoint import PendingApprovals
 from oncelog.query.models import Page, PendingApproval
 from tests.projector.fold_factories import Op
 from tests.projector.store_factories import feed
@@ -48,6 +51,12 @@ def con(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Con]:
         cursor.close()
 
 
+@pytest.fixture(scope="module")
+def client(con: Con) -> Iterator[TestClient]:
+    with TestClient(create_app(con.cursor, max_rows=1)) as test_client:
+        yield test_client
+
+
 def test_only_undecided_intents_are_listed_oldest_first(con: Con) -> None:
     items = pending_approvals(con, 10)
     assert [a.operation_id for a in items] == [LATER.operation_id, WAITING.operation_id]
@@ -73,3 +82,17 @@ def test_members_pages_merge_once_per_operation_oldest_first(con: Con) -> None:
     merged = merge_approvals([_page(waiting, later), _page(waiting)])
     assert merged.items == [later, waiting]
     assert not merged.truncated
+
+
+def test_get_v1_approvals_answers_a_page_capped_by_max_rows(client: TestClient) -> None:
+    page = client.get("/v1/approvals").json()
+    assert [item["key_name"] for item in page["items"]] == ["pay:4"]
+    assert page["truncated"] is True
+    assert page["items"][0]["deadline_ms"] == 9_900
+    assert client.get("/v1/approvals", params={"limit": -1}).status_code == 400
+
+
+def test_the_pending_gauge_counts_undecided_intents(con: Con) -> None:
+    (family,) = PendingApprovals(con.cursor).collect()
+    assert family.name == "oncelog_approvals_pending"
+    assert [sample.value for sample in family.samples] == [2]
