@@ -26,12 +26,14 @@ from fastapi import Depends, FastAPI, Query, Request, Response
 from pydantic import BaseModel
 
 from oncelog.identity.ids import key_of
+from oncelog.query import approvals as approvals_query
 from oncelog.query import checkpoint_routes as ckpt
 from oncelog.query import effects as effects_query
 from oncelog.query import merge, queries
 from oncelog.query.checkpoint_heads import CheckpointHead, thread_heads
 from oncelog.query.models import (
     Page,
+    PendingApproval,
     Positions,
     SideEffects,
     StepStatus,
@@ -182,6 +184,11 @@ def duplicates(con: Con, max_rows: MaxRows, limit: Limit = 100) -> Page[Suspecte
     return page_of(lambda n: queries.suspected_duplicates(con, n), limit, max_rows)
 
 
+def approvals(con: Con, max_rows: MaxRows, limit: Limit = 100) -> Page[PendingApproval]:
+    """Intents awaiting a person's approve or deny, oldest first."""
+    return page_of(lambda n: approvals_query.pending_approvals(con, n), limit, max_rows)
+
+
 def positions(con: Con) -> Positions:
     """How far the projection has folded and committed, per requests partition."""
     return queries.positions(con)
@@ -247,6 +254,13 @@ DUPLICATES: Final = ApiRoute(
     Page[SuspectedDuplicate],
     _merged(merge.merge_duplicates),
 )
+APPROVALS: Final = ApiRoute(
+    paths.APPROVALS,
+    "every",
+    approvals,
+    Page[PendingApproval],
+    _merged(merge.merge_approvals),
+)
 POSITIONS: Final = ApiRoute(paths.POSITIONS, "every", positions, Positions, _merged_positions)
 # LangGraph's checkpoints (oncelog.integrations.langgraph): a thread id is a channel id.
 THREAD_CHECKPOINTS: Final = ApiRoute(
@@ -268,6 +282,7 @@ ROUTES: Final = (
     TIMELINE,
     SIDE_EFFECTS,
     DUPLICATES,
+    APPROVALS,
     POSITIONS,
     THREAD_CHECKPOINTS,
     CHECKPOINTS,

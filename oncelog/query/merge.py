@@ -19,7 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from oncelog.query.models import Page, Positions, SuspectedDuplicate, TimelineEntry, Version
+from oncelog.query.models import (
+    Page,
+    PendingApproval,
+    Positions,
+    SuspectedDuplicate,
+    TimelineEntry,
+    Version,
+)
 
 T = TypeVar("T")
 
@@ -54,6 +61,13 @@ def merge_timeline(pages: Sequence[Page[TimelineEntry]]) -> Page[TimelineEntry]:
 def merge_duplicates(pages: Sequence[Page[SuspectedDuplicate]]) -> Page[SuspectedDuplicate]:
     """Suspected duplicates oldest first: (log time, partition, offset), as one instance."""
     return merge_pages(pages, _at, lambda d: (d.log_time_ms, d.partition, d.offset))
+
+
+def merge_approvals(pages: Sequence[Page[PendingApproval]]) -> Page[PendingApproval]:
+    """Pending intents oldest first: (requested at, partition, offset), as one instance."""
+    return merge_pages(
+        pages, lambda a: a.operation_id, lambda a: (a.requested_at_ms, a.partition, a.offset)
+    )
 
 
 def merge_history(pages: Sequence[Page[Version]]) -> Page[Version]:

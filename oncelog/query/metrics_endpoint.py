@@ -22,6 +22,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from oncelog.errors import StoreError
+from oncelog.query.approvals import pending_count
 from oncelog.query.queries import suspected_duplicates, verdict_counts
 from oncelog.query.ttl_cache import TtlCache
 from oncelog.query.verdicts import FORGED, VERDICTS
@@ -33,6 +34,9 @@ _AUDIT_HELP: Final = (
     "(may have run twice), unsettled (the attempt that took over has not ended), single "
     "(one effect, reconciled). Alert on double and possible."
 )
+
+PENDING_METRIC: Final = "oncelog_approvals_pending"
+_PENDING_HELP: Final = "Intents awaiting a person's approve or deny (GET /v1/approvals lists them)."
 
 
 MAX_AGE_S: Final = 30.0
@@ -81,6 +85,26 @@ class AuditVerdicts(Collector):
         return [GaugeMetricFamily(AUDIT_METRIC, _AUDIT_HELP, labels=["verdict"])]
 
 
+class PendingApprovals(Collector):
+    """``oncelog_approvals_pending``, counted from this instance's DuckDB file at scrape."""
+
+    def __init__(self, cursor_factory: Callable[[], duckdb.DuckDBPyConnection]) -> None:
+        self._cursor_factory = cursor_factory
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        """One sample; none when the projection cannot be read just now."""
+        try:
+            with contextlib.closing(self._cursor_factory()) as cursor:
+                count = pending_count(cursor)
+        except StoreError:
+            return
+        yield GaugeMetricFamily(PENDING_METRIC, _PENDING_HELP, value=count)
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        """Registered without a scrape (no database read at registration)."""
+        return [GaugeMetricFamily(PENDING_METRIC, _PENDING_HELP)]
+
+
 def install_metrics(
     app: FastAPI, registry: CollectorRegistry, audit_max_age_s: float = MAX_AGE_S
 ) -> None:
@@ -88,9 +112,10 @@ def install_metrics(
     audit's verdicts read through the app's ``cursor_factory``."""
     cursor_factory = getattr(app.state, "cursor_factory", None)
     if cursor_factory is not None:
-        verdicts = AuditVerdicts(cursor_factory, audit_max_age_s)
-        with contextlib.suppress(ValueError):  # registered by an earlier app on this registry
-            registry.register(verdicts)
+        for collector in (AuditVerdicts(cursor_factory, audit_max_age_s),
+                          PendingApprovals(cursor_factory)):  # fmt: skip
+            with contextlib.suppress(ValueError):  # registered by an earlier app on this registry
+                registry.register(collector)
 
     @app.get(METRICS_PATH, include_in_schema=False)
     def metrics() -> Response:

@@ -109,6 +109,10 @@ class TimelineEntry(_Frozen):
     error_code: str | None = Field(
         default=None, description='On a failure: its code (e.g. "result_unrecordable")'
     )
+    approver: str | None = Field(
+        default=None, description="On an approve or a deny: the approver's name (never a token)"
+    )
+    reason: str | None = Field(default=None, description="On a deny or a cancel: its reason")
 
 
 class SideEffects(_Frozen):
@@ -235,3 +239,19 @@ class Page(_Frozen, Generic[T]):
     items: list[T]
     limit: int
     truncated: bool
+
+
+class PendingApproval(_Frozen):
+    """An intent awaiting a person's approve or deny (docs/spec.md §4), oldest first."""
+
+    operation_id: str
+    channel_id: str = Field(description="The run (channel) whose step asked for approval")
+    key_name: str
+    tool_name: str
+    request_hash: str | None = Field(
+        default=None, description="What an approve or deny must name: the intent's params hash"
+    )
+    requested_at_ms: int = Field(description="Log time the intent was recorded")
+    deadline_ms: int = Field(description="Log time after which the intent is approval_expired")
+    partition: int
+    offset: int = Field(description="Offset (requests topic) of the claim that recorded it")

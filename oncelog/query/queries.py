@@ -72,7 +72,7 @@ WITH r AS MATERIALIZED (
   SELECT partition, "offset", request_id, operation_id, key_name, kind, outcome, changed,
          version, epoch, worker_id, effect, log_time_ms, duplicate_effect_suspected, retried,
          token_fp, state_epoch, state_worker_id, coalesce(outcome_unknown, false), reconciled,
-         from_channel, adopted, error_code
+         from_channel, adopted, error_code, approver, reason
   FROM {requests} WHERE channel_id = ?
 )
 SELECT * FROM r WHERE kind <> 'get' ORDER BY partition, "offset" LIMIT ?

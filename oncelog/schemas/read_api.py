@@ -34,6 +34,7 @@ HISTORY: Final = "/v1/history/{operation_id}"
 TIMELINE: Final = "/v1/timeline/{channel_id}"
 SIDE_EFFECTS: Final = "/v1/side-effects/{channel_id}"
 DUPLICATES: Final = "/v1/duplicates"
+APPROVALS: Final = "/v1/approvals"
 POSITIONS: Final = "/v1/positions"
 # LangGraph's checkpoints: a thread id is a channel id (its partition answers).
 THREAD_CHECKPOINTS: Final = "/v1/checkpoints/{channel_id}"

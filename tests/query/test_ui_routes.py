@@ -13,6 +13,8 @@ from pydantic import SecretStr
 from oncelog.query.http import create_app
 from oncelog.query.ui.login import COOKIE, SESSION_S, Sessions, safe_next
 from oncelog.query.ui.pages import run_href
+from tests.projector.fold_factories import Op
+from tests.projector.store_factories import feed
 from tests.query.query_factories import CHANNEL, STEP1, Ledger, claim, commit, complete
 
 TOKEN = "ui-token-for-tests-0123456789"
@@ -225,3 +227,17 @@ def test_the_run_page_is_built_in_process_not_over_http_to_itself(hostile: Ledge
     assert page.status_code == 200
     assert 'data-kind="unknown"' in page.text
     assert seen == [RUN]  # no /v1 request: the handlers were called, not the API
+
+
+def test_the_approvals_page_lists_the_pending_intent_escaped(ledger: Ledger) -> None:
+    waiting = Op(channel_id=HOSTILE, key_name="pay:1")
+    feed(ledger.store, 0, [(waiting.ask("t1", timeout_ms=5_000), 1_000)])
+    for client in _client(ledger):
+        page = client.get("/ui/approvals")
+        assert page.status_code == 200
+        assert page.headers["content-security-policy"].startswith("default-src 'none'")
+        op = urllib.parse.quote(waiting.operation_id, safe="")
+        assert f"/ui/approvals/{op}/approve" in page.text
+        assert "&lt;svg onload=alert(1)&gt;" in page.text
+        assert HOSTILE not in page.text
+        assert "1970-01-01T00:00:06.000Z" in page.text  # the deadline

@@ -261,3 +261,53 @@ def test_a_branch_shows_what_it_inherited_and_what_it_took_from_another(
     assert mark.note.endswith("from branch run-0")
     assert (expected == "adopt") == mark.note.startswith("taken from")
     assert f'class="glyph">{"A" if adopted else "I"}<' in svg.mark_shape(expected, 0, 0)
+
+
+def approval_story() -> RunData:
+    """refund:1 asked, a self-approval refused, approved by ann, claimed and completed;
+    refund:2 denied by bob; refund:3 left undecided past its deadline."""
+    r1, r2, r3 = "refund:1", "refund:2", "refund:3"
+    ask = {"changed": True, "epoch": None, "worker_id": "agent", "token_fp": None}
+    why = "over <b>balance</b>"
+    requests = [
+        entry(0, r1, "claim", "awaiting_approval", version=1, **ask),
+        entry(1, r1, "approve", "approval_refused", approver="agent", epoch=None),
+        entry(2, r1, "approve", "approved", changed=True, version=2, approver="ann", epoch=None),
+        entry(3, r1, "claim", "claimed", changed=True, version=3),
+        entry(4, r1, "complete", "completed", changed=True, version=4),
+        entry(5, r2, "claim", "awaiting_approval", version=1, **ask),
+        entry(6, r2, "deny", "denied", changed=True, version=2, approver="bob", reason=why),
+        entry(7, r3, "claim", "awaiting_approval", version=1, **ask),
+        entry(8, r3, "claim", "approval_expired", epoch=None),
+    ]
+    return RunData(CH, requests, {})
+
+
+def test_each_approval_request_is_its_own_mark_kind() -> None:
+    kinds = [mark_kind(e) for e in approval_story().requests]
+    assert kinds == [
+        "awaiting-approval", "approval-refused", "approved", "claim", "complete",
+        "awaiting-approval", "denied", "awaiting-approval", "approval-expired",
+    ]  # fmt: skip
+
+
+def test_the_lane_says_where_each_steps_approval_stands() -> None:
+    view = build_view(approval_story())
+    lanes = {row.key_name: row.approval for row in view.rows}
+    assert lanes == {
+        "refund:1": "approved by ann at position 0:2",  # the refused self-approval decided nothing
+        "refund:2": "denied by bob: over <b>balance</b>",
+        "refund:3": "approval expired",
+    }
+    pending = build_view(RunData(CH, approval_story().requests[:2], {}))
+    assert [row.approval for row in pending.rows] == ["awaiting approval"]
+
+
+def test_the_run_page_shows_the_decisions_escaped_on_the_lane_and_in_the_details() -> None:
+    html = pages.run_page(build_view(approval_story()), ("", ""))
+    assert 'data-approval="approved by ann at position 0:2"' in html
+    assert "denied by bob: over &lt;b&gt;balance&lt;/b&gt;" in html
+    assert "<b>balance</b>" not in html
+    assert html.count('data-kind="awaiting-approval"') == 3 * 2  # lane mark and detail row
+    for kind in ("approved", "denied", "approval-expired", "approval-refused"):
+        assert f'data-kind="{kind}"' in html

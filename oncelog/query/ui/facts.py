@@ -95,10 +95,12 @@ def lease_facts(lease: Lease, start_ms: int) -> Facts:
 
 
 def row_summary(row: StepRow) -> str:
-    """One line under a step's name: tool, effect and status."""
+    """One line under a step's name: tool, effect, status and where its approval stands."""
     parts = [row.tool_name or "?", row.effect or "effect unknown", row.status]
     if row.last is not None:
         parts.append(f"epoch {row.last.epoch}")
+    if row.approval is not None:
+        parts.append(row.approval)
     return " · ".join(parts)
 
 

@@ -53,6 +53,7 @@ svg.timeline text{font-family:inherit}
 .mark-label{font-size:10.5px;fill:#37474f;text-anchor:middle;font-weight:600}
 .dup-label{font-size:10.5px;fill:#d50000;text-anchor:middle;font-weight:700}
 .glyph{font-size:11px;fill:#fff;text-anchor:middle;font-weight:800}
+.approval{font-size:11px;fill:#4e342e;font-weight:600}
 a.mark:hover{opacity:.75}
 .legend{display:flex;flex-wrap:wrap;gap:2px 14px;margin:10px 0;font-size:13px}
 .legend span{display:inline-flex;align-items:center;gap:4px}

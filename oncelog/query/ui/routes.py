@@ -7,9 +7,11 @@ allows no script and nothing from another origin: the pages are self-contained.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Final
 
+import duckdb
 from fastapi import FastAPI, Query
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import SecretStr
@@ -17,8 +19,10 @@ from starlette.concurrency import run_in_threadpool
 
 from oncelog.errors import InvalidArgumentError, LedgerError
 from oncelog.identity.validation import is_ascii_number
+from oncelog.query.approvals import pending_approvals
 from oncelog.query.queries import parse_as_of
 from oncelog.query.routing import QueryRouter
+from oncelog.query.ui.approvals_page import APPROVALS_PATH, approvals_page
 from oncelog.query.ui.channels import recent_channels
 from oncelog.query.ui.login import UI_PREFIX, Sessions, install_login
 from oncelog.query.ui.pages import UI_ROOT, error_page, index_page, run_page
@@ -72,6 +76,25 @@ def parse_ui_as_of(offset: str | None, time: str | None) -> int | datetime | Non
     return moment.astimezone(UTC)
 
 
+async def _local_page(
+    cursor_factory: Callable[[], duckdb.DuckDBPyConnection],
+    render: Callable[[duckdb.DuckDBPyConnection], str],
+) -> HTMLResponse:
+    """A page rendered from this instance's own DuckDB file, off the event loop."""
+
+    def read() -> str:
+        con = cursor_factory()
+        try:
+            return render(con)
+        finally:
+            con.close()
+
+    try:
+        return _html(await run_in_threadpool(read))
+    except LedgerError as exc:
+        return _error(exc)
+
+
 def install_ui(
     app: FastAPI,
     *,
@@ -98,17 +121,16 @@ def install_ui(
 
     @app.get(UI_ROOT, include_in_schema=False)
     async def index() -> HTMLResponse:
-        def read() -> str:
-            con = cursor_factory()
-            try:
-                return index_page(recent_channels(con, INDEX_LIMIT), INDEX_LIMIT, note)
-            finally:
-                con.close()
+        return await _local_page(
+            cursor_factory,
+            lambda con: index_page(recent_channels(con, INDEX_LIMIT), INDEX_LIMIT, note),
+        )
 
-        try:
-            return _html(await run_in_threadpool(read))
-        except LedgerError as exc:
-            return _error(exc)
+    @app.get(APPROVALS_PATH, include_in_schema=False)
+    async def approvals() -> HTMLResponse:
+        return await _local_page(
+            cursor_factory, lambda con: approvals_page(pending_approvals(con, INDEX_LIMIT))
+        )
 
     @app.get(UI_ROOT + "runs/{channel:path}", include_in_schema=False)
     async def run(

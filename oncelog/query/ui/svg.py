@@ -47,6 +47,11 @@ COLOURS: Final = {
     "in-progress": "#9e9e9e",
     "inherit": "#6a1b9a",
     "adopt": "#4527a0",
+    "awaiting-approval": "#f9a825",
+    "approved": "#2e7d32",
+    "denied": "#b71c1c",
+    "approval-expired": "#757575",
+    "approval-refused": "#ad1457",
     "other": "#bdbdbd",
 }
 EFFECT_FILL: Final = {"pure": "#eef5ff", "external": "#fff3e0", None: "#f5f5f5"}
@@ -137,8 +142,8 @@ def mark_shape(kind: str, x: float, y: float) -> str:
             f'<polygon points="{pts}" fill="{c}"/>'
             f'<text x="{x:.1f}" y="{y + 4:.1f}" class="glyph">!</text>'
         )
-    if kind in ("replay", "inherit", "adopt"):  # a result not run here: R, I (fork), A
-        letter = {"replay": "R", "inherit": "I", "adopt": "A"}[kind]
+    if kind in _LETTERS:  # a result not run here (R, I for a fork, A), or an approval's step
+        letter = _LETTERS[kind]
         return (
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="8" fill="{c}"/>'
             f'<text x="{x:.1f}" y="{y + 4:.1f}" class="glyph">{letter}</text>'
@@ -159,6 +164,16 @@ def mark_shape(kind: str, x: float, y: float) -> str:
     return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{c}"/>'
 
 
+_LETTERS: Final = {
+    "replay": "R",
+    "inherit": "I",
+    "adopt": "A",
+    "awaiting-approval": "?",
+    "approved": "Y",
+    "denied": "N",
+    "approval-expired": "E",
+    "approval-refused": "X",
+}
 _DASHES: Final = {"cancel": "none", "release": "3 2", "expired": "2 2", "result-expired": "1 2"}
 
 
@@ -223,8 +238,21 @@ def _row(row: StepRow, top: int, scale: Scale, start: int) -> str:
     ]
     parts.extend(_lease(lease, mid, scale, start) for lease in row.leases)
     parts.extend(_mark(m, mid, scale, start) for m in row.marks)
+    parts.append(_approval(row, mid, scale))
     parts.append("</g>")
     return "".join(parts)
+
+
+def _approval(row: StepRow, mid: float, scale: Scale) -> str:
+    """Where the step's approval stands, written on its lane after the last approval mark."""
+    words = row.approval
+    if words is None:
+        return ""
+    x = max(scale.slot_x(m.ident) for m in row.marks if m.note == words) + 14
+    return (
+        f'<text x="{x:.1f}" y="{mid + 4:.1f}" class="approval" data-approval="{_a(words)}">'
+        f"{_a(_clip(words, 48))}</text>"
+    )
 
 
 def _lease(lease: Lease, mid: float, scale: Scale, start: int) -> str:

@@ -46,6 +46,11 @@ MARK_KINDS: Final = {
     "in-progress": "claim while held (wait)",
     "inherit": "inherited by a fork (completed in the parent branch before the fork)",
     "adopt": "taken from another branch (the same call completed there: not run again)",
+    "awaiting-approval": "intent recorded: awaiting a person's approval (nothing granted)",
+    "approved": "approved by a person (the next claim is granted)",
+    "denied": "denied by a person (terminal, with its reason)",
+    "approval-expired": "approval expired (undecided by its deadline)",
+    "approval-refused": "refused: the requesting worker may not approve its own intent",
     "other": "other answer (conflict, get, early sweep)",
 }
 
@@ -61,7 +66,16 @@ _BY_OUTCOME: Final = {
     ("release", "released"): "release",
     ("cancel", "cancel_requested"): "cancel",
     ("sweep", "expired"): "expired",
+    ("claim", "awaiting_approval"): "awaiting-approval",
+    ("approve", "approved"): "approved",
+    ("deny", "denied"): "denied",
+    ("approve", "approval_refused"): "approval-refused",
+    ("deny", "approval_refused"): "approval-refused",
 }
+# The approval a step's lane shows: the last of these marks says where its intent stands.
+_APPROVAL_KINDS: Final = frozenset(
+    {"awaiting-approval", "approved", "denied", "approval-expired", "approval-refused"}
+)
 _GRANTS: Final = frozenset({"claimed", "reclaimed"})
 _STEP_PREFIX: Final = "step-"
 
@@ -132,6 +146,8 @@ class Mark:
     def note(self) -> str | None:
         """Why this mark matters, in words, when it is not self-evident."""
         e = self.entry
+        if self.kind in _APPROVAL_KINDS:
+            return approval_words(self.kind, e)
         if self.kind in ("inherit", "adopt"):
             how = "taken from branch" if self.kind == "adopt" else "inherited from branch"
             return f"{how} {e.from_channel}"
@@ -145,6 +161,17 @@ class Mark:
         who = "a stale holder" if e.epoch is None else f"epoch {e.epoch} ({e.worker_id})"
         did = "completed" if self.kind == "fenced" else "ran the tool (its result unrecordable)"
         return f"{_VERDICT_WORDS[self.verdict or '']}: {who} {did} after {held} took over"
+
+
+def approval_words(kind: str, e: TimelineEntry) -> str:
+    """What an approval mark says on the lane: the decision, who made it, and where."""
+    words = {
+        "awaiting-approval": "awaiting approval",
+        "approved": f"approved by {e.approver} at position {e.partition}:{e.offset}",
+        "denied": f"denied by {e.approver}: {e.reason}",
+        "approval-refused": f"approval refused: {e.approver} may not approve their own intent",
+    }
+    return words.get(kind, "approval expired")
 
 
 _VERDICT_WORDS: Final = {
@@ -202,6 +229,16 @@ class StepRow:
         verdicts = [v for v in (m.verdict for m in self.marks) if v is not None]
         return worst(verdicts) if verdicts else None
 
+    @property
+    def approval(self) -> str | None:
+        """Where the step's approval stands (its last decision mark's words); None if none.
+
+        A refused self-approval decides nothing: the intent still awaits a decision.
+        """
+        marks = [m for m in self.marks if m.kind in _APPROVAL_KINDS]
+        decided = [m for m in marks if m.kind != "approval-refused"]
+        return decided[-1].note if decided else None
+
 
 @dataclass(frozen=True)
 class RunView:
@@ -235,6 +272,8 @@ def mark_kind(entry: TimelineEntry) -> str:
         return "unknown"
     if entry.kind == "inherit" and entry.outcome == "inherited":
         return "adopt" if entry.adopted else "inherit"
+    if entry.outcome == "approval_expired":  # any request meeting the passed deadline
+        return "approval-expired"
     return _BY_OUTCOME.get((entry.kind, entry.outcome), "other")
 
 
