@@ -44,6 +44,16 @@ _DUPLICATES_HELP: Final = (
 )
 
 
+def _approval_histogram(registry: CollectorRegistry) -> Histogram:
+    return Histogram(
+        "oncelog_approval_decision_seconds",
+        "Log time from an approval intent to its decision, by decision.",
+        ("decision",),
+        registry=registry,
+        buckets=APPROVAL_BUCKETS,
+    )
+
+
 class ProjectorMetrics:
     """Every ``oncelog_*`` metric of one projector, registered in ``registry``."""
 
@@ -98,18 +108,15 @@ class ProjectorMetrics:
             registry=registry,
             buckets=COMMIT_BUCKETS,
         )
-        self.approval_seconds = Histogram(
-            "oncelog_approval_decision_seconds",
-            "Log time from an approval intent to its decision, by decision.",
-            ("decision",),
-            registry=registry,
-            buckets=APPROVAL_BUCKETS,
-        )
+        self.approval_seconds = _approval_histogram(registry)
         self.cached_states = Gauge(
             "oncelog_cached_states",
             "Execution states held in memory (the LRU state cache).",
             registry=registry,
         )
+        self._show_zeros()
+
+    def _show_zeros(self) -> None:
         # Made at once, so that a scrape before the first duplicate shows 0, not nothing.
         for kind in DOUBLE_KINDS:
             self.duplicates.labels(kind).inc(0)
