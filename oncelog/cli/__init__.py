@@ -52,6 +52,9 @@ for _command in (query_cmd.status, query_cmd.history, query_cmd.timeline, query_
     app.command()(_command)
 app.command("duplicates")(query_cmd.duplicates)
 app.command("export")(query_cmd.export)
+approvals_app = typer.Typer(help="Intents awaiting a person's approve or deny.")
+approvals_app.command("list")(query_cmd.approvals_list)
+app.add_typer(approvals_app, name="approvals")
 
 
 def main() -> None:

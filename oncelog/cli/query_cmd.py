@@ -29,7 +29,14 @@ from oncelog.errors import ConfigError, InvalidArgumentError
 from oncelog.identity.ids import key_of
 from oncelog.query.effects import bound
 from oncelog.query.export import TABLES as EXPORTED_TABLES
-from oncelog.query.models import SideEffects, StepStatus, SuspectedDuplicate, TimelineEntry, Version
+from oncelog.query.models import (
+    PendingApproval,
+    SideEffects,
+    StepStatus,
+    SuspectedDuplicate,
+    TimelineEntry,
+    Version,
+)
 from oncelog.query.queries import parse_as_of, verdict_counts
 from oncelog.query.source import HttpSource, LocalSource, QuerySource
 from oncelog.query.times import with_times
@@ -381,6 +388,21 @@ def duplicates(source: QuerySource, limit: LimitOption = 100) -> list[SuspectedD
     """Side effects that may have fired twice, one verdict per operation: double, possible,
     unsettled or single (reconciled); the evidence oldest first."""
     return source.duplicates(limit)
+
+
+print_approvals = _table_of(
+    "requested_at deadline channel_id key_name tool_name",
+    "requested_at deadline channel_id key_name tool_name operation_id request_hash "
+    "partition offset",
+    "intents awaiting approval ({n})",
+)
+"""``approvals list`` for people: one row per pending intent, oldest first."""
+
+
+@_query_command(print_approvals, table=True)
+def approvals_list(source: QuerySource, limit: LimitOption = 100) -> list[PendingApproval]:
+    """Intents awaiting a person's approve or deny, oldest first."""
+    return source.approvals(limit)
 
 
 def export(

@@ -32,6 +32,9 @@ COMMIT_BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 _POSITION = ("topic", "partition")
 
 
+APPROVAL_BUCKETS: Final = (1, 10, 60, 300, 900, 3600, 4 * 3600, 24 * 3600)
+"""Seconds: a person decides in seconds to a day."""
+_DECIDED: Final = frozenset({Outcome.APPROVED, Outcome.DENIED})
 DOUBLE_KINDS: Final = ("stale_completion", "unknown_outcome")
 """The ``kind`` label of the duplicates counter: proven and possible doubles."""
 _DUPLICATES_HELP: Final = (
@@ -39,6 +42,16 @@ _DUPLICATES_HELP: Final = (
     "attempt: proven) and unknown_outcome (a reclaim of an external step whose attempt never "
     "reported: possible)."
 )
+
+
+def _approval_histogram(registry: CollectorRegistry) -> Histogram:
+    return Histogram(
+        "oncelog_approval_decision_seconds",
+        "Log time from an approval intent to its decision, by decision.",
+        ("decision",),
+        registry=registry,
+        buckets=APPROVAL_BUCKETS,
+    )
 
 
 class ProjectorMetrics:
@@ -95,11 +108,15 @@ class ProjectorMetrics:
             registry=registry,
             buckets=COMMIT_BUCKETS,
         )
+        self.approval_seconds = _approval_histogram(registry)
         self.cached_states = Gauge(
             "oncelog_cached_states",
             "Execution states held in memory (the LRU state cache).",
             registry=registry,
         )
+        self._show_zeros()
+
+    def _show_zeros(self) -> None:
         # Made at once, so that a scrape before the first duplicate shows 0, not nothing.
         for kind in DOUBLE_KINDS:
             self.duplicates.labels(kind).inc(0)
@@ -151,6 +168,7 @@ class ProjectorMetrics:
         for (kind, outcome), n in outcomes.items():
             self.decisions.labels(kind.value, outcome.value).inc(n)
         self._count_doubles(audit)
+        self._time_decisions(audit)
         for code, n in Tally(d.code for d in dead).items():
             self.dead_letters.labels(code).inc(n)
         for p, next_offset in next_offsets.items():
@@ -174,6 +192,17 @@ class ProjectorMetrics:
                 self.duplicates.labels(kind).inc(n)
         if forged:
             self.forged.inc(forged)
+
+    def _time_decisions(self, audit: list[AuditEntry]) -> None:
+        """Each approve or deny that decided an intent: how long the intent waited."""
+        for e in audit:
+            d = e.decision
+            if not d.changed or d.outcome not in _DECIDED or d.state is None:
+                continue
+            approval = d.state.approval
+            if approval is not None and approval.decided_at_ms is not None:
+                waited = approval.decided_at_ms - approval.requested_at_ms
+                self.approval_seconds.labels(d.outcome.value).observe(waited / 1000)
 
     def committed(self, seconds: float) -> None:
         """One DuckDB commit took ``seconds``."""

@@ -18,6 +18,7 @@ from oncelog.errors import InvalidArgumentError, LedgerError
 from oncelog.identity.ids import key_of
 from oncelog.identity.validation import path_unsafe
 from oncelog.query import effects, models, queries
+from oncelog.query.approvals import pending_approvals
 from oncelog.query.effects import Bound
 from oncelog.schemas import read_api
 from oncelog.schemas.read_api import error_of
@@ -35,6 +36,7 @@ class QuerySource(Protocol):
         self, channel_id: str, start: Bound, end: Bound, limit: int
     ) -> models.SideEffects: ...
     def duplicates(self, limit: int) -> list[models.SuspectedDuplicate]: ...
+    def approvals(self, limit: int) -> list[models.PendingApproval]: ...
     def positions(self) -> models.Positions: ...
 
 
@@ -65,6 +67,10 @@ class LocalSource:
     def duplicates(self, limit: int) -> list[models.SuspectedDuplicate]:
         """See :func:`oncelog.query.queries.suspected_duplicates`."""
         return queries.suspected_duplicates(self._con, limit)
+
+    def approvals(self, limit: int) -> list[models.PendingApproval]:
+        """See :func:`oncelog.query.approvals.pending_approvals`."""
+        return pending_approvals(self._con, limit)
 
     def positions(self) -> models.Positions:
         """See :func:`oncelog.query.queries.positions`."""
@@ -147,6 +153,11 @@ class HttpSource:
         """GET /v1/duplicates."""
         page = self._get(read_api.DUPLICATES, limit=limit)
         return [models.SuspectedDuplicate.model_validate(v) for v in page["items"]]
+
+    def approvals(self, limit: int) -> list[models.PendingApproval]:
+        """GET /v1/approvals."""
+        page = self._get(read_api.APPROVALS, limit=limit)
+        return [models.PendingApproval.model_validate(v) for v in page["items"]]
 
     def positions(self) -> models.Positions:
         """GET /v1/positions."""

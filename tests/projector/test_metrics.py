@@ -11,8 +11,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from oncelog.projector.metrics import ProjectorMetrics
 from oncelog.projector.store import AuditEntry, DeadLetter
-from oncelog.query.metrics_endpoint import AuditVerdicts
+from oncelog.query.metrics_endpoint import AuditVerdicts, PendingApprovals
 from oncelog.schemas.models import Decision, Kind, Outcome, PreviousAttempt, Request, Status, Sweep
+from tests.projector.fold_factories import Op, run
 
 TOPIC = "t.requests"
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -145,9 +146,27 @@ def test_the_readme_table_documents_every_metric_and_no_other() -> None:
     exposed = {f.name + ("_total" if f.type == "counter" else "") for f in registry.collect()}
     # The serve process adds the audit's verdicts, read from DuckDB at scrape time.
     exposed |= {f.name for f in AuditVerdicts(_no_database).describe()}
+    exposed |= {f.name for f in PendingApprovals(_no_database).describe()}
     documented = set(re.findall(r"^\| `(oncelog_\w+)` \|", README.read_text(), flags=re.M))
     assert documented == exposed
 
 
 def _no_database() -> duckdb.DuckDBPyConnection:
     raise AssertionError("describe() reads no database")
+
+
+def test_an_approval_decision_observes_how_long_its_intent_waited() -> None:
+    registry = CollectorRegistry()
+    metrics = ProjectorMetrics(registry, TOPIC)
+    yes, no = Op(key_name="yes"), Op(key_name="no")
+    steps = [(yes.ask("t1"), 1_000), (yes.approve(), 31_000), (yes.approve(), 32_000)]
+    steps += [(no.ask("t2"), 2_000), (no.deny(), 4_000), (no.get(), 5_000)]
+    _, decisions = run(steps[:3])
+    _, more = run(steps[3:])
+    folded = zip(steps, decisions + more, strict=True)
+    audit = [AuditEntry(0, i, t, r, d) for i, ((r, t), d) in enumerate(folded)]
+    metrics.batch_folded(0.001, audit, [], {0: len(audit)})
+    name = "oncelog_approval_decision_seconds"
+    assert _value(registry, f"{name}_count", decision="approved") == 1  # the replay adds none
+    assert _value(registry, f"{name}_sum", decision="approved") == 30
+    assert _value(registry, f"{name}_sum", decision="denied") == 2

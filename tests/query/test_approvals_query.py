@@ -8,7 +8,9 @@ from pathlib import Path
 import duckdb
 import pytest
 from fastapi.testclient import TestClient
+from typer.testing import CliRunner
 
+from oncelog.cli import app
 from oncelog.identity.ids import request_hash
 from oncelog.projector.store import Store
 from oncelog.query.approvals import pending_approvals
@@ -28,24 +30,28 @@ LATER = Op(channel_id="run-9", key_name="pay:4")
 PLAIN = Op(key_name="lookup")
 
 
+def _ledger(store: Store) -> None:
+    feed(
+        store,
+        0,
+        [
+            (WAITING.ask("t1", timeout_ms=5_000), 1_000),
+            (APPROVED.ask("t2"), 1_100),
+            (APPROVED.approve(), 1_200),
+            (DENIED.ask("t3"), 1_300),
+            (DENIED.deny(), 1_400),
+            (PLAIN.claim("t4"), 1_500),
+            (WAITING.ask("t5"), 1_600),  # a second claim waits: no new intent
+        ],
+    )
+    feed(store, 1, [(LATER.ask("t6", timeout_ms=9_000), 900)])
+
+
 @pytest.fixture(scope="module")
 def con(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Con]:
     path: Path = tmp_path_factory.mktemp("approvals") / "ledger.duckdb"
     with Store(path) as store:
-        feed(
-            store,
-            0,
-            [
-                (WAITING.ask("t1", timeout_ms=5_000), 1_000),
-                (APPROVED.ask("t2"), 1_100),
-                (APPROVED.approve(), 1_200),
-                (DENIED.ask("t3"), 1_300),
-                (DENIED.deny(), 1_400),
-                (PLAIN.claim("t4"), 1_500),
-                (WAITING.ask("t5"), 1_600),  # a second claim waits: no new intent
-            ],
-        )
-        feed(store, 1, [(LATER.ask("t6", timeout_ms=9_000), 900)])
+        _ledger(store)
         cursor = store.cursor()
         yield cursor
         cursor.close()
@@ -96,3 +102,14 @@ def test_the_pending_gauge_counts_undecided_intents(con: Con) -> None:
     (family,) = PendingApprovals(con.cursor).collect()
     assert family.name == "oncelog_approvals_pending"
     assert [sample.value for sample in family.samples] == [2]
+
+
+def test_the_cli_lists_the_intents_from_a_duckdb_file(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.duckdb"
+    with Store(path) as store:
+        _ledger(store)
+    result = CliRunner().invoke(app, ["approvals", "list", "--db", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert '"key_name": "pay:4"' in result.output
+    assert '"key_name": "pay:1"' in result.output
+    assert "pay:2" not in result.output
