@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from oncelog.cli import (
+    approvals_cmd,
     archive_cmd,
     broker_cmd,
     gateway_cmd,
@@ -54,6 +55,8 @@ app.command("duplicates")(query_cmd.duplicates)
 app.command("export")(query_cmd.export)
 approvals_app = typer.Typer(help="Intents awaiting a person's approve or deny.")
 approvals_app.command("list")(query_cmd.approvals_list)
+approvals_app.command("approve")(approvals_cmd.approve)
+approvals_app.command("deny")(approvals_cmd.deny)
 app.add_typer(approvals_app, name="approvals")
 
 

@@ -62,7 +62,8 @@ _TABLE_STYLE: Final[dict[str, Any]] = {
 
 
 @contextmanager
-def _source(db: Path | None, url: str | None) -> Iterator[QuerySource]:
+def open_source(db: Path | None, url: str | None) -> Iterator[QuerySource]:
+    """The projector's API, else the configured DuckDB file (or ``--db`` / ``--url``)."""
     settings = Settings()
     if db is None and url is None:
         url = f"http://{settings.http_host}:{settings.http_port}"
@@ -176,7 +177,7 @@ def _answer(
     show: Callable[[A], None],
 ) -> None:
     """Ask the source once, then print the answer as JSON or, with ``show``, for people."""
-    with _source(db, url) as source:
+    with open_source(db, url) as source:
         answer = ask(source)
     if as_json:
         _print_json(answer)
