@@ -165,7 +165,7 @@ REQUESTS: Final[tuple[Column, ...]] = (
     # A failure's code (the first word of its text; NULL on other kinds): the audit reads
     # a fenced ``result_unrecordable`` (the tool ran, its result could not be recorded).
     Column("error_code", "VARCHAR", STR, "error_code"),
-    # Approvals (issue 45): a decision's approver (a name, never a token) and a deny's or a
+    # Approvals: a decision's approver (a name, never a token) and a deny's or a
     # cancel's reason, for the run page's lane. NULL on other kinds.
     Column("approver", "VARCHAR", STR, "getattr(request.body, 'approver', None)"),
     Column("reason", "VARCHAR", STR, "getattr(request.body, 'reason', None)"),
