@@ -42,6 +42,8 @@ _LEADERLESS = frozenset(
         KafkaError.UNKNOWN_TOPIC_OR_PART,
         KafkaError._TRANSPORT,
         KafkaError._TIMED_OUT,
+        # A leader just elected answers this until it knows its high watermark.
+        KafkaError.OFFSET_NOT_AVAILABLE,
     }
 )
 
