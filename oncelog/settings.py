@@ -82,11 +82,14 @@ _ARCHIVE: Final = {
     "age": "How old a request may get before `oncelog archive run` writes it in a file "
     "smaller than ONCELOG_ARCHIVE_FILE_RECORDS: the archive's lag, at most, when idle.",
     "history_age": "How long (by log time) the DuckDB `history` and `requests` tables keep a "
-    "row; `oncelog archive prune` moves older rows the archive covers to Parquet beside it. "
-    "Unset: no age limit.",
+    "row; `oncelog serve` (or `oncelog archive prune`) moves older rows the archive covers to "
+    "Parquet beside it. Unset: no age limit.",
     "history_versions": "How many versions of each operation `history` keeps (the current one "
-    "always); `oncelog archive prune` moves older ones the archive covers to Parquet. Unset: "
-    "no limit.",
+    "always); `oncelog serve` (or `oncelog archive prune`) moves older ones the archive covers "
+    "to Parquet. Unset: no limit.",
+    "history_prune": "Seconds between two prunes of the DuckDB history by `oncelog serve`, when "
+    "a window (ONCELOG_HISTORY_MAX_AGE_S or _MAX_VERSIONS) and a local ONCELOG_ARCHIVE_URL "
+    "are set: each runs after a commit, in the thread that commits.",
 }
 
 
@@ -323,6 +326,9 @@ class Settings(BaseSettings):
     history_max_age_s: float | None = Field(default=None, gt=0, description=_ARCHIVE["history_age"])
     history_max_versions: int | None = Field(
         default=None, ge=1, description=_ARCHIVE["history_versions"]
+    )
+    history_prune_interval_s: float = Field(
+        default=60.0, gt=0, description=_ARCHIVE["history_prune"]
     )
 
     def kafka_config(self, bootstrap: str) -> dict[str, Any]:

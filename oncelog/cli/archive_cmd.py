@@ -14,7 +14,8 @@ import typer
 
 from oncelog.archive.archiver import archive_partition, verify_partition
 from oncelog.archive.location import ArchiveLocation
-from oncelog.archive.prune import Window, prune_store
+from oncelog.archive.prune import prune_store
+from oncelog.archive.prune_duty import window_of
 from oncelog.archive.retention import trim_partition
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.errors import InvalidArgumentError
@@ -164,12 +165,6 @@ def trim(
         for t in done
     ]
     _say(as_json, lines, [asdict(t) for t in done])
-
-
-def window_of(settings: Settings) -> Window:
-    """The DuckDB history's window that ``ONCELOG_HISTORY_*`` configure."""
-    age = settings.history_max_age_s
-    return Window(None if age is None else int(age * 1000), settings.history_max_versions)
 
 
 @app.command()

@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, Counter
 
+from oncelog.archive.prune import Pruned
+from oncelog.archive.prune_duty import PruneDuty
 from oncelog.broker.local import resolve_bootstrap
+from oncelog.errors import LedgerError
 from oncelog.gateway import open_write_api
 from oncelog.gateway.service import OpenWriteApi
 from oncelog.projector.checkpoint_store import CheckpointStore
@@ -86,7 +89,7 @@ def run_serve(
     bootstrap = resolve_bootstrap(settings)
     # This process's metrics: the projector reports in it, GET /metrics reads it.
     registry = CollectorRegistry()
-    with _open_store(settings) as store:
+    with _open_store(settings, registry) as store:
         # The API binds first: the projector joins its group with the URL (and the
         # actual port, when asked for 0) that the other members forward queries to.
         port = settings.http_port if http_port is None else http_port
@@ -123,15 +126,37 @@ def run_serve(
             projector.close()
 
 
-def _open_store(settings: Settings) -> Store:
-    """The projector's DuckDB file, with the settings' threads, checkpoints and memory."""
+def _open_store(settings: Settings, registry: CollectorRegistry) -> Store:
+    """The projector's DuckDB file, with the settings' threads, checkpoints and memory, and
+    the history's window kept after commits when one is configured."""
     return Store(
         settings.db_path,
         threads=settings.duckdb_threads,
         checkpoint_mb=settings.duckdb_checkpoint_mb,
         memory_limit_mb=settings.duckdb_memory_limit_mb,
         checkpoint_every_s=settings.duckdb_checkpoint_interval_s,
+        after_commit=_prune_duty(settings, registry),
     )
+
+
+def _prune_duty(settings: Settings, registry: CollectorRegistry) -> PruneDuty | None:
+    """The history's window kept by ``serve`` (docs/guides/retention.md), counted in
+    ``oncelog_history_pruned_rows``; a failed prune is said and tried again later."""
+    pruned = Counter(
+        "oncelog_history_pruned_rows",
+        "Rows of the DuckDB history moved to Parquet beside the archive, by table.",
+        ("table",),
+        registry=registry,
+    )
+
+    def count(done: list[Pruned]) -> None:
+        for part in done:
+            pruned.labels(part.table).inc(part.rows)
+
+    def say(exc: LedgerError) -> None:
+        typer.echo(f"prune of the history failed, tried again later [{exc.code}]: {exc}", err=True)
+
+    return PruneDuty.configured(settings, on_pruned=count, on_error=say)
 
 
 @contextmanager

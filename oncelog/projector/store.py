@@ -297,6 +297,7 @@ class Store:
         memory_limit_mb: int | None = None,
         checkpoint_every_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        after_commit: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
     ) -> None:
         """Open (or create) the file; a writable store creates the schema if missing.
 
@@ -305,9 +306,12 @@ class Store:
         (None: DuckDB's default, 16 MB); ``memory_limit_mb`` is DuckDB's memory limit
         (None: its default, 80 % of the machine's memory); ``checkpoint_every_s``
         checkpoints after a commit when that long passed since the last (None: never by
-        time; ``clock`` in monotonic seconds, injectable).
+        time; ``clock`` in monotonic seconds, injectable). ``after_commit`` is called with
+        the file's connection after each commit, in the committing thread (the file's one
+        writer): ``serve``'s prune of the history's window.
         """
         self.path = Path(path)
+        self._after_commit = after_commit
         self._timed_checkpoints = WalSchedule(checkpoint_every_s, clock)
         self.read_only = read_only
         config: dict[str, str | bool | int | float | list[str]] = {}
@@ -397,6 +401,8 @@ class Store:
             self._write_positions(_ADVANCE_POSITIONS)
         if self._timed_checkpoints.due():
             self.checkpoint()
+        if self._after_commit is not None:
+            self._after_commit(self._con)
 
     def checkpoint(self) -> None:
         """Write the log's rows into the file (DuckDB's ``CHECKPOINT``), freeing their memory."""

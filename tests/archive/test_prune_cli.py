@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from oncelog.archive.prune import Window
+from oncelog.archive.prune_duty import window_of
 from oncelog.cli import app
-from oncelog.cli.archive_cmd import window_of
 from oncelog.errors import ArchiveError
 from oncelog.projector.store import Store
 from oncelog.settings import Settings
