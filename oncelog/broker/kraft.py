@@ -184,6 +184,7 @@ def server_properties(
     *,
     routes: Sequence[Route] = (),
     inter_broker: str | None = None,
+    extra: Sequence[str] = (),
 ) -> str:
     """A combined-mode (broker and controller) ``server.properties``.
 
@@ -193,7 +194,8 @@ def server_properties(
     With ``secure_lines`` (see :func:`oncelog.broker.secure.secure_properties`) the
     broker listener is ``SASL_SSL`` instead of ``PLAINTEXT``. Each of ``routes``
     adds a listener of that protocol, advertised at its proxy; ``inter_broker`` names the
-    one brokers replicate over (default: the broker listener).
+    one brokers replicate over (default: the broker listener). ``extra`` lines come last:
+    a drill's own broker settings (a later line wins over an earlier one).
     """
     quorum = quorum or Quorum()
     listener = PROTOCOL if secure_lines is not None else "PLAINTEXT"
@@ -224,6 +226,7 @@ def server_properties(
             "log.cleaner.backoff.ms=200",
             "auto.create.topics.enable=false",
             *(secure_lines or []),
+            *extra,
             "",
         ]
     )

@@ -70,7 +70,8 @@ class LocalBroker:
 
     ``secure`` starts it with SASL users and an authorizer (see
     :mod:`oncelog.broker.secure`); the default is the fast, open, loopback broker.
-    ``routes`` are further listeners reached through proxies (the network drill's).
+    ``routes`` are further listeners reached through proxies (the network drill's);
+    ``properties`` are further ``server.properties`` lines (a drill's broker settings).
     """
 
     def __init__(
@@ -80,8 +81,10 @@ class LocalBroker:
         *,
         secure: bool = False,
         routes: Sequence[Route] = (),
+        properties: Sequence[str] = (),
     ) -> None:
         self._settings = settings
+        self._properties = tuple(properties)
         self.secure = secure
         self._routes = tuple(routes)
         self.dir = (data_dir or settings.data_dir) / "broker"
@@ -191,7 +194,11 @@ class LocalBroker:
         self.dir.mkdir(parents=True, exist_ok=True)
         props = self.dir / "server.properties"
         if not self.secure:
-            props.write_text(server_properties(self.dir, port, controller, routes=self._routes))
+            props.write_text(
+                server_properties(
+                    self.dir, port, controller, routes=self._routes, extra=self._properties
+                )
+            )
             return props
         # SCRAM users are created when the storage is formatted: a restart keeps them.
         if self._formatted():
@@ -201,7 +208,9 @@ class LocalBroker:
             save_credentials(self.dir, credentials)
         lines = secure_properties(credentials, ensure_certs(self.dir / "tls"))
         # The JAAS config inside holds the admin's password: owner-only, like the credentials.
-        text = server_properties(self.dir, port, controller, lines, routes=self._routes)
+        text = server_properties(
+            self.dir, port, controller, lines, routes=self._routes, extra=self._properties
+        )
         write_private(props, text)
         return props
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drills.faults.__main__ import histories
+from drills.faults.__main__ import _failed, histories
 
 _OK = {"operations_checked": 40, "unknown": 2, "linearizable": True}
 
@@ -39,3 +39,15 @@ def test_drills_that_did_not_run_are_left_out() -> None:
     for skipped in ("broker_restart", "failover", "network", "broker_disk_full"):
         del line[skipped]  # --skip-broker
     assert set(histories(line)) == {"fuzz_projector", "projector_kills"}
+
+
+def test_a_drill_that_says_it_failed_fails_the_run() -> None:
+    line = {**_line(), "retention": {"ok": True}, "clock": {"ok": False}}
+    line["linearizability"] = histories(line)
+    assert [name for name, figures in line.items() if _failed(figures)] == ["clock"]
+
+
+def test_a_history_that_is_not_linearizable_fails_the_run() -> None:
+    line = _line(broker_restart={"linearizability": None})
+    line["linearizability"] = histories(line)
+    assert [name for name, figures in line.items() if _failed(figures)] == ["linearizability"]
