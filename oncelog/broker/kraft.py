@@ -51,7 +51,10 @@ class Jvm:
     ) -> int:
         """Start ``kafka.Kafka props`` detached (own session), appending to ``log_path``;
         ``env`` adds variables to the JVM's environment (a drill's clock fault)."""
-        cmd = [str(self.java), f"-Xmx{heap}", f"-Xms{heap}", "-XX:+UseG1GC", self.log4j]
+        # The whole heap is touched at start: the process's RSS is then its footprint from
+        # the first minute, and a growth past it is a growth, not G1 reaching new regions.
+        cmd = [str(self.java), f"-Xmx{heap}", f"-Xms{heap}", "-XX:+AlwaysPreTouch"]
+        cmd += ["-XX:+UseG1GC", self.log4j]
         cmd += ["-cp", self.classpath, "kafka.Kafka", str(props)]
         with log_path.open("ab") as log:
             proc = subprocess.Popen(
