@@ -269,7 +269,12 @@ class RetentionDrill:
     def _rebuild(self, sample: list[str]) -> None:
         live = self._oncelog("verify", "--db", str(self.live), "--json")
         self.report.verify_live = live.returncode == 0
+        began = time.monotonic()
         built = self._oncelog("rebuild", "--from", "requests", "--db", str(self.rebuilt), "--json")
+        took = time.monotonic() - began
+        if built.returncode == 0:
+            refolded = json.loads(built.stdout)["refolded"]
+            self.report.storage["rebuild_records_per_s"] = round(refolded / took)
         checked = self._oncelog("verify", "--db", str(self.rebuilt), "--json")
         self.report.verify_rebuilt = built.returncode == 0 and checked.returncode == 0
         for name, done in (("verify live", live), ("rebuild", built), ("verify", checked)):
