@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import duckdb
 
-from oncelog.errors import LedgerError
+from oncelog.errors import ConfigError, LedgerError
 from oncelog.settings import Settings
 
 from .location import ArchiveLocation
@@ -56,11 +56,22 @@ class PruneDuty:
         on_pruned: Callable[[list[Pruned]], None],
         on_error: Callable[[LedgerError], None],
     ) -> PruneDuty | None:
-        """The duty the settings ask for: a window and a local archive; None otherwise."""
+        """The duty the settings ask for: a window and an archive; None otherwise.
+
+        Raises:
+            ConfigError: a window with an ``s3://`` archive (the queries read the pruned
+                rows with DuckDB from a directory): refused at start, not at each prune.
+        """
         window = window_of(settings)
         if window.unbounded or not settings.archive_url:
             return None
         location = ArchiveLocation.from_settings(settings)
+        if not location.local:
+            raise ConfigError(
+                f"ONCELOG_HISTORY_MAX_AGE_S / _MAX_VERSIONS need a local archive directory, "
+                f"not {location.url}: the queries read the pruned rows from there. Unset the "
+                "window, or archive to a directory (docs/guides/retention.md)"
+            )
         every = settings.history_prune_interval_s
         return cls(location, settings.requests_topic, window, every,
                    on_pruned=on_pruned, on_error=on_error)  # fmt: skip

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import duckdb
 import pyarrow.fs as pafs
+import pytest
 
 from oncelog.archive.location import ArchiveLocation
 from oncelog.archive.prune import Pruned, Window
 from oncelog.archive.prune_duty import PruneDuty
-from oncelog.errors import LedgerError
+from oncelog.errors import ConfigError, LedgerError
 from oncelog.settings import Settings
 
 
@@ -52,3 +53,6 @@ def test_the_duty_needs_a_window_and_an_archive() -> None:
     assert configured(history_max_versions=2) is None  # no archive
     assert configured(archive_url="/tmp/a") is None  # no window
     assert configured(archive_url="/tmp/a", history_max_age_s=60) is not None
+    with pytest.raises(ConfigError, match="local archive directory") as refused:
+        configured(archive_url="s3://bucket/p", history_max_versions=1)
+    assert refused.value.code == "config_error"
