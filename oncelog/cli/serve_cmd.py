@@ -135,11 +135,11 @@ def _open_store(settings: Settings, registry: CollectorRegistry) -> Store:
         checkpoint_mb=settings.duckdb_checkpoint_mb,
         memory_limit_mb=settings.duckdb_memory_limit_mb,
         checkpoint_every_s=settings.duckdb_checkpoint_interval_s,
-        after_commit=_prune_duty(settings, registry),
+        after_commit=prune_duty(settings, registry),
     )
 
 
-def _prune_duty(settings: Settings, registry: CollectorRegistry) -> PruneDuty | None:
+def prune_duty(settings: Settings, registry: CollectorRegistry) -> PruneDuty | None:
     """The history's window kept by ``serve`` (docs/guides/retention.md), counted in
     ``oncelog_history_pruned_rows``; a failed prune is said and tried again later."""
     pruned = Counter(

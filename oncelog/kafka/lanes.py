@@ -67,6 +67,18 @@ class Lanes:
         lanes = (self.express, self.batched)
         return all(lane.queued() == 0 and not lane.failed for lane in lanes)
 
+    def settled(self) -> int:
+        """Records of both lanes acknowledged or failed so far (grows with deliveries)."""
+        return self.express.settled() + self.batched.settled()
+
+    def wait(self, timeout_s: float) -> int:
+        """Wait up to ``timeout_s`` for each lane; the records still unacknowledged."""
+        return self.express.wait(timeout_s) + self.batched.wait(timeout_s)
+
+    def renew(self) -> int:
+        """Give each lane a new client with what its old one held (FutureProducer.renew)."""
+        return self.express.renew() + self.batched.renew()
+
     def flush(self, timeout_s: float) -> None:
         """Wait until every queued record of both lanes is acknowledged (or raise)."""
         self.express.flush(timeout_s)

@@ -20,6 +20,7 @@ from oncelog.kafka.logs import logged
 from oncelog.kafka.reader import where
 
 Delivery = tuple[int, int]  # (partition, offset)
+_PURGED = frozenset({KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT})
 Headers = Sequence[tuple[str, bytes]]
 
 #: What the ledger's promise rests on: a record is acknowledged once every in-sync replica
@@ -97,6 +98,15 @@ class FutureProducer:
             self._config["on_delivery"] = self._on_error_report
         self._producer: Producer | None = None
         self._lock = threading.Lock()
+        # Held around each produce and while the client is renewed: no record goes to a
+        # client being replaced, and the moved ones precede every later one.
+        self._produce_lock = threading.Lock()
+        self._pause = threading.Event()  # asks the poll thread to leave the client alone
+        self._paused = threading.Event()
+        # Collected while renewing: each record with its headers (a delivery report
+        # does not carry them back).
+        self._purged: list[tuple[Message, Headers | None]] | None = None
+        self._sent = 0  # records queued since the start, by this object
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
         self._pending_error: KafkaOperationError | None = None
@@ -119,9 +129,13 @@ class FutureProducer:
             return self._producer
 
     def _poll_loop(self) -> None:
-        producer = self._producer
-        assert producer is not None
         while not self._stop.is_set():
+            producer = self._producer
+            if self._pause.is_set() or producer is None:
+                self._paused.set()
+                self._stop.wait(0.01)
+                continue
+            self._paused.clear()
             producer.poll(0.05)
 
     def send(
@@ -158,7 +172,13 @@ class FutureProducer:
         tells that everything queued so far was acknowledged.
         """
         self.raise_pending()
-        self._produce(topic, partition, key, value, headers, drain=_poll)
+        report = None
+        if headers and self._config.get("on_delivery") is not None:
+
+            def report(err: KafkaError | None, msg: Message) -> None:
+                self._on_error_report(err, msg, headers)
+
+        self._produce(topic, partition, key, value, headers, drain=_poll, on_delivery=report)
 
     def _produce(
         self,
@@ -172,17 +192,20 @@ class FutureProducer:
         on_delivery: Callable[[KafkaError | None, Message], None] | None = None,
     ) -> None:
         """Queue one record, draining with ``drain`` while the local queue is full."""
-        producer = self._client()
         while True:
+            producer = self._client()
             try:
-                producer.produce(
-                    topic,
-                    value,
-                    key,
-                    partition=partition,
-                    headers=list(headers) if headers else None,
-                    on_delivery=on_delivery,
-                )
+                with self._produce_lock:
+                    producer = self._client()
+                    producer.produce(
+                        topic,
+                        value,
+                        key,
+                        partition=partition,
+                        headers=list(headers) if headers else None,
+                        on_delivery=on_delivery,
+                    )
+                    self._sent += 1
                 return
             except BufferError:
                 drain(producer)  # the local queue is full: let deliveries drain
@@ -193,6 +216,19 @@ class FutureProducer:
         """Records queued or in flight, not yet acknowledged (0 before the first send)."""
         producer = self._producer
         return 0 if producer is None else len(producer)
+
+    def settled(self) -> int:
+        """Records no longer queued nor in flight (acknowledged, or failed with an error
+        that waits to be raised): it grows while deliveries are made."""
+        return self._sent - self.queued()
+
+    def wait(self, timeout_s: float) -> int:
+        """Wait up to ``timeout_s`` for the queued records; return how many are still
+        queued or in flight (raise a pending delivery error first)."""
+        producer = self._producer
+        left = 0 if producer is None else int(producer.flush(timeout_s))
+        self.raise_pending()
+        return left
 
     @property
     def failed(self) -> bool:
@@ -205,13 +241,65 @@ class FutureProducer:
             error, self._pending_error = self._pending_error, None
             raise error
 
-    def _on_error_report(self, err: KafkaError | None, msg: Message) -> None:
+    def _on_error_report(
+        self, err: KafkaError | None, msg: Message, headers: Headers | None = None
+    ) -> None:
+        purged = self._purged
+        if purged is not None and err is not None and err.code() in _PURGED:
+            purged.append((msg, headers))  # renew() sends it again, with the new client
+            return
         if err is not None:
             partition = msg.partition()  # 0 is a partition, not a missing one
             error = delivery_error(msg.topic() or "?", -1 if partition is None else partition, err)
             self._pending_error = error
             if self._on_error is not None:
                 self._on_error(msg, error)
+
+    def renew(self) -> int:
+        """Replace the librdkafka client with a new one, which gets every record the old
+        one still held, in the order it held them; return how many moved.
+
+        For a client that stopped delivering while the cluster may well be healthy (an
+        idempotent producer's partition can stay stuck until message.timeout.ms after
+        the links between brokers were cut): the new one has a new producer id and
+        sends at once. A record the old one had in flight may have been appended too:
+        it is then appended twice, byte-identical, as after a restart. Only for a
+        producer built with ``error_reports_only`` (its records carry no future).
+        """
+        if self._config.get("on_delivery") is None:
+            raise ConfigError("renew() needs a producer built with error_reports_only")
+        with self._produce_lock:
+            old = self._producer
+            if old is None:
+                return 0
+            self._pause.set()
+            try:
+                self._paused.wait(timeout=5)
+                moved = self._purge(old)
+                new = Producer(logged(self._config))
+                for msg, headers in moved:
+                    topic, partition = msg.topic() or "", msg.partition()
+                    where_to = -1 if partition is None else partition  # always set: we chose it
+                    new.produce(topic, msg.value(), msg.key(), partition=where_to,
+                                headers=list(headers) if headers else None)  # fmt: skip
+                with self._lock:
+                    self._producer = new
+            finally:
+                self._pause.clear()
+        return len(moved)
+
+    def _purge(self, old: Producer) -> list[tuple[Message, Headers | None]]:
+        """Every record ``old`` holds, in its order, taken back through its reports."""
+        self._purged = []
+        try:
+            old.purge(in_queue=True, in_flight=True, blocking=False)
+            for _ in range(200):  # its reports come within a few polls
+                if len(old) == 0:
+                    break
+                old.poll(0.05)
+            return self._purged
+        finally:
+            self._purged = None
 
     def flush(self, timeout_s: float) -> None:
         """Wait for every queued record; raise a pending delivery error."""

@@ -8,9 +8,11 @@ DuckDB commit, so a committed position always means "published".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from oncelog.errors import KafkaOperationError
 from oncelog.identity.partitioner import reply_partition_for
 from oncelog.kafka.lanes import Lanes
 from oncelog.kafka.producer import FutureProducer
@@ -30,6 +32,12 @@ EXPRESS_BATCH = 2
 #: error. A shorter bound stopped serve on a stall it would have outlived: the network
 #: drill's cut between three brokers held acknowledgements (acks=all) for over 60 s.
 FLUSH_TIMEOUT_S = 330.0
+#: A flush that saw no record acknowledged for this long renews the producers (they take
+#: what was queued along): an idempotent producer's partition can stay stuck until
+#: message.timeout.ms after the links between brokers healed, while a new producer
+#: delivers at once (docs/reliability.md, "A publisher that stops delivering").
+PUBLISH_STALL_S = 30.0
+_WAIT_SLICE_S = 1.0
 #: A dead letter's error message is cut here: a header, not a second copy of the record.
 _MAX_ERROR_BYTES = 4096
 
@@ -48,9 +56,21 @@ def dead_letter_headers(dead: DeadLetter) -> list[tuple[str, bytes]]:
 class Publisher:
     """The projector's producers: a folded batch's records, queued in one lane."""
 
-    def __init__(self, settings: Settings, kafka: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        kafka: Mapping[str, Any],
+        *,
+        report: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        lanes: Lanes | None = None,
+    ) -> None:
+        """``report`` hears a renewal of the producers; ``clock`` (monotonic seconds) and
+        ``lanes`` are injectable."""
         self._settings = settings
-        self._lanes = Lanes(kafka, PUBLISH_LINGER_MS)
+        self._lanes = lanes or Lanes(kafka, PUBLISH_LINGER_MS)
+        self._report = report
+        self._clock = clock
         #: Partitions of the decisions topic, known once the projector checked the topics.
         self.reply_partitions = 0
 
@@ -85,8 +105,29 @@ class Publisher:
             send(s.deadletter_topic, dead.partition, b"", raw, dead_letter_headers(dead))
 
     def flush(self) -> None:
-        """Wait until everything queued is acknowledged (or raise its delivery error)."""
-        self._lanes.flush(FLUSH_TIMEOUT_S)
+        """Wait until everything queued is acknowledged (or raise its delivery error).
+
+        Without a single acknowledgement for :data:`PUBLISH_STALL_S` the producers are
+        renewed; after :data:`FLUSH_TIMEOUT_S` in all it raises ``kafka_error``.
+        """
+        began = quiet_since = self._clock()
+        settled = self._lanes.settled()
+        while left := self._lanes.wait(_WAIT_SLICE_S):
+            now = self._clock()
+            if (now_settled := self._lanes.settled()) > settled:
+                settled, quiet_since = now_settled, now
+            elif now - quiet_since >= PUBLISH_STALL_S:
+                moved = self._lanes.renew()
+                if self._report is not None:
+                    self._report(
+                        f"publishing: no record acknowledged for {now - quiet_since:.0f} s; "
+                        f"new producers took the {moved} records still held"
+                    )
+                quiet_since = now
+            if now - began >= FLUSH_TIMEOUT_S:
+                raise KafkaOperationError(
+                    f"{left} records still undelivered after {FLUSH_TIMEOUT_S:.0f} s"
+                )
 
     def close(self) -> None:
         """Flush and release both lanes."""

@@ -97,7 +97,8 @@ class Projector:
         unassigned_margin_s: float = DEFAULT_MARGIN_S,
         stall_watch: StallWatch | None = None,
     ) -> None:
-        """``on_rebalance`` hears one line per change of assignment (``serve`` prints it).
+        """``on_rebalance`` hears one line per change of assignment, and one per renewal of
+        the publishing producers (``serve`` prints them).
 
         ``metrics``: the registry to report in (``serve`` scrapes it at ``/metrics``);
         None: a registry of this projector's own, which nobody reads.
@@ -116,7 +117,7 @@ class Projector:
         self._lag_reported_at = float("-inf")  # the first batch reports
         self._partitions = 0  # of the requests topic, known after start()
         self._folder: BatchFolder | None = None  # made by start(), which counts partitions
-        self._publisher = Publisher(settings, kafka)
+        self._publisher = Publisher(settings, kafka, report=on_rebalance)
         self.metrics = ProjectorMetrics(metrics or CollectorRegistry(), settings.requests_topic)
         self._committer = _committer(store, on_batch, self._publisher, self.metrics)
         self._reader = store.reader()

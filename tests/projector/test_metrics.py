@@ -9,10 +9,12 @@ import duckdb
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from oncelog.cli.serve_cmd import prune_duty
 from oncelog.projector.metrics import ProjectorMetrics
 from oncelog.projector.store import AuditEntry, DeadLetter
 from oncelog.query.metrics_endpoint import AuditVerdicts, PendingApprovals
 from oncelog.schemas.models import Decision, Kind, Outcome, PreviousAttempt, Request, Status, Sweep
+from oncelog.settings import Settings
 from tests.projector.fold_factories import Op, run
 
 TOPIC = "t.requests"
@@ -143,6 +145,7 @@ def test_two_projectors_in_one_process_keep_separate_registries() -> None:
 def test_the_readme_table_documents_every_metric_and_no_other() -> None:
     registry = CollectorRegistry()
     ProjectorMetrics(registry, TOPIC)
+    prune_duty(Settings(), registry)  # serve's counter of the history's window
     exposed = {f.name + ("_total" if f.type == "counter" else "") for f in registry.collect()}
     # The serve process adds the audit's verdicts, read from DuckDB at scrape time.
     exposed |= {f.name for f in AuditVerdicts(_no_database).describe()}
