@@ -8,6 +8,7 @@ also raised by the next ``send`` call, so no error goes unnoticed.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -18,6 +19,7 @@ from oncelog.errors import ConfigError, KafkaOperationError
 from oncelog.kafka.failures import kafka_failure
 from oncelog.kafka.logs import logged
 from oncelog.kafka.reader import where
+from oncelog.waiting import poll_until
 
 Delivery = tuple[int, int]  # (partition, offset)
 _PURGED = frozenset({KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT})
@@ -256,16 +258,11 @@ class FutureProducer:
                 self._on_error(msg, error)
 
     def renew(self) -> int:
-        """Replace the librdkafka client with a new one, which gets every record the old
-        one still held, in the order it held them; return how many moved.
-
-        For a client that stopped delivering while the cluster may well be healthy (an
-        idempotent producer's partition can stay stuck until message.timeout.ms after
-        the links between brokers were cut): the new one has a new producer id and
-        sends at once. A record the old one had in flight may have been appended too:
-        it is then appended twice, byte-identical, as after a restart. Only for a
-        producer built with ``error_reports_only`` (its records carry no future).
-        """
+        """Give the records the librdkafka client still holds, in order, to a new client
+        (a new producer id); return how many moved. For a client stuck while the cluster
+        is healthy (see :data:`oncelog.projector.publisher.PUBLISH_STALL_S`). A record the
+        old one had in flight may be appended twice, byte-identical, as after a restart.
+        Only with ``error_reports_only`` (records without a future)."""
         if self._config.get("on_delivery") is None:
             raise ConfigError("renew() needs a producer built with error_reports_only")
         with self._produce_lock:
@@ -277,11 +274,7 @@ class FutureProducer:
                 self._paused.wait(timeout=5)
                 moved = self._purge(old)
                 new = Producer(logged(self._config))
-                for msg, headers in moved:
-                    topic, partition = msg.topic() or "", msg.partition()
-                    where_to = -1 if partition is None else partition  # always set: we chose it
-                    new.produce(topic, msg.value(), msg.key(), partition=where_to,
-                                headers=list(headers) if headers else None)  # fmt: skip
+                _produce_again(new, moved)
                 with self._lock:
                     self._producer = new
             finally:
@@ -293,10 +286,7 @@ class FutureProducer:
         self._purged = []
         try:
             old.purge(in_queue=True, in_flight=True, blocking=False)
-            for _ in range(200):  # its reports come within a few polls
-                if len(old) == 0:
-                    break
-                old.poll(0.05)
+            poll_until(time.monotonic() + 10, lambda: _drained(old), pause_s=0)
             return self._purged
         finally:
             self._purged = None
@@ -338,3 +328,18 @@ class FutureProducer:
             if self._poller is not None:
                 self._poller.join(timeout=5)
             self._producer = None
+
+
+def _produce_again(producer: Producer, records: list[tuple[Message, Headers | None]]) -> None:
+    """Queue ``records`` (taken back from another client) on ``producer``, in order."""
+    for msg, headers in records:
+        partition = msg.partition()
+        producer.produce(msg.topic() or "", msg.value(), msg.key(),
+                         partition=-1 if partition is None else partition,  # always chosen
+                         headers=list(headers) if headers else None)  # fmt: skip
+
+
+def _drained(producer: Producer) -> bool:
+    """Serve ``producer``'s reports a moment; True once it holds no record."""
+    producer.poll(0.05)
+    return len(producer) == 0

@@ -97,8 +97,7 @@ class Projector:
         unassigned_margin_s: float = DEFAULT_MARGIN_S,
         stall_watch: StallWatch | None = None,
     ) -> None:
-        """``on_rebalance`` hears one line per change of assignment, and one per renewal of
-        the publishing producers (``serve`` prints them).
+        """``on_rebalance`` hears a line per new assignment or producers' renewal (serve prints).
 
         ``metrics``: the registry to report in (``serve`` scrapes it at ``/metrics``);
         None: a registry of this projector's own, which nobody reads.
