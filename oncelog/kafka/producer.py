@@ -195,7 +195,6 @@ class FutureProducer:
     ) -> None:
         """Queue one record, draining with ``drain`` while the local queue is full."""
         while True:
-            producer = self._client()
             try:
                 with self._produce_lock:
                     producer = self._client()
