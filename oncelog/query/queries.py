@@ -124,10 +124,11 @@ ORDER BY s.log_time_ms, s.partition, s."offset"
 """
 _ALL_CHANNELS: Final = _AUDIT.format(where="true")
 _SOME_CHANNELS: Final = _AUDIT.format(where="channel_id IN (SELECT unnest(?::VARCHAR[]))")
-# A re-run across branches (issue 29): an external operation a channel completed by its own
+# A re-run across branches: an external operation a channel completed by its own
 # attempt while a channel of its family (a fork's parent, child or sibling, known from the
 # inherit records) had completed the same key with the same request hash before. Adopted
-# and inherited completions are not attempts (outcome "inherited"): only own completions.
+# and inherited completions are not attempts (outcome "inherited"): only own completions,
+# and only in channels of a family, so that a ledger without forks joins nothing.
 _CROSS_BRANCH: Final = """
 WITH links AS (
   SELECT DISTINCT channel_id AS child, from_channel AS parent FROM {requests}
@@ -144,6 +145,7 @@ own AS (
          log_time_ms, request_id, epoch, worker_id, token_fp
   FROM {history}
   WHERE outcome = 'completed' AND effect = 'external' AND request_hash IS NOT NULL
+    AND channel_id IN (SELECT a FROM kin)
 )
 SELECT 'cross_branch', b.partition, b.valid_from_offset, b.log_time_ms, b.operation_id,
        b.channel_id, b.key_name, b.request_id, b.token_fp, b.epoch, b.worker_id, b.epoch,
