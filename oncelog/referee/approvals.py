@@ -6,6 +6,8 @@ policy requires approval, to a claim that meets an intent and to an approve or d
 
 from __future__ import annotations
 
+from typing import Final
+
 from oncelog.referee.verdicts import (
     Result,
     answer_with_state,
@@ -25,6 +27,9 @@ from oncelog.schemas.models import (
     Request,
     Status,
 )
+
+_UNSIGNED: Final = "not signed by an approver the intent lists"
+_SELF: Final = "the requesting worker may not approve its own intent"
 
 
 def first_intent(request: Request, body: Claim, t: int) -> Result:
@@ -48,7 +53,9 @@ def first_intent(request: Request, body: Claim, t: int) -> Result:
         request_hash=body.request_hash,
         recent=(memo,),
         updated_at_ms=t,
-        approval=Approval(t, deadline, body.worker_id, policy.self_approval),
+        approval=Approval(
+            t, deadline, body.worker_id, policy.self_approval, approvers=policy.approvers
+        ),
         **changes,
     )
     return state, decide(state, request, Outcome.AWAITING_APPROVAL, t, True)
@@ -72,9 +79,14 @@ def claim_under_approval(
 
 
 def on_decide(
-    state: ExecutionState, request: Request, body: Approve | Deny, fp: str, t: int
+    state: ExecutionState, request: Request, body: Approve | Deny, fp: str, t: int, *, signed: bool
 ) -> Result:
-    """An approver's approve or deny, bound to the intent's request hash."""
+    """An approver's approve or deny, bound to the intent's request hash.
+
+    ``signed``: the referee's finding that the decision is signed by one of the approvers
+    the intent lists (:mod:`oncelog.identity.approver_signature`); read only when it lists
+    some. An intent without approvers is decided by name.
+    """
     approval = state.approval
     if body.request_hash != state.request_hash:
         return state, decide(
@@ -85,8 +97,10 @@ def on_decide(
         return answer_with_state(state, request, t)
     if t >= approval.deadline_ms:
         return unchanged(state, request, Outcome.APPROVAL_EXPIRED, t)
+    if approval.approvers and not signed:
+        return state, decide(state, request, Outcome.APPROVAL_REFUSED, t, error=_UNSIGNED)
     if body.approver == approval.requested_by and not approval.self_approval:
-        return unchanged(state, request, Outcome.APPROVAL_REFUSED, t)
+        return state, decide(state, request, Outcome.APPROVAL_REFUSED, t, error=_SELF)
     approve = type(body) is Approve
     reason = body.reason if isinstance(body, Deny) else None
     decided = approval._replace(

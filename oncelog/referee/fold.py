@@ -320,8 +320,6 @@ _RULES: Final[dict[type, Callable[[ExecutionState, Request, Any, str, int], Resu
     Sweep: _on_sweep,
     Get: _on_get,
     Inherit: on_inherit,
-    Approve: on_decide,
-    Deny: on_decide,
 }
 
 
@@ -351,13 +349,19 @@ def _retried(
 
 
 def fold(
-    state: ExecutionState | None, request: Request, log_time_ms: int, max_clock_step_ms: int = 0
+    state: ExecutionState | None,
+    request: Request,
+    log_time_ms: int,
+    max_clock_step_ms: int = 0,
+    signed: bool = False,
 ) -> Result:
     """Judge ``request`` against ``state`` at log time ``log_time_ms``.
 
     ``max_clock_step_ms`` is the ledger's bound on a step of the leader's clock: a
     lapsed lease is reclaimed only once it lapsed by that much more (see
-    :func:`clock_grace_ms`).
+    :func:`clock_grace_ms`). ``signed``: for an approve or deny, that it is signed by an
+    approver the intent lists (the judge checks it outside the fold, which does no
+    cryptography); an intent that lists approvers refuses a decision without it.
 
     Returns the state after (the same object when nothing changed; ``None``
     while the operation is absent) and exactly one decision. The decision's
@@ -399,6 +403,8 @@ def fold(
             return _retried(state, request, body, seen, log_time_ms)
     if type(body) is Claim:
         return _on_claim(state, request, body, fp, log_time_ms, max_step=max_clock_step_ms)
+    if type(body) is Approve or type(body) is Deny:
+        return on_decide(state, request, body, fp, log_time_ms, signed=signed)
     return _RULES[type(body)](state, request, body, fp, log_time_ms)
 
 

@@ -9,7 +9,9 @@ whole poll batch at once, between them:
   the partition's log-time clock.
 - :func:`judge` advances the partition's clock to the record's broker timestamp,
   folds the admitted request against its operation's state and stamps the decision
-  with the record's position.
+  with the record's position. An approve or deny is checked here against the signing
+  keys its intent recorded (:mod:`oncelog.identity.approver_signature`), and the fold
+  told the finding: the fold itself does no cryptography.
 
 The live projector (:mod:`oncelog.projector.batch`), the bulk rebuild
 (:mod:`oncelog.projector.bulk_rebuild`) and :class:`oncelog.testing.InMemoryLedger`
@@ -22,10 +24,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from oncelog.errors import CodecError, InvalidRequestError, LedgerError
+from oncelog.identity.approver_signature import decision_message, signed_by
 from oncelog.referee.fold import PartitionClock, fold
 from oncelog.referee.validate import check_request
 from oncelog.schemas.codec import decode_request
-from oncelog.schemas.models import Decision, ExecutionState, Outcome, Request
+from oncelog.schemas.models import Approve, Decision, Deny, ExecutionState, Outcome, Request
 
 
 class Refusal(NamedTuple):
@@ -72,9 +75,24 @@ def judge(
     """Fold an admitted ``request`` at its record's broker timestamp ``ts_ms``, with the
     ledger's bound on a clock step (``Settings.max_clock_step_ms``)."""
     clock, log_time_ms = clock.advance(ts_ms)
-    after, decision = fold(state, request, log_time_ms, max_clock_step_ms)
+    signed = _signed_decision(state, request)
+    after, decision = fold(state, request, log_time_ms, max_clock_step_ms, signed)
     stamped = decision._replace(source_partition=partition, source_offset=offset)
     return Judged(clock, after, stamped)
+
+
+def _signed_decision(state: ExecutionState | None, request: Request) -> bool:
+    """Whether ``request`` is an approve or deny signed by an approver that ``state``'s
+    intent lists (the fold reads it only then). Deterministic: the keys are on the log."""
+    body = request.body
+    approval = None if state is None else state.approval
+    if approval is None or not approval.approvers or not isinstance(body, Approve | Deny):
+        return False
+    reason = body.reason if isinstance(body, Deny) else ""
+    message = decision_message(
+        request.operation_id, body.request_hash, isinstance(body, Approve), body.approver, reason
+    )
+    return signed_by(approval.approvers, body.approver, message, body.signature)
 
 
 def _invalid(

@@ -16,6 +16,7 @@ from oncelog.identity import ids, validation
 from oncelog.identity.partitioner import cached_partition_for
 from oncelog.schemas.models import (
     Approve,
+    ApproverKey,
     Cancel,
     Claim,
     Complete,
@@ -31,6 +32,10 @@ from oncelog.schemas.models import (
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
 _MAX_TOKEN: Final = 256
 RECONCILED: Final = frozenset({"found", "not_found"})
+MAX_APPROVERS: Final = 64
+"""The most approvers one policy may list."""
+_KEY_BYTES: Final = 32
+_SIGNATURE_BYTES: Final = 64
 """The values of a completion's or failure's ``reconciled``."""
 
 # The identity checks are pure functions of their arguments and cost a SHA-256, a UUIDv5
@@ -99,6 +104,8 @@ def _check_decision(request: Request, body: Approve | Deny) -> None:
         raise InvalidArgumentError("request_hash is not a lower-case SHA-256 hex digest")
     if isinstance(body, Deny) and len(body.reason.encode()) > validation.MAX_JSON_BYTES:
         raise InvalidArgumentError("reason is over 1 MiB")
+    if body.signature is not None and len(body.signature) != _SIGNATURE_BYTES:
+        raise InvalidArgumentError(f"signature is {len(body.signature)} bytes: Ed25519's is 64")
 
 
 def _check_approval_policy(request: Request) -> None:
@@ -107,6 +114,22 @@ def _check_approval_policy(request: Request) -> None:
         raise InvalidArgumentError(f"approval is set on a {request.kind}: only on a claim")
     if policy is not None and not 0 < policy.timeout_ms <= validation.MAX_RETENTION_MS:
         raise InvalidArgumentError(f"approval timeout_ms is {policy.timeout_ms}: 1 ms to 100 years")
+    if policy is not None and policy.approvers:
+        _check_approvers(policy.approvers)
+
+
+def _check_approvers(approvers: tuple[ApproverKey, ...]) -> None:
+    if len(approvers) > MAX_APPROVERS:
+        raise InvalidArgumentError(f"{len(approvers)} approvers: at most {MAX_APPROVERS}")
+    for approver in approvers:
+        validation.validate_id("approver", approver.name)
+        if len(approver.public_key) != _KEY_BYTES:
+            raise InvalidArgumentError(
+                f"approver {approver.name!r}'s public key is {len(approver.public_key)} bytes: "
+                "an Ed25519 key has 32"
+            )
+    if len({a.name for a in approvers}) != len(approvers):
+        raise InvalidArgumentError("an approver is listed twice")
 
 
 def _check_inherit(request: Request, body: Inherit) -> None:

@@ -12,7 +12,7 @@ happens at the edges (``oncelog.identity``), not here.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple, TypeVar
 
@@ -175,6 +175,10 @@ class Approve:
 
     approver: str
     request_hash: str
+    #: Ed25519 signature by the approver's key (:mod:`oncelog.identity.approver_signature`);
+    #: needed when the intent lists approvers. Out of the repr, which the retry memory
+    #: hashes: a decision is the same decision whatever signs it.
+    signature: bytes | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +188,8 @@ class Deny:
     approver: str
     request_hash: str
     reason: str
+    #: As an :class:`Approve`'s.
+    signature: bytes | None = field(default=None, repr=False)
 
 
 Body = (
@@ -205,6 +211,14 @@ BODY_KIND: dict[type, Kind] = {
 }
 
 
+class ApproverKey(NamedTuple):
+    """An approver: the name a decision records, and the raw 32-byte Ed25519 public key
+    that must have signed it."""
+
+    name: str
+    public_key: bytes
+
+
 class ApprovalPolicy(NamedTuple):
     """On a claim: a person must approve these params before the effect (docs/spec.md §4)."""
 
@@ -212,6 +226,8 @@ class ApprovalPolicy(NamedTuple):
     timeout_ms: int
     #: Whether the requesting worker may approve its own intent.
     self_approval: bool = False
+    #: Who may decide: a decision must be signed by one of them. Empty: decided by name.
+    approvers: tuple[ApproverKey, ...] = ()
 
 
 class Request(NamedTuple):
@@ -302,6 +318,8 @@ class Approval(NamedTuple):
     decided_at_ms: int | None = None
     #: A denial's reason.
     reason: str | None = None
+    #: The policy's approvers, recorded with the intent. Empty: decided by name, unsigned.
+    approvers: tuple[ApproverKey, ...] = ()
 
 
 class ExecutionState(NamedTuple):

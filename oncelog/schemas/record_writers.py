@@ -42,9 +42,14 @@ def write_Inheritance_54(o: Any) -> bytes:
     return b''.join((text(f55), long(f56), long(f57), (TRUE if f58 else FALSE), ))
 
 
+def write_ApproverKey_69(o: Any) -> bytes:
+    (f70, f71,) = o
+    return b''.join((text(f70), blob(f71), ))
+
+
 def write_Approval_59(o: Any) -> bytes:
-    (f60, f61, f62, f63, f64, f65, f66, f67,) = o
-    return b''.join((long(f60), long(f61), text(f62), (TRUE if f63 else FALSE), (TRUE if f64 else FALSE), (NULL if f65 is None else SOME + text(f65)), (NULL if f66 is None else SOME + long(f66)), (NULL if f67 is None else SOME + text(f67)), ))
+    (f60, f61, f62, f63, f64, f65, f66, f67, f68,) = o
+    return b''.join((long(f60), long(f61), text(f62), (TRUE if f63 else FALSE), (TRUE if f64 else FALSE), (NULL if f65 is None else SOME + text(f65)), (NULL if f66 is None else SOME + long(f66)), (NULL if f67 is None else SOME + text(f67)), array(f68, memoized(write_ApproverKey_69)), ))
 
 
 def write_ExecutionState_1(o: Any) -> bytes:
@@ -53,231 +58,238 @@ def write_ExecutionState_1(o: Any) -> bytes:
 state: Callable[[Any], bytes] = write_ExecutionState_1
 
 
-def write_Claim_78(o: Any) -> bytes:
-    f79 = o.tool_name
-    f80 = o.params
-    f81 = o.request_hash
-    f82 = o.lease_ms
-    f83 = o.retention_ms
-    f84 = o.effect
-    f85 = o.worker_id
-    return b''.join((text(f79), blob(f80), text(f81), long(f82), long(f83), E_86[f84], text(f85), ))
+def write_Claim_82(o: Any) -> bytes:
+    f83 = o.tool_name
+    f84 = o.params
+    f85 = o.request_hash
+    f86 = o.lease_ms
+    f87 = o.retention_ms
+    f88 = o.effect
+    f89 = o.worker_id
+    return b''.join((text(f83), blob(f84), text(f85), long(f86), long(f87), E_90[f88], text(f89), ))
 
 
-def write_Heartbeat_87(o: Any) -> bytes:
-    f88 = o.lease_ms
-    return b''.join(((NULL if f88 is None else SOME + long(f88)), ))
+def write_Heartbeat_91(o: Any) -> bytes:
+    f92 = o.lease_ms
+    return b''.join(((NULL if f92 is None else SOME + long(f92)), ))
 
 
-def write_Complete_89(o: Any) -> bytes:
-    f90 = o.result
-    return b''.join((blob(f90), ))
+def write_Complete_93(o: Any) -> bytes:
+    f94 = o.result
+    return b''.join((blob(f94), ))
 
 
-def write_Fail_91(o: Any) -> bytes:
-    f92 = o.error
-    f93 = o.retryable
-    return b''.join((text(f92), (TRUE if f93 else FALSE), ))
+def write_Fail_95(o: Any) -> bytes:
+    f96 = o.error
+    f97 = o.retryable
+    return b''.join((text(f96), (TRUE if f97 else FALSE), ))
 
 
-def write_Release_94(o: Any) -> bytes:
+def write_Release_98(o: Any) -> bytes:
     return b''
 
 
-def write_Cancel_95(o: Any) -> bytes:
-    f96 = o.reason
-    return b''.join(((NULL if f96 is None else SOME + text(f96)), ))
+def write_Cancel_99(o: Any) -> bytes:
+    f100 = o.reason
+    return b''.join(((NULL if f100 is None else SOME + text(f100)), ))
 
 
-def write_Sweep_97(o: Any) -> bytes:
+def write_Sweep_101(o: Any) -> bytes:
     return b''
 
 
-def write_Get_98(o: Any) -> bytes:
+def write_Get_102(o: Any) -> bytes:
     return b''
 
 
-def write_Inherit_99(o: Any) -> bytes:
-    f100 = o.from_channel
-    f101 = o.from_partition
-    f102 = o.from_offset
-    f103 = o.tool_name
-    f104 = o.params
-    f105 = o.request_hash
-    f106 = o.effect
-    f107 = o.result
-    f108 = o.retention_ms
-    f109 = o.adopted
-    return b''.join((text(f100), long(f101), long(f102), text(f103), blob(f104), text(f105), E_110[f106], blob(f107), long(f108), (TRUE if f109 else FALSE), ))
+def write_Inherit_103(o: Any) -> bytes:
+    f104 = o.from_channel
+    f105 = o.from_partition
+    f106 = o.from_offset
+    f107 = o.tool_name
+    f108 = o.params
+    f109 = o.request_hash
+    f110 = o.effect
+    f111 = o.result
+    f112 = o.retention_ms
+    f113 = o.adopted
+    return b''.join((text(f104), long(f105), long(f106), text(f107), blob(f108), text(f109), E_114[f110], blob(f111), long(f112), (TRUE if f113 else FALSE), ))
 
 
-def write_Approve_111(o: Any) -> bytes:
-    f112 = o.approver
-    f113 = o.request_hash
-    return b''.join((text(f112), text(f113), ))
+def write_Approve_115(o: Any) -> bytes:
+    f116 = o.approver
+    f117 = o.request_hash
+    f118 = o.signature
+    return b''.join((text(f116), text(f117), (NULL if f118 is None else SOME + blob(f118)), ))
 
 
-def write_Deny_114(o: Any) -> bytes:
-    f115 = o.approver
-    f116 = o.request_hash
-    f117 = o.reason
-    return b''.join((text(f115), text(f116), text(f117), ))
+def write_Deny_119(o: Any) -> bytes:
+    f120 = o.approver
+    f121 = o.request_hash
+    f122 = o.reason
+    f123 = o.signature
+    return b''.join((text(f120), text(f121), text(f122), (NULL if f123 is None else SOME + blob(f123)), ))
 
 
-def write_ApprovalPolicy_119(o: Any) -> bytes:
-    (f120, f121,) = o
-    return b''.join((long(f120), (TRUE if f121 else FALSE), ))
+def write_ApproverKey_129(o: Any) -> bytes:
+    (f130, f131,) = o
+    return b''.join((text(f130), blob(f131), ))
 
 
-def write_Request_68(o: Any) -> bytes:
-    (f69, f70, f71, f72, f73, f74, f75, f76, f77,) = o
-    return b''.join((blob(f69.encode()), text(f70), text(f71), text(f72), (NULL if f73 is None else SOME + text(f73)), U_118[type(f74)](f74), (NULL if f75 is None else SOME + long(f75)), (NULL if f76 is None else SOME + text(f76)), (NULL if f77 is None else SOME + write_ApprovalPolicy_119(f77)), ))
-request: Callable[[Any], bytes] = write_Request_68
+def write_ApprovalPolicy_125(o: Any) -> bytes:
+    (f126, f127, f128,) = o
+    return b''.join((long(f126), (TRUE if f127 else FALSE), array(f128, memoized(write_ApproverKey_129)), ))
 
 
-def write_Claim_131(o: Any) -> bytes:
-    f132 = o.tool_name
-    f133 = o.params
-    f134 = o.request_hash
-    f135 = o.lease_ms
-    f136 = o.retention_ms
-    f137 = o.effect
-    f138 = o.worker_id
-    return b''.join((text(f132), blob(f133), text(f134), long(f135), long(f136), E_139[f137], text(f138), ))
+def write_Request_72(o: Any) -> bytes:
+    (f73, f74, f75, f76, f77, f78, f79, f80, f81,) = o
+    return b''.join((blob(f73.encode()), text(f74), text(f75), text(f76), (NULL if f77 is None else SOME + text(f77)), U_124[type(f78)](f78), (NULL if f79 is None else SOME + long(f79)), (NULL if f80 is None else SOME + text(f80)), (NULL if f81 is None else SOME + write_ApprovalPolicy_125(f81)), ))
+request: Callable[[Any], bytes] = write_Request_72
 
 
-def write_Heartbeat_140(o: Any) -> bytes:
-    f141 = o.lease_ms
-    return b''.join(((NULL if f141 is None else SOME + long(f141)), ))
+def write_Claim_141(o: Any) -> bytes:
+    f142 = o.tool_name
+    f143 = o.params
+    f144 = o.request_hash
+    f145 = o.lease_ms
+    f146 = o.retention_ms
+    f147 = o.effect
+    f148 = o.worker_id
+    return b''.join((text(f142), blob(f143), text(f144), long(f145), long(f146), E_149[f147], text(f148), ))
 
 
-def write_Complete_142(o: Any) -> bytes:
-    f143 = o.result
-    return b''.join((blob(f143), ))
+def write_Heartbeat_150(o: Any) -> bytes:
+    f151 = o.lease_ms
+    return b''.join(((NULL if f151 is None else SOME + long(f151)), ))
 
 
-def write_Fail_144(o: Any) -> bytes:
-    f145 = o.error
-    f146 = o.retryable
-    return b''.join((text(f145), (TRUE if f146 else FALSE), ))
+def write_Complete_152(o: Any) -> bytes:
+    f153 = o.result
+    return b''.join((blob(f153), ))
 
 
-def write_Release_147(o: Any) -> bytes:
+def write_Fail_154(o: Any) -> bytes:
+    f155 = o.error
+    f156 = o.retryable
+    return b''.join((text(f155), (TRUE if f156 else FALSE), ))
+
+
+def write_Release_157(o: Any) -> bytes:
     return b''
 
 
-def write_Cancel_148(o: Any) -> bytes:
-    f149 = o.reason
-    return b''.join(((NULL if f149 is None else SOME + text(f149)), ))
+def write_Cancel_158(o: Any) -> bytes:
+    f159 = o.reason
+    return b''.join(((NULL if f159 is None else SOME + text(f159)), ))
 
 
-def write_Sweep_150(o: Any) -> bytes:
+def write_Sweep_160(o: Any) -> bytes:
     return b''
 
 
-def write_Get_151(o: Any) -> bytes:
+def write_Get_161(o: Any) -> bytes:
     return b''
 
 
-def write_Inherit_152(o: Any) -> bytes:
-    f153 = o.from_channel
-    f154 = o.from_partition
-    f155 = o.from_offset
-    f156 = o.tool_name
-    f157 = o.params
-    f158 = o.request_hash
-    f159 = o.effect
-    f160 = o.result
-    f161 = o.retention_ms
-    f162 = o.adopted
-    return b''.join((text(f153), long(f154), long(f155), text(f156), blob(f157), text(f158), E_163[f159], blob(f160), long(f161), (TRUE if f162 else FALSE), ))
+def write_Inherit_162(o: Any) -> bytes:
+    f163 = o.from_channel
+    f164 = o.from_partition
+    f165 = o.from_offset
+    f166 = o.tool_name
+    f167 = o.params
+    f168 = o.request_hash
+    f169 = o.effect
+    f170 = o.result
+    f171 = o.retention_ms
+    f172 = o.adopted
+    return b''.join((text(f163), long(f164), long(f165), text(f166), blob(f167), text(f168), E_173[f169], blob(f170), long(f171), (TRUE if f172 else FALSE), ))
 
 
-def write_Request_122(o: Any) -> bytes:
-    f123 = o.request_id
-    f124 = o.operation_id
-    f125 = o.channel_id
-    f126 = o.key_name
-    f127 = o.claim_token
-    f128 = o.body
-    f129 = o.reply_partition
-    f130 = o.reconciled
-    return b''.join((blob(f123.encode()), text(f124), text(f125), text(f126), (NULL if f127 is None else SOME + text(f127)), U_164[type(f128)](f128), (NULL if f129 is None else SOME + long(f129)), (NULL if f130 is None else SOME + text(f130)), ))
-previous_request: Callable[[Any], bytes] = write_Request_122
+def write_Request_132(o: Any) -> bytes:
+    f133 = o.request_id
+    f134 = o.operation_id
+    f135 = o.channel_id
+    f136 = o.key_name
+    f137 = o.claim_token
+    f138 = o.body
+    f139 = o.reply_partition
+    f140 = o.reconciled
+    return b''.join((blob(f133.encode()), text(f134), text(f135), text(f136), (NULL if f137 is None else SOME + text(f137)), U_174[type(f138)](f138), (NULL if f139 is None else SOME + long(f139)), (NULL if f140 is None else SOME + text(f140)), ))
+previous_request: Callable[[Any], bytes] = write_Request_132
 
 
-def write_ExecutionSnapshot_165(o: Any) -> bytes:
-    (f166, f167, f168, f169, f170, f171,) = o
-    return b''.join((NESTED_172(f166), long(f167), long(f168), text(f169), E_173[f170], long(f171), ))
-snapshot: Callable[[Any], bytes] = write_ExecutionSnapshot_165
+def write_ExecutionSnapshot_175(o: Any) -> bytes:
+    (f176, f177, f178, f179, f180, f181,) = o
+    return b''.join((NESTED_182(f176), long(f177), long(f178), text(f179), E_183[f180], long(f181), ))
+snapshot: Callable[[Any], bytes] = write_ExecutionSnapshot_175
 
 
-def write_PreviousAttempt_199(o: Any) -> bytes:
-    (f200, f201, f202, f203, f204, f205, f206, f207,) = o
-    return b''.join((long(f200), text(f201), text(f202), long(f203), (NULL if f204 is None else SOME + long(f204)), E_208[f205], (NULL if f206 is None else SOME + text(f206)), (TRUE if f207 else FALSE), ))
+def write_PreviousAttempt_209(o: Any) -> bytes:
+    (f210, f211, f212, f213, f214, f215, f216, f217,) = o
+    return b''.join((long(f210), text(f211), text(f212), long(f213), (NULL if f214 is None else SOME + long(f214)), E_218[f215], (NULL if f216 is None else SOME + text(f216)), (TRUE if f217 else FALSE), ))
 
 
-def write_Decision_174(o: Any) -> bytes:
-    f175 = o.request_id
-    f176 = o.operation_id
-    f177 = o.kind
-    f178 = o.state
-    f179 = o.outcome
-    f180 = o.changed
-    f181 = o.retried
-    f182 = o.version
-    f183 = o.epoch
-    f184 = o.stored_hash
-    f185 = o.request_hash
-    f186 = o.result
-    f187 = o.error
-    f188 = o.holder_worker_id
-    f189 = o.lease_deadline_ms
-    f190 = o.cancel_requested
-    f191 = o.duplicate_effect_suspected
-    f192 = o.previous
-    f193 = o.source_partition
-    f194 = o.source_offset
-    f195 = o.log_time_ms
-    return b''.join((text(f175), text(f176), E_196[f177], (NULL if f178 is None else SOME + NESTED_197(f178)), E_198[f179], (TRUE if f180 else FALSE), (TRUE if f181 else FALSE), long(f182), (NULL if f183 is None else SOME + long(f183)), (NULL if f184 is None else SOME + text(f184)), (NULL if f185 is None else SOME + text(f185)), (NULL if f186 is None else SOME + blob(f186)), (NULL if f187 is None else SOME + text(f187)), (NULL if f188 is None else SOME + text(f188)), (NULL if f189 is None else SOME + long(f189)), (TRUE if f190 else FALSE), (TRUE if f191 else FALSE), (NULL if f192 is None else SOME + write_PreviousAttempt_199(f192)), long(f193), long(f194), long(f195), ))
-decision: Callable[[Any], bytes] = write_Decision_174
+def write_Decision_184(o: Any) -> bytes:
+    f185 = o.request_id
+    f186 = o.operation_id
+    f187 = o.kind
+    f188 = o.state
+    f189 = o.outcome
+    f190 = o.changed
+    f191 = o.retried
+    f192 = o.version
+    f193 = o.epoch
+    f194 = o.stored_hash
+    f195 = o.request_hash
+    f196 = o.result
+    f197 = o.error
+    f198 = o.holder_worker_id
+    f199 = o.lease_deadline_ms
+    f200 = o.cancel_requested
+    f201 = o.duplicate_effect_suspected
+    f202 = o.previous
+    f203 = o.source_partition
+    f204 = o.source_offset
+    f205 = o.log_time_ms
+    return b''.join((text(f185), text(f186), E_206[f187], (NULL if f188 is None else SOME + NESTED_207(f188)), E_208[f189], (TRUE if f190 else FALSE), (TRUE if f191 else FALSE), long(f192), (NULL if f193 is None else SOME + long(f193)), (NULL if f194 is None else SOME + text(f194)), (NULL if f195 is None else SOME + text(f195)), (NULL if f196 is None else SOME + blob(f196)), (NULL if f197 is None else SOME + text(f197)), (NULL if f198 is None else SOME + text(f198)), (NULL if f199 is None else SOME + long(f199)), (TRUE if f200 else FALSE), (TRUE if f201 else FALSE), (NULL if f202 is None else SOME + write_PreviousAttempt_209(f202)), long(f203), long(f204), long(f205), ))
+decision: Callable[[Any], bytes] = write_Decision_184
 
 
-def write_ExecutionSnapshot_209(o: Any) -> bytes:
-    (f210, f211, f212, f213, f214, f215,) = o
-    return b''.join((NESTED_216(f210), long(f211), long(f212), text(f213), E_217[f214], long(f215), ))
-previous_snapshot: Callable[[Any], bytes] = write_ExecutionSnapshot_209
+def write_ExecutionSnapshot_219(o: Any) -> bytes:
+    (f220, f221, f222, f223, f224, f225,) = o
+    return b''.join((NESTED_226(f220), long(f221), long(f222), text(f223), E_227[f224], long(f225), ))
+previous_snapshot: Callable[[Any], bytes] = write_ExecutionSnapshot_219
 
 
-def write_PreviousAttempt_243(o: Any) -> bytes:
-    (f244, f245, f246, f247, f248, f249, f250, f251,) = o
-    return b''.join((long(f244), text(f245), text(f246), long(f247), (NULL if f248 is None else SOME + long(f248)), E_252[f249], (NULL if f250 is None else SOME + text(f250)), (TRUE if f251 else FALSE), ))
+def write_PreviousAttempt_253(o: Any) -> bytes:
+    (f254, f255, f256, f257, f258, f259, f260, f261,) = o
+    return b''.join((long(f254), text(f255), text(f256), long(f257), (NULL if f258 is None else SOME + long(f258)), E_262[f259], (NULL if f260 is None else SOME + text(f260)), (TRUE if f261 else FALSE), ))
 
 
-def write_Decision_218(o: Any) -> bytes:
-    f219 = o.request_id
-    f220 = o.operation_id
-    f221 = o.kind
-    f222 = o.state
-    f223 = o.outcome
-    f224 = o.changed
-    f225 = o.retried
-    f226 = o.version
-    f227 = o.epoch
-    f228 = o.stored_hash
-    f229 = o.request_hash
-    f230 = o.result
-    f231 = o.error
-    f232 = o.holder_worker_id
-    f233 = o.lease_deadline_ms
-    f234 = o.cancel_requested
-    f235 = o.duplicate_effect_suspected
-    f236 = o.previous
-    f237 = o.source_partition
-    f238 = o.source_offset
-    f239 = o.log_time_ms
-    return b''.join((text(f219), text(f220), E_240[f221], (NULL if f222 is None else SOME + NESTED_241(f222)), E_242[f223], (TRUE if f224 else FALSE), (TRUE if f225 else FALSE), long(f226), (NULL if f227 is None else SOME + long(f227)), (NULL if f228 is None else SOME + text(f228)), (NULL if f229 is None else SOME + text(f229)), (NULL if f230 is None else SOME + blob(f230)), (NULL if f231 is None else SOME + text(f231)), (NULL if f232 is None else SOME + text(f232)), (NULL if f233 is None else SOME + long(f233)), (TRUE if f234 else FALSE), (TRUE if f235 else FALSE), (NULL if f236 is None else SOME + write_PreviousAttempt_243(f236)), long(f237), long(f238), long(f239), ))
-previous_decision: Callable[[Any], bytes] = write_Decision_218
+def write_Decision_228(o: Any) -> bytes:
+    f229 = o.request_id
+    f230 = o.operation_id
+    f231 = o.kind
+    f232 = o.state
+    f233 = o.outcome
+    f234 = o.changed
+    f235 = o.retried
+    f236 = o.version
+    f237 = o.epoch
+    f238 = o.stored_hash
+    f239 = o.request_hash
+    f240 = o.result
+    f241 = o.error
+    f242 = o.holder_worker_id
+    f243 = o.lease_deadline_ms
+    f244 = o.cancel_requested
+    f245 = o.duplicate_effect_suspected
+    f246 = o.previous
+    f247 = o.source_partition
+    f248 = o.source_offset
+    f249 = o.log_time_ms
+    return b''.join((text(f229), text(f230), E_250[f231], (NULL if f232 is None else SOME + NESTED_251(f232)), E_252[f233], (TRUE if f234 else FALSE), (TRUE if f235 else FALSE), long(f236), (NULL if f237 is None else SOME + long(f237)), (NULL if f238 is None else SOME + text(f238)), (NULL if f239 is None else SOME + text(f239)), (NULL if f240 is None else SOME + blob(f240)), (NULL if f241 is None else SOME + text(f241)), (NULL if f242 is None else SOME + text(f242)), (NULL if f243 is None else SOME + long(f243)), (TRUE if f244 else FALSE), (TRUE if f245 else FALSE), (NULL if f246 is None else SOME + write_PreviousAttempt_253(f246)), long(f247), long(f248), long(f249), ))
+previous_decision: Callable[[Any], bytes] = write_Decision_228
 
 STATE_BODIES = StateBodies(state)
 """The bodies of recent states: a decision, its snapshot and the state blob share one."""
@@ -291,21 +303,21 @@ E_33: Any = {'CLAIMED': b'\x00', 'COMPLETED': b'\x02', 'FAILED': b'\x04', 'EXPIR
 E_34: Any = {'pure': b'\x00', 'external': b'\x02'}
 E_44: Any = {'CLAIMED': b'\x00', 'COMPLETED': b'\x02', 'FAILED': b'\x04', 'EXPIRED': b'\x06', 'AWAITING_APPROVAL': b'\x08', 'APPROVED': b'\n', 'DENIED': b'\x0c'}
 E_53: Any = {'claimed': b'\x00', 'reclaimed': b'\x02', 'in_progress': b'\x04', 'replayed': b'\x06', 'conflict': b'\x08', 'result_expired': b'\n', 'failed': b'\x0c', 'heartbeat_ok': b'\x0e', 'completed': b'\x10', 'stale_claim': b'\x12', 'released': b'\x14', 'cancel_requested': b'\x16', 'expired': b'\x18', 'invalid_request': b'\x1a', 'state_absent': b'\x1c', 'state_claimed': b'\x1e', 'state_completed': b' ', 'state_failed': b'"', 'state_expired': b'$', 'inherited': b'&', 'awaiting_approval': b'(', 'approved': b'*', 'denied': b',', 'approval_expired': b'.', 'approval_refused': b'0'}
-E_86: Any = {'pure': b'\x00', 'external': b'\x02'}
-E_110: Any = {'pure': b'\x00', 'external': b'\x02'}
-U_118: Any = {models.Claim: branch(b'\x00', write_Claim_78), models.Heartbeat: branch(b'\x02', write_Heartbeat_87), models.Complete: branch(b'\x04', write_Complete_89), models.Fail: branch(b'\x06', write_Fail_91), models.Release: branch(b'\x08', write_Release_94), models.Cancel: branch(b'\n', write_Cancel_95), models.Sweep: branch(b'\x0c', write_Sweep_97), models.Get: branch(b'\x0e', write_Get_98), models.Inherit: branch(b'\x10', write_Inherit_99), models.Approve: branch(b'\x12', write_Approve_111), models.Deny: branch(b'\x14', write_Deny_114)}
-E_139: Any = {'pure': b'\x00', 'external': b'\x02'}
-E_163: Any = {'pure': b'\x00', 'external': b'\x02'}
-U_164: Any = {models.Claim: branch(b'\x00', write_Claim_131), models.Heartbeat: branch(b'\x02', write_Heartbeat_140), models.Complete: branch(b'\x04', write_Complete_142), models.Fail: branch(b'\x06', write_Fail_144), models.Release: branch(b'\x08', write_Release_147), models.Cancel: branch(b'\n', write_Cancel_148), models.Sweep: branch(b'\x0c', write_Sweep_150), models.Get: branch(b'\x0e', write_Get_151), models.Inherit: branch(b'\x10', write_Inherit_152)}
-NESTED_172: Any = STATE_BODIES.body
-E_173: Any = {'claimed': b'\x00', 'reclaimed': b'\x02', 'in_progress': b'\x04', 'replayed': b'\x06', 'conflict': b'\x08', 'result_expired': b'\n', 'failed': b'\x0c', 'heartbeat_ok': b'\x0e', 'completed': b'\x10', 'stale_claim': b'\x12', 'released': b'\x14', 'cancel_requested': b'\x16', 'expired': b'\x18', 'invalid_request': b'\x1a', 'state_absent': b'\x1c', 'state_claimed': b'\x1e', 'state_completed': b' ', 'state_failed': b'"', 'state_expired': b'$', 'inherited': b'&', 'awaiting_approval': b'(', 'approved': b'*', 'denied': b',', 'approval_expired': b'.', 'approval_refused': b'0'}
-E_196: Any = {'claim': b'\x00', 'heartbeat': b'\x02', 'complete': b'\x04', 'fail': b'\x06', 'release': b'\x08', 'cancel': b'\n', 'sweep': b'\x0c', 'get': b'\x0e', 'inherit': b'\x10', 'approve': b'\x12', 'deny': b'\x14'}
-NESTED_197: Any = STATE_BODIES.body
-E_198: Any = {'claimed': b'\x00', 'reclaimed': b'\x02', 'in_progress': b'\x04', 'replayed': b'\x06', 'conflict': b'\x08', 'result_expired': b'\n', 'failed': b'\x0c', 'heartbeat_ok': b'\x0e', 'completed': b'\x10', 'stale_claim': b'\x12', 'released': b'\x14', 'cancel_requested': b'\x16', 'expired': b'\x18', 'invalid_request': b'\x1a', 'state_absent': b'\x1c', 'state_claimed': b'\x1e', 'state_completed': b' ', 'state_failed': b'"', 'state_expired': b'$', 'inherited': b'&', 'awaiting_approval': b'(', 'approved': b'*', 'denied': b',', 'approval_expired': b'.', 'approval_refused': b'0'}
-E_208: Any = {'CLAIMED': b'\x00', 'COMPLETED': b'\x02', 'FAILED': b'\x04', 'EXPIRED': b'\x06', 'AWAITING_APPROVAL': b'\x08', 'APPROVED': b'\n', 'DENIED': b'\x0c'}
-NESTED_216: Any = previous_state
-E_217: Any = {'claimed': b'\x00', 'reclaimed': b'\x02', 'in_progress': b'\x04', 'replayed': b'\x06', 'conflict': b'\x08', 'result_expired': b'\n', 'failed': b'\x0c', 'heartbeat_ok': b'\x0e', 'completed': b'\x10', 'stale_claim': b'\x12', 'released': b'\x14', 'cancel_requested': b'\x16', 'expired': b'\x18', 'invalid_request': b'\x1a', 'state_absent': b'\x1c', 'state_claimed': b'\x1e', 'state_completed': b' ', 'state_failed': b'"', 'state_expired': b'$', 'inherited': b'&'}
-E_240: Any = {'claim': b'\x00', 'heartbeat': b'\x02', 'complete': b'\x04', 'fail': b'\x06', 'release': b'\x08', 'cancel': b'\n', 'sweep': b'\x0c', 'get': b'\x0e', 'inherit': b'\x10'}
-NESTED_241: Any = previous_state
-E_242: Any = {'claimed': b'\x00', 'reclaimed': b'\x02', 'in_progress': b'\x04', 'replayed': b'\x06', 'conflict': b'\x08', 'result_expired': b'\n', 'failed': b'\x0c', 'heartbeat_ok': b'\x0e', 'completed': b'\x10', 'stale_claim': b'\x12', 'released': b'\x14', 'cancel_requested': b'\x16', 'expired': b'\x18', 'invalid_request': b'\x1a', 'state_absent': b'\x1c', 'state_claimed': b'\x1e', 'state_completed': b' ', 'state_failed': b'"', 'state_expired': b'$', 'inherited': b'&'}
-E_252: Any = {'CLAIMED': b'\x00', 'COMPLETED': b'\x02', 'FAILED': b'\x04', 'EXPIRED': b'\x06'}
+E_90: Any = {'pure': b'\x00', 'external': b'\x02'}
+E_114: Any = {'pure': b'\x00', 'external': b'\x02'}
+U_124: Any = {models.Claim: branch(b'\x00', write_Claim_82), models.Heartbeat: branch(b'\x02', write_Heartbeat_91), models.Complete: branch(b'\x04', write_Complete_93), models.Fail: branch(b'\x06', write_Fail_95), models.Release: branch(b'\x08', write_Release_98), models.Cancel: branch(b'\n', write_Cancel_99), models.Sweep: branch(b'\x0c', write_Sweep_101), models.Get: branch(b'\x0e', write_Get_102), models.Inherit: branch(b'\x10', write_Inherit_103), models.Approve: branch(b'\x12', write_Approve_115), models.Deny: branch(b'\x14', write_Deny_119)}
+E_149: Any = {'pure': b'\x00', 'external': b'\x02'}
+E_173: Any = {'pure': b'\x00', 'external': b'\x02'}
+U_174: Any = {models.Claim: branch(b'\x00', write_Claim_141), models.Heartbeat: branch(b'\x02', write_Heartbeat_150), models.Complete: branch(b'\x04', write_Complete_152), models.Fail: branch(b'\x06', write_Fail_154), models.Release: branch(b'\x08', write_Release_157), models.Cancel: branch(b'\n', write_Cancel_158), models.Sweep: branch(b'\x0c', write_Sweep_160), models.Get: branch(b'\x0e', write_Get_161), models.Inherit: branch(b'\x10', write_Inherit_162)}
+NESTED_182: Any = STATE_BODIES.body
+E_183: Any = {'claimed': b'\x00', 'reclaimed': b'\x02', 'in_progress': b'\x04', 'replayed': b'\x06', 'conflict': b'\x08', 'result_expired': b'\n', 'failed': b'\x0c', 'heartbeat_ok': b'\x0e', 'completed': b'\x10', 'stale_claim': b'\x12', 'released': b'\x14', 'cancel_requested': b'\x16', 'expired': b'\x18', 'invalid_request': b'\x1a', 'state_absent': b'\x1c', 'state_claimed': b'\x1e', 'state_completed': b' ', 'state_failed': b'"', 'state_expired': b'$', 'inherited': b'&', 'awaiting_approval': b'(', 'approved': b'*', 'denied': b',', 'approval_expired': b'.', 'approval_refused': b'0'}
+E_206: Any = {'claim': b'\x00', 'heartbeat': b'\x02', 'complete': b'\x04', 'fail': b'\x06', 'release': b'\x08', 'cancel': b'\n', 'sweep': b'\x0c', 'get': b'\x0e', 'inherit': b'\x10', 'approve': b'\x12', 'deny': b'\x14'}
+NESTED_207: Any = STATE_BODIES.body
+E_208: Any = {'claimed': b'\x00', 'reclaimed': b'\x02', 'in_progress': b'\x04', 'replayed': b'\x06', 'conflict': b'\x08', 'result_expired': b'\n', 'failed': b'\x0c', 'heartbeat_ok': b'\x0e', 'completed': b'\x10', 'stale_claim': b'\x12', 'released': b'\x14', 'cancel_requested': b'\x16', 'expired': b'\x18', 'invalid_request': b'\x1a', 'state_absent': b'\x1c', 'state_claimed': b'\x1e', 'state_completed': b' ', 'state_failed': b'"', 'state_expired': b'$', 'inherited': b'&', 'awaiting_approval': b'(', 'approved': b'*', 'denied': b',', 'approval_expired': b'.', 'approval_refused': b'0'}
+E_218: Any = {'CLAIMED': b'\x00', 'COMPLETED': b'\x02', 'FAILED': b'\x04', 'EXPIRED': b'\x06', 'AWAITING_APPROVAL': b'\x08', 'APPROVED': b'\n', 'DENIED': b'\x0c'}
+NESTED_226: Any = previous_state
+E_227: Any = {'claimed': b'\x00', 'reclaimed': b'\x02', 'in_progress': b'\x04', 'replayed': b'\x06', 'conflict': b'\x08', 'result_expired': b'\n', 'failed': b'\x0c', 'heartbeat_ok': b'\x0e', 'completed': b'\x10', 'stale_claim': b'\x12', 'released': b'\x14', 'cancel_requested': b'\x16', 'expired': b'\x18', 'invalid_request': b'\x1a', 'state_absent': b'\x1c', 'state_claimed': b'\x1e', 'state_completed': b' ', 'state_failed': b'"', 'state_expired': b'$', 'inherited': b'&'}
+E_250: Any = {'claim': b'\x00', 'heartbeat': b'\x02', 'complete': b'\x04', 'fail': b'\x06', 'release': b'\x08', 'cancel': b'\n', 'sweep': b'\x0c', 'get': b'\x0e', 'inherit': b'\x10'}
+NESTED_251: Any = previous_state
+E_252: Any = {'claimed': b'\x00', 'reclaimed': b'\x02', 'in_progress': b'\x04', 'replayed': b'\x06', 'conflict': b'\x08', 'result_expired': b'\n', 'failed': b'\x0c', 'heartbeat_ok': b'\x0e', 'completed': b'\x10', 'stale_claim': b'\x12', 'released': b'\x14', 'cancel_requested': b'\x16', 'expired': b'\x18', 'invalid_request': b'\x1a', 'state_absent': b'\x1c', 'state_claimed': b'\x1e', 'state_completed': b' ', 'state_failed': b'"', 'state_expired': b'$', 'inherited': b'&'}
+E_262: Any = {'CLAIMED': b'\x00', 'COMPLETED': b'\x02', 'FAILED': b'\x04', 'EXPIRED': b'\x06'}

@@ -27,11 +27,15 @@ C_Get_28 = models.Get
 C_Inherit_29 = models.Inherit
 E_37 = tuple(models.Effect)
 C_Approve_41 = models.Approve
-C_Deny_44 = models.Deny
-C_ApprovalPolicy_51 = models.ApprovalPolicy
+C_Deny_45 = models.Deny
+C_ApprovalPolicy_53 = models.ApprovalPolicy
+C_ApproverKey_60 = models.ApproverKey
 
 
 def read(data: bytes, pos: int) -> Any:
+    count58: Any
+    item59: Any
+    items57: Any
     v10: Any
     v11: Any
     v12: Any
@@ -58,16 +62,21 @@ def read(data: bytes, pos: int) -> Any:
     v40: Any
     v42: Any
     v43: Any
-    v45: Any
+    v44: Any
     v46: Any
     v47: Any
     v48: Any
     v49: Any
     v5: Any
     v50: Any
+    v51: Any
     v52: Any
-    v53: Any
+    v54: Any
+    v55: Any
+    v56: Any
     v6: Any
+    v61: Any
+    v62: Any
     v7: Any
     v9: Any
     value: Any
@@ -427,17 +436,24 @@ def read(data: bytes, pos: int) -> Any:
             pos = end
         else:
             v43, pos = read_text(data, pos)
-        v7 = C_Approve_41(v42, v43)
-    elif b == 20:
         b = data[pos]
-        if b < 0x80 and not b & 1:
-            end = pos + 1 + (b >> 1)
-            if end > size:
-                raise UnsureError
-            v45 = data[pos + 1:end].decode()
-            pos = end
+        pos += 1
+        if b == 0:
+            v44 = None
+        elif b == 2:
+            b = data[pos]
+            if b < 0x80 and not b & 1:
+                end = pos + 1 + (b >> 1)
+                if end > size:
+                    raise UnsureError
+                v44 = data[pos + 1:end]
+                pos = end
+            else:
+                v44, pos = read_raw(data, pos)
         else:
-            v45, pos = read_text(data, pos)
+            raise UnsureError
+        v7 = C_Approve_41(v42, v43, v44)
+    elif b == 20:
         b = data[pos]
         if b < 0x80 and not b & 1:
             end = pos + 1 + (b >> 1)
@@ -456,52 +472,32 @@ def read(data: bytes, pos: int) -> Any:
             pos = end
         else:
             v47, pos = read_text(data, pos)
-        v7 = C_Deny_44(v45, v46, v47)
-    else:
-        raise UnsureError
-    b = data[pos]
-    pos += 1
-    if b == 0:
-        v48 = None
-    elif b == 2:
-        b = data[pos]
-        if b < 0x80:
-            v48 = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            n = b & 0x7F
-            shift = 7
-            pos += 1
-            while True:
-                b = data[pos]
-                pos += 1
-                n |= (b & 0x7F) << shift
-                if b < 0x80:
-                    break
-                shift += 7
-                if shift > 63:
-                    raise UnsureError
-            if n >> 64:
-                raise UnsureError
-            v48 = (n >> 1) ^ -(n & 1)
-        if not -2147483648 <= v48 <= 2147483647:
-            raise UnsureError
-    else:
-        raise UnsureError
-    b = data[pos]
-    pos += 1
-    if b == 0:
-        v49 = None
-    elif b == 2:
         b = data[pos]
         if b < 0x80 and not b & 1:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v49 = data[pos + 1:end].decode()
+            v48 = data[pos + 1:end].decode()
             pos = end
         else:
-            v49, pos = read_text(data, pos)
+            v48, pos = read_text(data, pos)
+        b = data[pos]
+        pos += 1
+        if b == 0:
+            v49 = None
+        elif b == 2:
+            b = data[pos]
+            if b < 0x80 and not b & 1:
+                end = pos + 1 + (b >> 1)
+                if end > size:
+                    raise UnsureError
+                v49 = data[pos + 1:end]
+                pos = end
+            else:
+                v49, pos = read_raw(data, pos)
+        else:
+            raise UnsureError
+        v7 = C_Deny_45(v46, v47, v48, v49)
     else:
         raise UnsureError
     b = data[pos]
@@ -511,7 +507,7 @@ def read(data: bytes, pos: int) -> Any:
     elif b == 2:
         b = data[pos]
         if b < 0x80:
-            v52 = (b >> 1) ^ -(b & 1)
+            v50 = (b >> 1) ^ -(b & 1)
             pos += 1
         else:
             n = b & 0x7F
@@ -528,16 +524,109 @@ def read(data: bytes, pos: int) -> Any:
                     raise UnsureError
             if n >> 64:
                 raise UnsureError
-            v52 = (n >> 1) ^ -(n & 1)
+            v50 = (n >> 1) ^ -(n & 1)
+        if not -2147483648 <= v50 <= 2147483647:
+            raise UnsureError
+    else:
+        raise UnsureError
+    b = data[pos]
+    pos += 1
+    if b == 0:
+        v51 = None
+    elif b == 2:
+        b = data[pos]
+        if b < 0x80 and not b & 1:
+            end = pos + 1 + (b >> 1)
+            if end > size:
+                raise UnsureError
+            v51 = data[pos + 1:end].decode()
+            pos = end
+        else:
+            v51, pos = read_text(data, pos)
+    else:
+        raise UnsureError
+    b = data[pos]
+    pos += 1
+    if b == 0:
+        v52 = None
+    elif b == 2:
+        b = data[pos]
+        if b < 0x80:
+            v54 = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            n = b & 0x7F
+            shift = 7
+            pos += 1
+            while True:
+                b = data[pos]
+                pos += 1
+                n |= (b & 0x7F) << shift
+                if b < 0x80:
+                    break
+                shift += 7
+                if shift > 63:
+                    raise UnsureError
+            if n >> 64:
+                raise UnsureError
+            v54 = (n >> 1) ^ -(n & 1)
         b = data[pos]
         if b > 1:
             raise UnsureError
-        v53 = b == 1
+        v55 = b == 1
         pos += 1
-        v50 = C_ApprovalPolicy_51(v52, v53)
+        items57 = []
+        while True:
+            b = data[pos]
+            if b < 0x80:
+                count58 = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                n = b & 0x7F
+                shift = 7
+                pos += 1
+                while True:
+                    b = data[pos]
+                    pos += 1
+                    n |= (b & 0x7F) << shift
+                    if b < 0x80:
+                        break
+                    shift += 7
+                    if shift > 63:
+                        raise UnsureError
+                if n >> 64:
+                    raise UnsureError
+                count58 = (n >> 1) ^ -(n & 1)
+            if count58 == 0:
+                break
+            if count58 < 0:
+                raise UnsureError
+            for _ in range(count58):
+                b = data[pos]
+                if b < 0x80 and not b & 1:
+                    end = pos + 1 + (b >> 1)
+                    if end > size:
+                        raise UnsureError
+                    v61 = data[pos + 1:end].decode()
+                    pos = end
+                else:
+                    v61, pos = read_text(data, pos)
+                b = data[pos]
+                if b < 0x80 and not b & 1:
+                    end = pos + 1 + (b >> 1)
+                    if end > size:
+                        raise UnsureError
+                    v62 = data[pos + 1:end]
+                    pos = end
+                else:
+                    v62, pos = read_raw(data, pos)
+                item59 = C_ApproverKey_60(v61, v62)
+                items57.append(item59)
+        v56 = tuple(items57)
+        v52 = C_ApprovalPolicy_53(v54, v55, v56)
     else:
         raise UnsureError
-    value = C_Request_1(v2, v3, v4, v5, v6, v7, v48, v49, v50)
+    value = C_Request_1(v2, v3, v4, v5, v6, v7, v50, v51, v52)
     if pos != size:
         raise UnsureError
     return value

@@ -179,9 +179,9 @@ def test_fingerprints_match_the_avro_spec_vectors(form: str, rabin: int) -> None
 WIRE_FINGERPRINTS = {
     "checkpoint.avsc": "4fcdee5ac7941c11",
     "history/checkpoint.v1.avsc": "a8c1bf9382e0e83d",
-    "decision.avsc": "3939a94ce604b19d",
-    "dev.oncelog.ExecutionState.avsc": "ffd9aa448072c4d8",
-    "execution_snapshot.avsc": "21d4c2629d4d37a2",
+    "decision.avsc": "de8d070aff7cfb35",
+    "dev.oncelog.ExecutionState.avsc": "e60aaf046ea797e7",
+    "execution_snapshot.avsc": "6290b4141efc2662",
     "history/decision.v1.avsc": "0a8721809393301d",
     "history/decision.v2.avsc": "944bb6e5316d2df0",
     "history/decision.v3.avsc": "4e120beb8b8dbd9f",
@@ -200,7 +200,7 @@ WIRE_FINGERPRINTS = {
     "history/state.v2.avsc": "1c6b220a6a212d86",
     "history/state.v3.avsc": "34c7ab0d5217dcdf",
     "history/state.v4.avsc": "1123ee5f08ba4cbf",
-    "request.avsc": "d4672cfac0627120",
+    "request.avsc": "9100c52abcfb867f",
 }
 
 
