@@ -67,6 +67,8 @@ def arrow_type(t: Any, named: dict[str, Any]) -> pa.DataType:
         return pa.string()
     if t["type"] == "record":
         return pa.struct([pa.field(f["name"], arrow_type(f["type"], named)) for f in t["fields"]])
+    if t["type"] == "array":
+        return pa.list_(arrow_type(t["items"], named))
     raise TypeError(f"no column layout for {t['type']!r}")
 
 

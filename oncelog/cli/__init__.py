@@ -57,6 +57,7 @@ approvals_app = typer.Typer(help="Intents awaiting a person's approve or deny.")
 approvals_app.command("list")(query_cmd.approvals_list)
 approvals_app.command("approve")(approvals_cmd.approve)
 approvals_app.command("deny")(approvals_cmd.deny)
+approvals_app.command("keygen")(approvals_cmd.keygen)
 app.add_typer(approvals_app, name="approvals")
 
 

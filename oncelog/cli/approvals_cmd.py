@@ -3,11 +3,14 @@
 Each finds the intent in the pending list (the projector's API, or ``--db``), prints what
 it decides, and sends the decision on the requests topic as ``--approver`` (a name,
 recorded; never a token), bound to the listed request hash: params changed since are a
-conflict (docs/guides/approvals.md). ``list`` is in :mod:`.query_cmd`.
+conflict (docs/guides/approvals.md). The decision is signed with ``--approver``'s key in
+``ONCELOG_APPROVER_KEYS`` when this process holds it: an intent that lists approvers
+takes no other. ``keygen`` makes a key pair. ``list`` is in :mod:`.query_cmd`.
 """
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +18,7 @@ import typer
 
 from oncelog.cli.query_cmd import DbOption, UrlOption, open_source
 from oncelog.errors import InvalidArgumentError
+from oncelog.identity.approver_signature import new_private_key, public_key_of
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.query.models import PendingApproval
 from oncelog.settings import Settings
@@ -51,10 +55,13 @@ def _decide(
         typer.echo(f"{intent.tool_name} (request hash {intent.request_hash})")
         request_hash = intent.request_hash
     assert request_hash is not None
-    with SyncLedgerClient(Settings(), worker_id=approver) as client:
+    settings = Settings()
+    signing_key = settings.approver_key(approver)
+    with SyncLedgerClient(settings, worker_id=approver) as client:
         decided = client.decide_approval(
-            run, key, approver=approver, request_hash=request_hash, approve=approve, reason=reason
-        )
+            run, key, approver=approver, request_hash=request_hash, approve=approve,
+            reason=reason, signing_key=signing_key,
+        )  # fmt: skip
     typer.echo(f"{'approved' if approve else 'denied'}: {run}/{key} ({decided.id})")
 
 
@@ -81,3 +88,12 @@ def deny(
 ) -> None:
     """Deny the intent of RUN's step KEY: a terminal ``denied``, replayed with the reason."""
     _decide(run, key, approver, request_hash, reason, approve=False, db=db, url=url)
+
+
+def keygen() -> None:
+    """Print a new approver key pair: the private key for ONCELOG_APPROVER_KEYS (keep it
+    secret), the public key for the workers' ONCELOG_APPROVERS."""
+    private = new_private_key()
+    public = base64.b64encode(public_key_of(base64.b64decode(private))).decode()
+    typer.echo(f"private key (ONCELOG_APPROVER_KEYS, secret): {private}")
+    typer.echo(f"public key (ONCELOG_APPROVERS): {public}")

@@ -15,7 +15,7 @@ from oncelog.producer.dispatch import Dispatcher, Timeouts
 from oncelog.producer.results import Execution
 from oncelog.producer.transport import Transport
 from oncelog.receipts import receipt_key
-from oncelog.schemas.models import Decision, Request
+from oncelog.schemas.models import ApproverKey, Decision, Request
 from oncelog.settings import Settings
 from oncelog.tracing import calls as traced_calls
 
@@ -44,7 +44,8 @@ class ClientBase:
     ) -> None:
         self.settings = settings or Settings()
         self._reply_partition = reply_partition
-        self.requests = RequestBuilder(worker_id)
+        approvers = tuple(ApproverKey(*a) for a in self.settings.approver_list())
+        self.requests = RequestBuilder(worker_id, approvers)
         self._timeouts = timeouts or Timeouts(connect_s=self.settings.connect_timeout_s)
         self._given = transport
         self._transport: Transport | None = transport

@@ -54,8 +54,12 @@ def default_worker_id() -> str:
 class RequestBuilder:
     """The calls' requests, each argument checked once; a bounded map of execution routes."""
 
-    def __init__(self, worker_id: str | None = None) -> None:
+    def __init__(
+        self, worker_id: str | None = None, approvers: tuple[m.ApproverKey, ...] = ()
+    ) -> None:
         self.worker_id = validation.validate_id("worker_id", worker_id or default_worker_id())
+        #: Listed on a claim's approval policy that names none (``ONCELOG_APPROVERS``).
+        self.approvers = approvers
         self._routes: OrderedDict[str, Route] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -134,6 +138,8 @@ class RequestBuilder:
         if approval is not None:
             if not 0 < approval.timeout_ms <= validation.MAX_RETENTION_MS:
                 raise InvalidArgumentError("approval timeout_ms is 1 ms to 100 years")
+            if not approval.approvers and self.approvers:
+                approval = approval._replace(approvers=self.approvers)
             request = request._replace(approval=approval)
         self._remember(request.operation_id, route)
         token = request.claim_token
@@ -150,19 +156,36 @@ class RequestBuilder:
         approve: bool,
         reason: str = "",
         request_id: str | None = None,
+        signing_key: bytes | None = None,
     ) -> PendingCall[Execution]:
         """Approve or deny the intent of an operation awaiting approval, as ``approver``.
 
         ``request_hash`` is the hash of the params the approver saw: a decision binds to
         exactly those (another hash is a :class:`~oncelog.errors.ConflictError`). The
         approver's name is recorded, never a token. A deny needs a ``reason``.
+        ``signing_key``: the approver's raw Ed25519 private key, needed when the intent
+        lists approvers (``ONCELOG_APPROVERS``); without it such an intent refuses the
+        decision (:class:`~oncelog.errors.ApprovalRefusedError`).
         """
         route = _checked_route(channel_id, key_name)
         validation.validate_id("approver", approver)
         if not approve and not reason:
             raise InvalidArgumentError("a deny needs a reason")
+        signature = None
+        if signing_key is not None:
+            # Only a signer loads the cryptography package, not every worker.
+            from oncelog.identity.approver_signature import (  # noqa: PLC0415
+                decision_message,
+                sign,
+            )
+
+            op = ids.operation_id_unchecked(route.channel_id, route.key_name)
+            message = decision_message(op, request_hash, approve, approver, reason)
+            signature = sign(signing_key, message)
         body: m.Approve | m.Deny = (
-            m.Approve(approver, request_hash) if approve else m.Deny(approver, request_hash, reason)
+            m.Approve(approver, request_hash, signature)
+            if approve
+            else m.Deny(approver, request_hash, reason, signature)
         )
         request = protocol.make_request(route, None, body, _request_id(request_id))
         expected = Outcome.APPROVED if approve else Outcome.DENIED

@@ -133,7 +133,8 @@ def _raise_for_approval(decision: Decision) -> None:
     if outcome is Outcome.APPROVAL_EXPIRED:
         raise ApprovalExpiredError(f"operation {op}: nobody decided its approval in time")
     if outcome is Outcome.APPROVAL_REFUSED:
-        raise ApprovalRefusedError(f"operation {op}: the requesting worker cannot approve it")
+        why = decision.error or "the requesting worker cannot approve it"
+        raise ApprovalRefusedError(f"operation {op}: {why}")
 
 
 def claim_result(decision: Decision, token: str) -> Claim:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 
 import pytest
+from click.testing import Result
 from typer.testing import CliRunner
 
 from oncelog.cli import app
-from oncelog.errors import ApprovalDeniedError, InvalidArgumentError
+from oncelog.errors import ApprovalDeniedError, ApprovalRefusedError, InvalidArgumentError
+from oncelog.identity.approver_signature import new_private_key, public_key_of
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.query.approvals import pending_approvals
 from oncelog.query.models import PendingApproval
@@ -100,3 +103,40 @@ def test_approve_names_a_step_that_awaits_nothing(
     assert answer.exit_code != 0
     assert isinstance(answer.exception, InvalidArgumentError)
     assert "awaits approval" in str(answer.exception)
+
+
+def test_an_intent_listing_approvers_takes_only_a_cli_decision_signed_by_one(
+    topics: Settings, projector: RunningProjector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _point_cli_at(topics, monkeypatch)
+    ann, mallory = new_private_key(), new_private_key()
+    public = base64.b64encode(public_key_of(base64.b64decode(ann))).decode()
+    worker = topics.model_copy(update={"approvers": {"ann": public}})
+    runner = CliRunner()
+
+    def approve(as_who: str) -> Result:
+        return runner.invoke(
+            app, ["approvals", "approve", "run-s", "big", "--approver", as_who,
+                  "--request-hash", asked.execution.request_hash],
+        )  # fmt: skip
+
+    with SyncLedgerClient(worker, worker_id="agent", timeouts=FAST) as agent:
+        params = {"order": "big", "amount_cents": 25_000}
+        asked = agent.claim_execution("run-s", "big", tool_name="refund", params=params,
+                                      approval=POLICY)  # fmt: skip
+        assert asked.status == "awaiting_approval"
+        unsigned = approve("ann")  # this process holds no key
+        assert isinstance(unsigned.exception, ApprovalRefusedError), unsigned.output
+        assert "not signed" in str(unsigned.exception)
+        monkeypatch.setenv("ONCELOG_APPROVER_KEYS", json.dumps({"mallory": mallory}))
+        assert isinstance(approve("mallory").exception, ApprovalRefusedError)
+        again = agent.claim_execution("run-s", "big", tool_name="refund", params=params,
+                                      approval=POLICY)  # fmt: skip
+        assert again.status == "awaiting_approval"
+        monkeypatch.setenv("ONCELOG_APPROVER_KEYS", json.dumps({"ann": ann}))
+        signed = approve("ann")
+        assert signed.exit_code == 0, signed.output
+        granted = agent.claim_execution("run-s", "big", tool_name="refund", params=params,
+                                        approval=POLICY)  # fmt: skip
+        assert granted.status == "claimed"
+    assert granted.execution is not None

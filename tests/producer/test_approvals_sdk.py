@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 
 import pytest
@@ -11,10 +12,13 @@ from oncelog.errors import (
     ApprovalExpiredError,
     ApprovalRefusedError,
     ConflictError,
+    InvalidConfigurationError,
 )
+from oncelog.identity.approver_signature import new_private_key, public_key_of
 from oncelog.producer.results import Claim, Execution
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.schemas.models import ApprovalPolicy
+from oncelog.settings import Settings
 from oncelog.testing import InMemoryLedger
 
 POLICY = ApprovalPolicy(timeout_ms=60_000)
@@ -85,3 +89,38 @@ def test_the_requesting_worker_cannot_approve_and_an_undecided_intent_expires(
     ledger.advance(61)
     with pytest.raises(ApprovalExpiredError):
         _ask(agent)
+
+
+def test_a_worker_lists_its_configured_approvers_and_only_their_signature_decides() -> None:
+    ann = new_private_key()
+    public = base64.b64encode(public_key_of(base64.b64decode(ann))).decode()
+    ledger = InMemoryLedger(settings=Settings(approvers={"ann": public}))
+    asked = _ask(ledger.sync_client(worker_id="agent"))
+    assert asked.decision is not None
+    assert asked.decision.state is not None
+    approval = asked.decision.state.approval
+    assert approval is not None
+    assert [(a.name, base64.b64encode(a.public_key).decode()) for a in approval.approvers] == [
+        ("ann", public)
+    ]
+    desk = ledger.sync_client(worker_id="desk")
+    request_hash = asked.execution.request_hash
+    with pytest.raises(ApprovalRefusedError, match="not signed"):
+        _decide(ledger, request_hash, approve=True)
+    approved = desk.decide_approval(
+        "run-1", "refund:4471", approver="ann", request_hash=request_hash, approve=True,
+        signing_key=base64.b64decode(ann),
+    )  # fmt: skip
+    assert approved.status == "approved"
+
+
+def test_approver_keys_in_settings_are_base64_of_32_bytes() -> None:
+    with pytest.raises(InvalidConfigurationError, match="32"):
+        Settings(approvers={"ann": base64.b64encode(b"x" * 31).decode()})
+    with pytest.raises(InvalidConfigurationError, match="base64"):
+        Settings(approver_keys={"ann": "not base64!"})
+    secret = new_private_key()
+    settings = Settings(approver_keys={"ann": secret})
+    assert secret not in repr(settings)
+    assert settings.approver_key("ann") == base64.b64decode(secret)
+    assert settings.approver_key("bob") is None
