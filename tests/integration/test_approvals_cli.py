@@ -7,8 +7,7 @@ import json
 import time
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from oncelog.cli import app
 from oncelog.errors import ApprovalDeniedError, ApprovalRefusedError, InvalidArgumentError
