@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,11 +95,16 @@ class Served:
 
 @contextmanager
 def serving(
-    bootstrap: str, folder: Path, read_token: str | None = None, *, spans: Path | None = None
+    bootstrap: str,
+    folder: Path,
+    read_token: str | None = None,
+    *,
+    spans: Path | None = None,
+    **extra: Any,
 ) -> Iterator[Served]:
     """Topics of their own and a ``serve`` process with ONCELOG_HTTP_WRITE_TOKEN (and
     ``read_token`` as ONCELOG_HTTP_TOKEN); stopped (SIGTERM: it commits what it folded)
-    on leaving. ``spans``: traced, its spans one JSON a line in that file
+    on leaving; ``extra``: more settings. ``spans``: traced, its spans one JSON a line in that file
     (tests/integration/tracing/traced_serve.py)."""
     settings = Settings(
         http_token=read_token,
@@ -108,6 +114,7 @@ def serving(
         db_path=folder / "ledger.duckdb",
         http_port=free_port(),
         http_write_token=WRITE_TOKEN,
+        **extra,
     )
     create_topics(admin_client(settings, bootstrap), ledger_topics(settings))
     log = folder / "serve.log"

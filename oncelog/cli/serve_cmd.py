@@ -17,6 +17,7 @@ from oncelog.archive.prune_duty import PruneDuty
 from oncelog.broker.local import resolve_bootstrap
 from oncelog.errors import LedgerError
 from oncelog.gateway import open_write_api
+from oncelog.gateway.approval_desk import OpenApprovalDesk, open_approval_desk
 from oncelog.gateway.service import OpenWriteApi
 from oncelog.projector.checkpoint_store import CheckpointStore
 from oncelog.projector.checkpoints import CheckpointFolder, FoldProgress
@@ -94,9 +95,10 @@ def run_serve(
         # actual port, when asked for 0) that the other members forward queries to.
         port = settings.http_port if http_port is None else http_port
         writes = open_write_api(settings, bootstrap) if http else None
+        desk = open_approval_desk(settings, bootstrap) if http else None
         progress = FoldProgress()
         api = (
-            _start_api(store, settings, port, bootstrap, registry, writes, progress)
+            _start_api(store, settings, port, bootstrap, registry, (writes, desk), progress)
             if http
             else None
         )
@@ -114,7 +116,7 @@ def run_serve(
         try:
             projector.start()
         except BaseException:
-            _stop_api(api, writes)
+            _stop_api(api, writes, desk)
             raise
         where = "" if api is None else f", query API on {settings.http_advertised_url}"
         typer.echo(f"serving {settings.requests_topic} into {settings.db_path}{where}", err=True)
@@ -122,7 +124,7 @@ def run_serve(
             with _folding(settings, bootstrap, store, projector, progress, stop):
                 _run(projector, stop)
         finally:
-            _stop_api(api, writes)
+            _stop_api(api, writes, desk)
             projector.close()
 
 
@@ -200,12 +202,16 @@ def _folding(
         raise failed[0]
 
 
-def _stop_api(api: HttpServer | None, writes: OpenWriteApi | None) -> None:
-    """Stop the API, then the write API's transport (no route sends on it any more)."""
+def _stop_api(
+    api: HttpServer | None, writes: OpenWriteApi | None, desk: OpenApprovalDesk | None
+) -> None:
+    """Stop the API, then the write API's and the approval routes' transports (no route
+    sends on them any more)."""
     if api is not None:
         api.stop()
-    if writes is not None:
-        writes.close()
+    for sender in (writes, desk):
+        if sender is not None:
+            sender.close()
 
 
 def _run(projector: Projector, stop: threading.Event) -> None:
@@ -227,7 +233,7 @@ def _start_api(
     port: int,
     bootstrap: str,
     registry: CollectorRegistry,
-    writes: OpenWriteApi | None,
+    senders: tuple[OpenWriteApi | None, OpenApprovalDesk | None],
     progress: FoldProgress,
 ) -> HttpServer:
     """The API, answering for every channel of the group (see oncelog.query.routing);
@@ -247,6 +253,7 @@ def _start_api(
         redact_results=settings.http_redact_results,
         router=router,
         metrics=registry,
-        writes=None if writes is None else writes.api,
+        writes=None if senders[0] is None else senders[0].api,
+        decisions=None if senders[1] is None else senders[1].desk,
         checkpoints=progress,
     )

@@ -6,12 +6,15 @@ down; this is the one place that knows how to start, await and stop one.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+from pydantic import SecretStr
 
 from oncelog.errors import LedgerError
 from oncelog.settings import Settings
@@ -56,7 +59,20 @@ def serve_env(settings: Settings) -> dict[str, str]:
         env.pop(name, None)
         if secret is not None:
             env[name] = secret.get_secret_value()
+    # The approvals' keys and tokens (JSON objects), as given or unset.
+    for name, mapping in (
+        ("ONCELOG_APPROVERS", settings.approvers),
+        ("ONCELOG_APPROVER_KEYS", _revealed(settings.approver_keys)),
+        ("ONCELOG_HTTP_APPROVER_TOKENS", _revealed(settings.http_approver_tokens)),
+    ):
+        env.pop(name, None)
+        if mapping:
+            env[name] = json.dumps(mapping)
     return env
+
+
+def _revealed(secrets: dict[str, SecretStr]) -> dict[str, str]:
+    return {name: secret.get_secret_value() for name, secret in secrets.items()}
 
 
 def spawn(args: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:

@@ -6,13 +6,15 @@ Every path belongs to one realm (:func:`Access.realm`):
   OpenAPI schema describes routes and models, with no data and no secrets.
 - ``write``: the write API's paths (:mod:`oncelog.gateway`), which need
   ``ONCELOG_HTTP_WRITE_TOKEN``.
+- ``decide``: the approval routes (:mod:`oncelog.gateway.approval_desk`), which need one
+  of ``ONCELOG_HTTP_APPROVER_TOKENS``: no other token decides.
 - ``ui``: ``/ui`` and below. A browser cannot easily send ``Authorization: Bearer``,
   so a page takes the read token or the UI's session cookie, else redirects to the
   login form (:mod:`oncelog.query.ui.login`).
 - ``read``: every other path, including ones added later, which needs
   ``ONCELOG_HTTP_TOKEN`` when one is set.
 
-Then only the write realm takes a method other than GET (and the login form its
+Then only the write and decide realms take a method other than GET (and the login form its
 POST): a 405 answers any other before routing, so that no route added later can accept
 a write by accident. Tokens are compared in constant time.
 """
@@ -34,7 +36,7 @@ from oncelog.query.bearer import bearer_matches
 from oncelog.query.problem import problem
 from oncelog.query.ui.login import Sessions, is_login_post, is_ui_path, login_redirect
 
-Realm = Literal["open", "read", "write", "ui"]
+Realm = Literal["open", "read", "write", "decide", "ui"]
 CallNext = Callable[[Request], Awaitable[Response]]
 
 OPEN_PATHS: Final = frozenset({"/healthz", "/openapi.json"})
@@ -46,6 +48,7 @@ ALLOWED_METHODS: Final = frozenset({"GET"})
 _NEEDS: Final = {
     "read": "this API needs its bearer token (Authorization: Bearer ...)",
     "write": "the write API needs ONCELOG_HTTP_WRITE_TOKEN as its bearer",
+    "decide": "deciding needs an approver's token (ONCELOG_HTTP_APPROVER_TOKENS) as its bearer",
 }
 
 
@@ -57,6 +60,9 @@ class Access:
     read_token: SecretStr | None
     write_token: SecretStr | None
     writes: Callable[[str], bool] | None
+    #: The approval routes' tokens, and which paths they are (None: no such routes).
+    approver_tokens: tuple[SecretStr, ...] = ()
+    decides: Callable[[str], bool] | None = None
 
     @cached_property
     def _sessions(self) -> Sessions:
@@ -69,6 +75,8 @@ class Access:
             return "open"
         if self.writes is not None and self.writes(path):
             return "write"
+        if self.decides is not None and self.decides(path):
+            return "decide"
         return "ui" if is_ui_path(path) else "read"
 
     def token_refusal(self, realm: Literal["read", "write"], header: str | None) -> Response | None:
@@ -81,6 +89,14 @@ class Access:
         message = f"{_NEEDS[realm]}; got {why}"
         return problem(401, UnauthorizedError.code, message, **{"WWW-Authenticate": "Bearer"})
 
+    def decider_refusal(self, header: str | None) -> Response | None:
+        """The 401 for an approval route's request without an approver's token, or None."""
+        if any(bearer_matches(header, t.get_secret_value().encode()) for t in self.approver_tokens):
+            return None
+        why = "no bearer token" if header is None else "a token that is no approver's"
+        message = f"{_NEEDS['decide']}; got {why}"
+        return problem(401, UnauthorizedError.code, message, **{"WWW-Authenticate": "Bearer"})
+
     def refusal(self, request: Request) -> Response | None:
         """The answer that refuses ``request`` (401, a login redirect or 405), or None."""
         path = request.url.path
@@ -89,11 +105,15 @@ class Access:
             refused = self.token_refusal(realm, request.headers.get("authorization"))
             if refused is not None:
                 return refused
+        elif realm == "decide":
+            refused = self.decider_refusal(request.headers.get("authorization"))
+            if refused is not None:
+                return refused
         elif realm == "ui" and self.read_token is not None and request.method == "GET":
             redirect = login_redirect(self._sessions, request)
             if redirect is not None:
                 return redirect
-        if realm == "write" or request.method in ALLOWED_METHODS:
+        if realm in {"write", "decide"} or request.method in ALLOWED_METHODS:
             return None
         if is_login_post(request.method, path):
             return None

@@ -70,6 +70,23 @@ class WriteRoutes(Protocol):
         ...
 
 
+class DecisionRoutes(Protocol):
+    """The approval routes (:class:`oncelog.gateway.approval_desk.ApprovalDesk`)."""
+
+    @property
+    def tokens(self) -> dict[str, SecretStr]:
+        """The approvers' bearer tokens, by name (``ONCELOG_HTTP_APPROVER_TOKENS``)."""
+        ...
+
+    def owns(self, path: str) -> bool:
+        """Whether ``path`` is an approval route."""
+        ...
+
+    def install(self, app: FastAPI) -> None:
+        """Add the approval routes to ``app``."""
+        ...
+
+
 class FoldWaiter(Protocol):
     """How far the checkpoints are folded here (``oncelog.projector.checkpoints.FoldProgress``)."""
 
@@ -124,13 +141,18 @@ ERROR_HANDLERS: dict[Any, Callable[[Request, Exception], Any]] = {
 
 
 def _middleware(
-    token: SecretStr | None, writes: WriteRoutes | None, router: QueryRouter | None
+    token: SecretStr | None,
+    writes: WriteRoutes | None,
+    router: QueryRouter | None,
+    decisions: DecisionRoutes | None = None,
 ) -> list[Middleware]:
     """The app's middleware, outermost first: the guard, then a group's routing."""
     access = Access(
         read_token=token,
         write_token=None if writes is None else writes.token,
         writes=None if writes is None else writes.owns,
+        approver_tokens=() if decisions is None else tuple(decisions.tokens.values()),
+        decides=None if decisions is None else decisions.owns,
     )
     middleware = [Middleware(Guard, access=access)]
     if writes is not None:  # outermost: the write API's POSTs skip the rest
@@ -150,6 +172,7 @@ class AppOptions(TypedDict, total=False):
     router: QueryRouter | None
     metrics: CollectorRegistry | None
     writes: WriteRoutes | None
+    decisions: DecisionRoutes | None
     checkpoints: FoldWaiter | None
 
 
@@ -162,6 +185,7 @@ def create_app(
     router: QueryRouter | None = None,
     metrics: CollectorRegistry | None = None,
     writes: WriteRoutes | None = None,
+    decisions: DecisionRoutes | None = None,
     checkpoints: FoldWaiter | None = None,
 ) -> FastAPI:
     """The HTTP app; ``cursor_factory`` gives a fresh cursor (``Store.cursor``) per request.
@@ -172,6 +196,7 @@ def create_app(
     ``router``: answer for every channel of the group, not only this store's partitions.
     ``metrics``: the registry served at ``GET /metrics`` (None: no such route).
     ``writes``: the write API to add (None: the API is read-only, every write is a 405).
+    ``decisions``: the approval routes to add (None: none).
     ``checkpoints``: how far this process folded the checkpoints topic, which a
     checkpoint read naming its own writes' positions waits on (None: it never waits).
     """
@@ -193,11 +218,13 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
-        middleware=_middleware(token, writes, router),
+        middleware=_middleware(token, writes, router, decisions),
         exception_handlers=ERROR_HANDLERS,
     )
     if writes is not None:
         writes.install(app)
+    if decisions is not None:
+        decisions.install(app)
     app.state.cursor_factory = cursor_factory
     app.state.max_rows = max_rows
     app.state.redact_results = redact_results
