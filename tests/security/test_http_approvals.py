@@ -64,13 +64,15 @@ def _pending(served: Served) -> str:
         text = httpx.get(f"{served.url}/v1/approvals", headers=reader, timeout=60).text
         return text if CHANNEL in text else None
 
-    return poll_until(time.monotonic() + 30, listed)
+    text = poll_until(time.monotonic() + 30, listed)
+    assert text is not None, "the intent was never listed"
+    return text
 
 
 def test_only_an_approvers_token_decides_and_it_is_never_shown(
     bootstrap: str, tmp_path: Path
 ) -> None:
-    approvals = {
+    approvals: dict[str, Any] = {
         "approvers": {"ann": ANN_PUBLIC},
         "approver_keys": {"ann": ANN_KEY},
         "http_approver_tokens": {"ann": ANN_TOKEN},
