@@ -18,14 +18,17 @@ from dataclasses import dataclass
 from typing import Annotated, Final
 
 from fastapi import FastAPI, Header, Response
-from pydantic import Field, SecretStr
+from pydantic import Field
 
 from oncelog.errors import ConfigError, InvalidArgumentError, UnauthorizedError
+from oncelog.gateway.approval_forms import install_forms, is_form_path
 from oncelog.gateway.idempotency import parse_key
 from oncelog.gateway.models import ExecutionAnswer, OperationBody
 from oncelog.producer.calls import RequestBuilder
 from oncelog.producer.dispatch import Dispatcher, Timeouts
+from oncelog.producer.results import Execution
 from oncelog.producer.transport import Transport
+from oncelog.query.bearer import whose_token
 from oncelog.query.problem import problem_responses
 from oncelog.settings import Settings
 
@@ -49,19 +52,9 @@ class DenyBody(ApproveBody):
 
 
 def is_decision_path(path: str) -> bool:
-    """Whether ``path`` is an approval route (the guard's ``decide`` realm)."""
-    return _DECIDE.match(path) is not None
-
-
-def approver_of(tokens: dict[str, SecretStr], presented: str | None) -> str | None:
-    """The approver whose token ``presented`` is (every token compared, in constant time)."""
-    if presented is None:
-        return None
-    found = None
-    for name, token in tokens.items():
-        if hmac.compare_digest(presented.encode(), token.get_secret_value().encode()):
-            found = name
-    return found
+    """Whether ``path`` is an approval route or a form of the approvals page (the guard's
+    ``decide`` realm)."""
+    return _DECIDE.match(path) is not None or is_form_path(path)
 
 
 def bearer_of(header: str | None) -> str | None:
@@ -85,7 +78,10 @@ class ApprovalDesk:
         return is_decision_path(path)
 
     def install(self, app: FastAPI) -> None:
-        """Add the two routes (the app's guard checks the approver token first)."""
+        """Add the two routes (the app's guard checks the approver token first) and the
+        approvals page's forms (:mod:`.approval_forms`), which read the app's
+        ``cursor_factory``."""
+        install_forms(app, self, app.state.cursor_factory)
         for action, endpoint in (("approve", self.approve), ("deny", self.deny)):
             app.add_api_route(
                 f"{APPROVALS}{{operation_id}}/{action}",
@@ -128,22 +124,38 @@ class ApprovalDesk:
         approve: bool,
     ) -> Response:
         """Send the signed decision of the token's approver; answer the execution it left."""
-        approver = approver_of(self.tokens, token)
+        approver = whose_token(self.tokens, token)
         if approver is None:
-            raise UnauthorizedError(
-                "deciding needs an approver token (ONCELOG_HTTP_APPROVER_TOKENS)"
-            )
+            raise UnauthorizedError(NEEDS_APPROVER)
+        execution = await self.send(
+            approver, operation_id, channel_id=body.channel_id, key_name=body.key_name,
+            request_hash=body.request_hash, reason=reason, approve=approve,
+            request_id=parse_key(idempotency_key),
+        )  # fmt: skip
+        answer = ExecutionAnswer.of(execution).model_dump_json()
+        return Response(answer, media_type="application/json")
+
+    async def send(
+        self,
+        approver: str,
+        operation_id: str,
+        *,
+        channel_id: str,
+        key_name: str,
+        request_hash: str,
+        reason: str,
+        approve: bool,
+        request_id: str | None = None,
+    ) -> Execution:
+        """Send ``approver``'s decision on ``operation_id``, signed with their key."""
         pending = self._builder.decide_approval(
-            body.channel_id, body.key_name, approver=approver, request_hash=body.request_hash,
-            approve=approve, reason=reason, request_id=parse_key(idempotency_key),
+            channel_id, key_name, approver=approver, request_hash=request_hash,
+            approve=approve, reason=reason, request_id=request_id,
             signing_key=self._keys[approver],
         )  # fmt: skip
         if pending.request.operation_id != operation_id:
-            raise InvalidArgumentError(f"{body.channel_id}/{body.key_name} is not {operation_id}")
-        execution = pending.interpret(await self._transport.acall(pending.request, None))
-        return Response(
-            ExecutionAnswer.of(execution).model_dump_json(), media_type="application/json"
-        )
+            raise InvalidArgumentError(f"{channel_id}/{key_name} is not {operation_id}")
+        return pending.interpret(await self._transport.acall(pending.request, None))
 
 
 @dataclass

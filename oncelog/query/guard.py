@@ -105,7 +105,7 @@ class Access:
             refused = self.token_refusal(realm, request.headers.get("authorization"))
             if refused is not None:
                 return refused
-        elif realm == "decide":
+        elif realm == "decide" and not is_ui_path(path):  # a form's token is in its body
             refused = self.decider_refusal(request.headers.get("authorization"))
             if refused is not None:
                 return refused

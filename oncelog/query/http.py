@@ -223,8 +223,6 @@ def create_app(
     )
     if writes is not None:
         writes.install(app)
-    if decisions is not None:
-        decisions.install(app)
     app.state.cursor_factory = cursor_factory
     app.state.max_rows = max_rows
     app.state.redact_results = redact_results
@@ -232,6 +230,8 @@ def create_app(
     if metrics is not None:
         install_metrics(app, metrics)
     install_routes(app)
+    if decisions is not None:  # its page forms read the app's cursor factory
+        decisions.install(app)
     install_export(app, cursor_factory, redact=redact_results)
     install_ui(app, token=token, max_rows=max_rows, redact_results=redact_results, router=router)
     return app
