@@ -7,20 +7,16 @@ without Debian's chromium unless ``ONCELOG_REQUIRE_BROWSER`` is set."""
 from __future__ import annotations
 
 import base64
-import time
 from pathlib import Path
 
 import pytest
-from selenium.webdriver.common.by import By
-from selenium.webdriver.remote.webdriver import WebDriver
 
 from drills.demo.browser import headless_chromium
 from oncelog.errors import ApprovalDeniedError
 from oncelog.identity.approver_signature import new_private_key, public_key_of
-from oncelog.identity.ids import operation_id
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.schemas.models import ApprovalPolicy
-from oncelog.waiting import poll_until
+from tests.integration.approval_browser import Person
 from tests.integration.test_timeline_browser import chromium
 from tests.served import serving
 
@@ -32,29 +28,6 @@ TOKEN = "desk-ann-browser-token"
 KEY = new_private_key()
 CHANNEL = "refunds-desk"
 POLICY = ApprovalPolicy(timeout_ms=3_600_000)
-
-
-def _decide(browser: WebDriver, url: str, key: str, verb: str, token: str, reason: str = "") -> str:
-    """Fill ``key``'s ``verb`` form on a freshly loaded page and submit it; the banner."""
-    op = operation_id(CHANNEL, key)
-
-    def row_listed() -> bool:
-        browser.get(url)
-        return bool(browser.find_elements(By.CSS_SELECTOR, f'tr[data-operation="{op}"]'))
-
-    assert poll_until(time.monotonic() + 30, row_listed), f"{key} never listed"
-    form = browser.find_element(By.CSS_SELECTOR, f'tr[data-operation="{op}"] form.{verb}')
-    if reason:
-        form.find_element(By.NAME, "reason").send_keys(reason)
-    form.find_element(By.NAME, "token").send_keys(token)
-    form.find_element(By.CSS_SELECTOR, "button").click()
-    # The answer is a new page: wait for its banner (a click does not wait for the load).
-    banner = poll_until(
-        time.monotonic() + 30, lambda: browser.find_elements(By.ID, "answer"), pause_s=0.02
-    )
-    assert banner, f"no answer to {verb} {key}"
-    assert token not in browser.page_source
-    return str(banner[0].text)
 
 
 def test_a_person_approves_and_denies_in_chromium_with_an_approver_token(
@@ -82,13 +55,14 @@ def test_a_person_approves_and_denies_in_chromium_with_an_approver_token(
             headless_chromium(chromium) as browser,
         ):
             assert ask("r-1") == ask("r-2") == "awaiting_approval"
-            refused = _decide(browser, url, "r-1", "approve", "not-a-token")
+            person = Person(browser, url, TOKEN)
+            refused = person.decide(CHANNEL, "r-1", "approve", token="not-a-token")
             assert "not an approver's token" in refused
             assert ask("r-1") == "awaiting_approval"
-            approved = _decide(browser, url, "r-1", "approve", TOKEN)
+            approved = person.decide(CHANNEL, "r-1", "approve")
             assert approved == f"approved: {CHANNEL} / r-1 by ann"
             assert ask("r-1") == "claimed"
-            denied = _decide(browser, url, "r-2", "deny", TOKEN, reason="over the limit")
+            denied = person.decide(CHANNEL, "r-2", "deny", reason="over the limit")
             assert denied.startswith("denied:")
             with pytest.raises(ApprovalDeniedError, match="over the limit"):
                 ask("r-2")

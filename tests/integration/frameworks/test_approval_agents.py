@@ -2,8 +2,9 @@
 
 A real broker and a real ``oncelog serve``. The worker process runs the agent (a scripted
 model, no network) until the refund over the limit pauses in the framework's own way
-(``oncelog.integrations.approvals``), and is SIGKILLed there. A person decides with
-``decide_approval``; a new process resumes the agent: approved, the refund runs once with
+(``oncelog.integrations.approvals``), and is SIGKILLed there. A person decides in Chromium
+on the approvals page, with an approver's token (the intent lists the approver's key, so
+only a signed decision counts); a new process resumes the agent: approved, the refund runs once with
 exactly the approved params; denied, the agent's answer carries the reason and nothing ran.
 """
 
@@ -19,23 +20,24 @@ from typing import Any
 
 import pytest
 
-from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.settings import Settings
 from oncelog.waiting import poll_until
+from tests.integration.approval_browser import Person
 from tests.integration.frameworks.approval_agents import AGENTS, ORDER_ID
 from tests.integration.frameworks.approval_served import (
     REASON,
     ROOT,
     WORKER_TIMEOUT_S,
     decide,
-    desk,
     effects_of,
+    person,
     served,
     worker_env,
 )
+from tests.integration.test_timeline_browser import chromium
 
 pytestmark = pytest.mark.kafka
-__all__ = ["desk", "served"]  # the fixtures
+__all__ = ["chromium", "person", "served"]  # the fixtures
 
 AMOUNT = 25_000
 APPROVED = {"order_id": ORDER_ID, "amount_cents": AMOUNT}
@@ -90,14 +92,14 @@ def resumed(
 
 @pytest.mark.parametrize("framework", sorted(AGENTS))
 def test_approved_the_resumed_agent_refunds_once(
-    served: Settings, desk: SyncLedgerClient, tmp_path: Path, framework: str
+    served: Settings, person: Person, tmp_path: Path, framework: str
 ) -> None:
     channel, state, effects = f"run-{uuid.uuid4().hex[:8]}", tmp_path / "state", tmp_path / "fx"
     pending = paused_and_killed(served, framework, channel, state, effects)
     assert pending["approval_pending"] is True
     assert pending["params"] == APPROVED
     assert effects_of(effects) == []
-    decide(desk, channel, pending["key_name"], pending["request_hash"], approve=True)
+    decide(person, channel, pending["key_name"], approve=True)
     answer = resumed(served, framework, channel, state, effects)
     assert "25000" in answer["answer"], answer
     assert effects_of(effects) == [APPROVED]
@@ -109,11 +111,11 @@ def test_approved_the_resumed_agent_refunds_once(
 
 @pytest.mark.parametrize("framework", sorted(AGENTS))
 def test_denied_the_resumed_agent_is_told_the_reason(
-    served: Settings, desk: SyncLedgerClient, tmp_path: Path, framework: str
+    served: Settings, person: Person, tmp_path: Path, framework: str
 ) -> None:
     channel, state, effects = f"run-{uuid.uuid4().hex[:8]}", tmp_path / "state", tmp_path / "fx"
     pending = paused_and_killed(served, framework, channel, state, effects)
-    decide(desk, channel, pending["key_name"], pending["request_hash"], approve=False)
+    decide(person, channel, pending["key_name"], approve=False)
     answer = resumed(served, framework, channel, state, effects)
     assert REASON in json.dumps(answer), answer
     assert effects_of(effects) == []

@@ -1,8 +1,9 @@
 """A worker killed while it waits for an approval; after the decision a new process resumes.
 
 A real broker and a real ``oncelog serve`` (its projector folds the requests). The worker
-(``approval_worker.py``) records the intent and waits; the test SIGKILLs it, decides with
-``decide_approval``, and a new worker process calls again without asking anew: approved, the
+(``approval_worker.py``) records the intent and waits; the test SIGKILLs it, a person
+decides in Chromium on the approvals page (signed as ann, whom the intent lists), and a new
+worker process calls again without asking anew: approved, the
 refund runs once with exactly the approved params; denied, it ends with the reason and no
 effect; another amount after the approval is a conflict.
 """
@@ -24,22 +25,25 @@ from oncelog.producer.results import Execution
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.settings import Settings
 from oncelog.waiting import poll_until
+from tests.integration.approval_browser import Person
 from tests.integration.frameworks.approval_served import (
     ROOT,
     WORKER_TIMEOUT_S,
     decide,
     desk,
     effects_of,
+    person,
     served,
     worker_env,
 )
 from tests.integration.frameworks.approval_worker import KEY
+from tests.integration.test_timeline_browser import chromium
 
 pytestmark = pytest.mark.kafka
 
 AMOUNT = 25_000
 APPROVED: dict[str, object] = {"order_id": "4471", "amount_cents": AMOUNT}
-__all__ = ["desk", "served"]  # the fixtures
+__all__ = ["chromium", "desk", "person", "served"]  # the fixtures
 
 
 def _args(channel: str, amount: int, effects: Path, on_pending: str) -> list[str]:
@@ -83,13 +87,13 @@ def resumed(settings: Settings, channel: str, effects: Path, amount: int) -> dic
 
 
 def test_approved_after_the_kill_the_new_process_refunds_once(
-    served: Settings, desk: SyncLedgerClient, tmp_path: Path
+    served: Settings, desk: SyncLedgerClient, person: Person, tmp_path: Path
 ) -> None:
     channel, effects = f"run-{uuid.uuid4().hex[:8]}", tmp_path / "effects.jsonl"
     intent = killed_while_waiting(served, desk, channel, effects)
     assert intent.params == APPROVED
     assert effects_of(effects) == []
-    decide(desk, channel, KEY, intent.request_hash, approve=True)
+    decide(person, channel, KEY, approve=True)
     answer = resumed(served, channel, effects, AMOUNT)
     assert answer == {"status": "claimed", "result": {"refunded": 25_000}}
     assert resumed(served, channel, effects, AMOUNT)["status"] == "replayed"
@@ -100,11 +104,11 @@ def test_approved_after_the_kill_the_new_process_refunds_once(
 
 
 def test_denied_after_the_kill_the_new_process_ends_with_the_reason(
-    served: Settings, desk: SyncLedgerClient, tmp_path: Path
+    served: Settings, desk: SyncLedgerClient, person: Person, tmp_path: Path
 ) -> None:
     channel, effects = f"run-{uuid.uuid4().hex[:8]}", tmp_path / "effects.jsonl"
-    intent = killed_while_waiting(served, desk, channel, effects)
-    decide(desk, channel, KEY, intent.request_hash, approve=False)
+    killed_while_waiting(served, desk, channel, effects)
+    decide(person, channel, KEY, approve=False)
     answer = resumed(served, channel, effects, AMOUNT)
     assert answer["code"] == "approval_denied"
     assert "over the customer's balance" in answer["message"]
