@@ -39,6 +39,18 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+class ApprovalBody(_Body):
+    """A claim's approval policy: a person must approve these params before the effect
+    (docs/guides/approvals.md). The first such claim records the intent and is answered
+    ``awaiting_approval``; claim again (the same Idempotency-Key) to learn the decision."""
+
+    timeout_seconds: float = Field(
+        86_400, ge=_MIN_RETENTION_S, le=_MAX_RETENTION_S,
+        description="The intent expires (approval_expired) this long after it is recorded.",
+    )  # fmt: skip
+    self_approval: bool = Field(False, description="May the claiming worker approve it?")
+
+
 class ClaimBody(_Body):
     """``POST /v1/claims``: the arguments of ``claim_execution``, and who claims."""
 
@@ -54,6 +66,9 @@ class ClaimBody(_Body):
     retention_seconds: float = Field(DEFAULT_RETENTION_S, ge=_MIN_RETENTION_S, le=_MAX_RETENTION_S)
     effect: Literal["pure", "external"] = "external"
     worker_id: str = Field(min_length=1, description="The claimer's name, kept in the audit.")
+    approval: ApprovalBody | None = Field(
+        None, description="Ask a person first (the gateway lists ONCELOG_APPROVERS on it)."
+    )
 
 
 class OperationBody(_Body):
@@ -187,7 +202,7 @@ class PreviousAnswer(BaseModel):
 class ClaimAnswer(BaseModel):
     """The answer to a claim; ``claim_token`` only when this claim holds the lease."""
 
-    status: Literal["claimed", "reclaimed", "in_progress", "replayed"]
+    status: Literal["claimed", "reclaimed", "in_progress", "replayed", "awaiting_approval"]
     execution: ExecutionAnswer
     claim_token: str | None = Field(
         None, description="Only on claimed/reclaimed, only to this caller; send it back in bodies."

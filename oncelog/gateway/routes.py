@@ -44,6 +44,7 @@ from oncelog.producer.results import Claim, Execution
 from oncelog.producer.transport import Transport
 from oncelog.query.guard import Access
 from oncelog.query.problem import problem_responses
+from oncelog.schemas.models import ApprovalPolicy, ApproverKey
 from oncelog.tracing.propagation import Headers, caller_headers
 
 T = TypeVar("T")
@@ -106,10 +107,20 @@ def _where(body: OperationBody, key: str | None) -> _Where:
     return _Where(channel_id=body.channel_id, key_name=body.key_name, request_id=key)
 
 
-def claim_call(body: ClaimBody, key: str | None, token: str | None) -> PendingCall[Claim]:
-    """The SDK's claim for a claim body (``key``, ``token``: from an Idempotency-Key)."""
+def claim_call(
+    body: ClaimBody,
+    key: str | None,
+    token: str | None,
+    approvers: tuple[ApproverKey, ...] = (),
+) -> PendingCall[Claim]:
+    """The SDK's claim for a claim body (``key``, ``token``: from an Idempotency-Key;
+    ``approvers``: listed on its approval policy, if it has one)."""
+    asked = body.approval
+    approval = None
+    if asked is not None:
+        approval = ApprovalPolicy(round(asked.timeout_seconds * 1000), asked.self_approval)
     # A builder per claim (its worker id is the body's): it costs less than a microsecond.
-    return RequestBuilder(body.worker_id).claim_execution(
+    return RequestBuilder(body.worker_id, approvers).claim_execution(
         body.channel_id,
         body.key_name,
         step=body.step,
@@ -121,6 +132,7 @@ def claim_call(body: ClaimBody, key: str | None, token: str | None) -> PendingCa
         effect=body.effect,
         request_id=key,
         claim_token=token,
+        approval=approval,
     )
 
 
@@ -136,6 +148,7 @@ class WriteApi:
     ``token`` is the bearer its paths need (the app's guard checks it). ``claim_key``
     keys the claim tokens derived from idempotency keys (None: the key ``keys`` keeps).
     ``keys``: the memory of idempotency keys (this process's own, or its gateway's).
+    ``approvers``: listed on a claim's approval policy (``ONCELOG_APPROVERS``).
     """
 
     def __init__(
@@ -144,6 +157,7 @@ class WriteApi:
         token: SecretStr,
         keys: KeyMemory,
         claim_key: SecretStr | None = None,
+        approvers: tuple[ApproverKey, ...] = (),
     ) -> None:
         self._transport = transport
         self.token = token
@@ -152,6 +166,8 @@ class WriteApi:
         secret = None if claim_key is None else claim_key.get_secret_value().encode()
         self._tokens = ClaimTokens(self.keys.claim_key() if secret is None else secret)
         self._builder = RequestBuilder(_GATEWAY_WORKER)
+        #: Listed on the approval policy of a claim that has one (``ONCELOG_APPROVERS``).
+        self.approvers = approvers
 
     def owns(self, path: str) -> bool:
         """The write API's paths: ``/v1/claims`` and everything under ``/v1/executions/``."""
@@ -203,7 +219,7 @@ class WriteApi:
         token = None
         if key is not None:
             token = self._tokens.token(key, body.channel_id, body.key_name, body.step)
-        pending = claim_call(body, key, token)
+        pending = claim_call(body, key, token, self.approvers)
         return _json(ClaimAnswer.of(await self._send(CLAIMS, body, key, pending, trace)))
 
     async def heartbeat(

@@ -10,6 +10,7 @@ from oncelog.errors import ConfigError
 from oncelog.gateway.idempotency import KeyMemory
 from oncelog.gateway.routes import WriteApi
 from oncelog.producer.dispatch import Dispatcher, Timeouts
+from oncelog.schemas.models import ApproverKey
 from oncelog.settings import Settings
 
 
@@ -44,5 +45,7 @@ def open_write_api(
         )
     transport = Dispatcher(settings, bootstrap, Timeouts(connect_s=settings.connect_timeout_s))
     transport.start()
-    api = WriteApi(transport, token, KeyMemory() if keys is None else keys, settings.http_claim_key)
+    approvers = tuple(ApproverKey(*a) for a in settings.approver_list())
+    memory = KeyMemory() if keys is None else keys
+    api = WriteApi(transport, token, memory, settings.http_claim_key, approvers)
     return OpenWriteApi(api, transport)

@@ -143,3 +143,48 @@ def test_approver_tokens_need_a_key_and_a_token_of_their_own(
     settings = Settings(http_write_token=WRITE_TOKEN, **extra)
     with pytest.raises(ConfigError, match=why):
         open_approval_desk(settings, "127.0.0.1:1")
+
+
+def test_a_claim_over_http_asks_for_approval_and_learns_the_decision(
+    bootstrap: str, tmp_path: Path
+) -> None:
+    approvals: dict[str, Any] = {
+        "approvers": {"ann": ANN_PUBLIC},
+        "approver_keys": {"ann": ANN_KEY},
+        "http_approver_tokens": {"ann": ANN_TOKEN},
+    }
+    with serving(bootstrap, tmp_path, **approvals) as served:
+        writer = httpx.Client(
+            base_url=served.url, headers={"Authorization": f"Bearer {WRITE_TOKEN}"}, timeout=60
+        )
+
+        def claim(key: str, amount: int, idempotency_key: str) -> httpx.Response:
+            body = {"channel_id": CHANNEL, "key_name": key, "tool_name": "refund",
+                    "params": {"order": key, "amount_cents": amount}, "worker_id": "ts-worker",
+                    "approval": {"timeout_seconds": 3600}}  # fmt: skip
+            return writer.post(
+                "/v1/claims", json=body, headers={"Idempotency-Key": idempotency_key}
+            )
+
+        asked = claim("big", 25_000, "ask-big")
+        assert asked.status_code == 200, asked.text
+        assert asked.json()["status"] == "awaiting_approval"
+        assert asked.json()["claim_token"] is None  # nothing is held yet
+        request_hash = asked.json()["execution"]["request_hash"]
+        assert claim("big", 25_000, "ask-big").json()["status"] == "awaiting_approval"
+        approved = _decide(served, "big", "approve", ANN_TOKEN, request_hash=request_hash)
+        assert approved.status_code == 200, approved.text
+        granted = claim("big", 25_000, "ask-big")  # the waiting claim, sent again
+        assert granted.json()["status"] == "claimed", granted.text
+        assert granted.json()["claim_token"]
+        changed = claim("big", 99_000, "ask-big-other")
+        assert changed.status_code == 409
+        assert changed.json()["code"] == "conflict"
+        other = claim("bad", 40_000, "ask-bad").json()["execution"]["request_hash"]
+        _decide(served, "bad", "deny", ANN_TOKEN, request_hash=other, reason="too much")
+        denied = claim("bad", 40_000, "ask-bad")
+        assert denied.status_code == 409
+        assert denied.headers["content-type"] == "application/problem+json"
+        assert (denied.json()["code"], "too much" in denied.json()["detail"]) == (
+            "approval_denied", True,
+        )  # fmt: skip
