@@ -26,6 +26,7 @@ VECTORS = ROOT / "tests" / "vectors" / "identity.json"
 NODE = shutil.which("node")
 NPM = shutil.which("npm")
 WRITE_TOKEN = "crosslang-tests-write-token"
+APPROVER_TOKEN = "crosslang-tests-approver-token"  # the "desk" approver's, where served
 
 
 def require_node() -> tuple[str, str]:
@@ -89,6 +90,7 @@ class Served:
             **os.environ,
             "ONCELOG_URL": self.url,
             "ONCELOG_HTTP_WRITE_TOKEN": WRITE_TOKEN,
+            "ONCELOG_TEST_APPROVER_TOKEN": APPROVER_TOKEN,
             "ONCELOG_VECTORS": str(VECTORS),
         }
 

@@ -46,6 +46,14 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
+/** A claim's approval policy: a person must approve these params before the effect. */
+export interface ApprovalPolicy {
+  /** The intent expires (approval_expired) this long after it is recorded. */
+  timeoutSeconds: number;
+  /** May the claiming worker approve it? */
+  selfApproval?: boolean;
+}
+
 /** What `claimExecution` takes: `keyName` or `step`, as in Python. */
 export interface ClaimArgs {
   channelId: string;
@@ -57,6 +65,8 @@ export interface ClaimArgs {
   leaseSeconds?: number;
   retentionSeconds?: number;
   effect?: "pure" | "external";
+  /** Ask a person first: the answer is `awaiting_approval` until one decides. */
+  approval?: ApprovalPolicy;
 }
 
 /** An execution, or what names one: its channel and key name. */
@@ -94,8 +104,9 @@ export class LedgerClient {
     this.fetcher = options.fetch ?? fetch;
   }
 
-  /** A new attempt at `channelId`/`keyName` (or `step`): claimed, reclaimed, in_progress or
-   * replayed. The claim token comes back only on claimed/reclaimed. */
+  /** A new attempt at `channelId`/`keyName` (or `step`): claimed, reclaimed, in_progress,
+   * replayed, or awaiting_approval (with `approval`). The claim token comes back only on
+   * claimed/reclaimed. */
   async claimExecution(args: ClaimArgs): Promise<Claim> {
     if ((args.keyName === undefined) === (args.step === undefined)) {
       throw new InvalidArgumentError("give exactly one of keyName and step");
@@ -117,6 +128,14 @@ export class LedgerClient {
       retention_seconds: retentionSeconds,
       effect: args.effect ?? "external",
       worker_id: this.workerId,
+      ...(args.approval === undefined
+        ? {}
+        : {
+            approval: {
+              timeout_seconds: checkNumber("timeoutSeconds", args.approval.timeoutSeconds, MIN_RETENTION_S, MAX_RETENTION_S),
+              self_approval: args.approval.selfApproval ?? false,
+            },
+          }),
     };
     const traced = {
       ...identity(body.channel_id, body.key_name),

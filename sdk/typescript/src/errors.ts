@@ -56,6 +56,29 @@ export class ConfigurationError extends LedgerError {
     super(message, code, status);
   }
 }
+/** What a pending approval names: the intent a person is asked to decide. */
+export interface PendingApproval {
+  executionId: string;
+  channelId: string;
+  keyName: string;
+  requestHash: string;
+}
+
+/** A tool's call awaits a person's approval: nothing ran. Call again after the decision. */
+export class ApprovalPendingError extends LedgerError {
+  readonly pending: PendingApproval | null;
+
+  constructor(message: string, code = "approval_pending", status = 409, pending: PendingApproval | null = null) {
+    super(message, code, status);
+    this.pending = pending;
+  }
+}
+/** An approver denied the call's intent: terminal, the message carries the reason. */
+export class ApprovalDeniedError extends LedgerError {}
+/** Nobody approved or denied the intent by its deadline: terminal. */
+export class ApprovalExpiredError extends LedgerError {}
+/** A decision the intent does not take (its own worker, or not signed by a listed approver). */
+export class ApprovalRefusedError extends LedgerError {}
 /** An Idempotency-Key came back with another payload. */
 export class IdempotencyKeyReusedError extends LedgerError {}
 /** A request with this Idempotency-Key still waits for its decision. */
@@ -82,6 +105,10 @@ const BY_CODE: Record<string, ErrorClass> = {
   request_in_flight: RequestInFlightError,
   serve_unreachable: ServeUnreachableError,
   invalid_configuration: ConfigurationError,
+  approval_pending: ApprovalPendingError,
+  approval_denied: ApprovalDeniedError,
+  approval_expired: ApprovalExpiredError,
+  approval_refused: ApprovalRefusedError,
 };
 
 /** The typed error of an error answer (a problem+json body, or whatever came). */

@@ -1,4 +1,5 @@
 // oncelog's TypeScript SDK: the ledger's calls over oncelog's HTTP write API.
+export * from "./approvals.js";
 export * from "./client.js";
 export * from "./errors.js";
 export * from "./identity.js";

@@ -36,7 +36,7 @@ export interface PreviousAttempt {
   error: string | null;
 }
 
-export type ClaimStatus = "claimed" | "reclaimed" | "in_progress" | "replayed";
+export type ClaimStatus = "claimed" | "reclaimed" | "in_progress" | "replayed" | "awaiting_approval";
 
 /** The answer to `claimExecution`. */
 export interface Claim {

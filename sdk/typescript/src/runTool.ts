@@ -2,6 +2,7 @@
 // under a heartbeat every lease/3; a lost lease or a cancel stops the call.
 import { setTimeout as sleep } from "node:timers/promises";
 
+import { type ApprovalRule, policyFor, untilDecided } from "./approvals.js";
 import type { ClaimArgs, LedgerClient } from "./client.js";
 import {
   ExecutionCancelledError,
@@ -47,6 +48,8 @@ export interface RunToolArgs<R extends Json> extends ClaimArgs {
   /** Whether a failure may be retried at once (default: its boolean `retryable`, else a
    * TimeoutError or a connection error). */
   retryable?: (error: unknown) => boolean;
+  /** Which calls need a person's yes first, and how to wait for it (`approvals.ts`). */
+  requireApproval?: ApprovalRule;
 }
 
 /** What `runTool` returns. */
@@ -173,8 +176,14 @@ async function work<R extends Json>(
 
 async function claimUntilHeld<R extends Json>(client: LedgerClient, args: RunToolArgs<R>): Promise<Claim> {
   const giveUpAt = Date.now() + (args.waitTimeoutSeconds ?? 300) * 1000;
+  const rule = args.requireApproval;
+  const approval = policyFor(rule, args.params);
+  const claimArgs = approval === undefined ? args : { ...args, approval };
   for (;;) {
-    const claim = await client.claimExecution(args);
+    let claim = await client.claimExecution(claimArgs);
+    if (rule !== undefined && claim.status === "awaiting_approval") {
+      claim = await untilDecided(rule, () => client.claimExecution(claimArgs), claim);
+    }
     if (claim.status !== "in_progress") return claim;
     const id = claim.execution.id;
     if ((args.onInProgress ?? "raise") === "raise") {

@@ -17,3 +17,6 @@ export function client(options: Partial<ClientOptions> = {}): LedgerClient {
 export function channel(): string {
   return `ts-${randomUUID()}`;
 }
+
+/** The approver token of the served ledger (tests/crosslang/conftest.py): a person's. */
+export const approverToken = process.env["ONCELOG_TEST_APPROVER_TOKEN"] ?? "";
