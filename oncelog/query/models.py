@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -255,3 +255,6 @@ class PendingApproval(_Frozen):
     deadline_ms: int = Field(description="Log time after which the intent is approval_expired")
     partition: int
     offset: int = Field(description="Offset (requests topic) of the claim that recorded it")
+    params: dict[str, Any] | None = Field(
+        default=None, description="The params a decision approves, as the claim gave them"
+    )

@@ -7,15 +7,18 @@ without Debian's chromium unless ``ONCELOG_REQUIRE_BROWSER`` is set."""
 from __future__ import annotations
 
 import base64
+import time
 from pathlib import Path
 
 import pytest
+from selenium.webdriver.common.by import By
 
 from drills.demo.browser import headless_chromium
 from oncelog.errors import ApprovalDeniedError
 from oncelog.identity.approver_signature import new_private_key, public_key_of
 from oncelog.producer.sync_client import SyncLedgerClient
 from oncelog.schemas.models import ApprovalPolicy
+from oncelog.waiting import poll_until
 from tests.integration.approval_browser import Person
 from tests.integration.test_timeline_browser import chromium
 from tests.served import serving
@@ -55,6 +58,14 @@ def test_a_person_approves_and_denies_in_chromium_with_an_approver_token(
             headless_chromium(chromium) as browser,
         ):
             assert ask("r-1") == ask("r-2") == "awaiting_approval"
+
+            def both_listed() -> list[str]:
+                browser.get(url)
+                cells = browser.find_elements(By.CSS_SELECTOR, "td.params")
+                return [c.text for c in cells] if len(cells) == 2 else []
+
+            shown = poll_until(time.monotonic() + 30, both_listed, pause_s=0.2)
+            assert shown == ['{"amount_cents": 25000}'] * 2  # what the person approves
             person = Person(browser, url, TOKEN)
             refused = person.decide(CHANNEL, "r-1", "approve", token="not-a-token")
             assert "not an approver's token" in refused

@@ -59,6 +59,7 @@ def test_the_cli_lists_approves_and_denies_intents(
         assert big is not None
         assert big.request_hash is not None
         assert big.tool_name == "refund"
+        assert big.params == {"order": "big", "amount_cents": 25_000}  # what is approved
         assert big.deadline_ms == big.requested_at_ms + POLICY.timeout_ms
 
         approved = runner.invoke(

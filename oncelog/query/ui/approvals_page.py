@@ -41,7 +41,7 @@ def approvals_page(
 ) -> str:
     """The page: a banner (``message``: the last decision's answer, or its problem when
     ``failed``), then one row a pending intent with its forms. ``params``: each intent's
-    params by operation id, where known (the projection's columns do not hold them)."""
+    params by operation id (default: each row's own)."""
     banner = ""
     if message is not None:
         tone = "banner error" if failed else "banner"
@@ -53,7 +53,7 @@ def approvals_page(
             f"<th>{c}</th>"
             for c in ("tool", "run", "step", "params", "requested", "deadline", "decide")
         )
-        known = params or {}
+        known = params or {r.operation_id: r.params for r in rows if r.params is not None}
         lines = "".join(_row(r, known.get(r.operation_id, _UNKNOWN)) for r in rows)
         table = f"<table id='pending'><tr>{head}</tr>{lines}</table>"
     body = f"<h1>Pending approvals</h1>{banner}{table}"
