@@ -3,9 +3,11 @@
 Every operation is one of a few stories, so the archive holds what an auditor looks for:
 plain completions and replays, leases that lapse and are reclaimed, a stale holder's
 completion after the reclaim (a suspected double), retryable failures, results that
-expire, and conflicting params. The stories that need log time to pass are written in two
-phases: the first half of each, a pause, then the rest, so the second half's log time is
-past the first's short lease or retention.
+expire, conflicting params, and intents a person approves or denies (each decision
+signed by the approver the intent lists, after a forged one that is refused). The
+stories that need log time to pass are written in two phases: the first half of each, a
+pause, then the rest, so the second half's log time is past the first's short lease or
+retention.
 """
 
 from __future__ import annotations
@@ -19,12 +21,17 @@ from typing import Any
 from confluent_kafka import Message, Producer
 
 from oncelog.identity import canonical_json, ids
+from oncelog.identity.approver_signature import decision_message, public_key_of, sign
 from oncelog.identity.partitioner import partition_for
 from oncelog.schemas.codec import encode_request
 from oncelog.schemas.models import (
+    ApprovalPolicy,
+    Approve,
+    ApproverKey,
     Body,
     Claim,
     Complete,
+    Deny,
     Effect,
     Fail,
     Heartbeat,
@@ -45,7 +52,12 @@ STEPS = 8
 STORIES = (
     "completed", "completed", "completed", "completed", "completed", "completed",
     "lapsed_double", "failed_retry", "result_expired", "conflict", "released",
+    "approved", "denied",
 )  # fmt: skip
+
+APPROVER_KEY = bytes(range(32))
+"""The drill's approver's private key: a fixed one, a drill's log is no secret."""
+POLICY = ApprovalPolicy(LONG_MS, False, (ApproverKey("desk", public_key_of(APPROVER_KEY)),))
 
 
 @dataclass
@@ -77,7 +89,7 @@ def operation(index: int, story: str) -> Operation:
     out = Operation(channel, key)
     n = 0
 
-    def req(body: Body, token: str) -> Request:
+    def req(body: Body, token: str | None) -> Request:
         nonlocal n
         n += 1
         return Request(f"{op}-{n}", op, channel, key, token, body)
@@ -98,6 +110,12 @@ def operation(index: int, story: str) -> Operation:
     elif story == "result_expired":
         out.first.append(req(done, a))
         out.second.append(req(_claim(params, LONG_MS, LONG_MS, "w-b"), b))
+    elif story in ("approved", "denied"):
+        out.first[0] = out.first[0]._replace(approval=POLICY)
+        out.first += _decisions(op, params, story == "approved", req)
+        out.second.append(req(_claim(params, LONG_MS, LONG_MS, "w-b"), b))
+        if story == "approved":
+            out.second.append(req(done, b))
     elif story == "conflict":
         out.first.append(req(done, a))
         other = {**params, "cents": -1}
@@ -106,6 +124,18 @@ def operation(index: int, story: str) -> Operation:
         out.first += [req(Heartbeat(None), a), req(done, a)]
         out.second.append(req(_claim(params, LONG_MS, LONG_MS, "w-b"), b))  # replayed
     return out
+
+
+def _decisions(op: str, params: Mapping[str, object], approve: bool, req: Any) -> list[Request]:
+    """A forged decision (unsigned: refused), then the approver's signed one."""
+    request_hash = ids.request_hash("charge", params)
+    reason = "" if approve else "over the limit"
+    signature = sign(APPROVER_KEY, decision_message(op, request_hash, approve, "desk", reason))
+    if approve:
+        return [req(Approve("desk", request_hash), None),
+                req(Approve("desk", request_hash, signature), None)]  # fmt: skip
+    return [req(Deny("desk", request_hash, reason), None),
+            req(Deny("desk", request_hash, reason, signature), None)]  # fmt: skip
 
 
 def operations(total_requests: int, start: int = 0) -> Iterator[tuple[Operation, str]]:

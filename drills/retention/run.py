@@ -172,7 +172,8 @@ class RetentionDrill:
             con.close()
         self.report.outcomes = {str(o): int(n) for o, n in sorted(rows)}
         self.report.outcomes["duplicate_effect_suspected"] = int(doubles)
-        wanted = ("reclaimed", "stale_claim", "result_expired", "conflict", "inherited")
+        wanted = ("reclaimed", "stale_claim", "result_expired", "conflict", "inherited",
+                  "approved", "denied", "approval_refused")  # fmt: skip
         missing = [
             o for o in (*wanted, "duplicate_effect_suspected") if not self.report.outcomes.get(o)
         ]

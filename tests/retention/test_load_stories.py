@@ -1,11 +1,13 @@
-"""The retention drill's stories, folded by the judge: each tells what its name says."""
+"""The retention drill's stories, judged by the shared referee step: each tells what its name
+says (an approval story's forged decision is refused, its signed one decides)."""
 
 from __future__ import annotations
 
 import pytest
 
 from drills.retention import load
-from oncelog.referee.fold import fold
+from oncelog.referee.fold import PartitionClock
+from oncelog.referee.judge import judge
 from oncelog.schemas.models import ExecutionState, Request
 
 T0 = 1_800_000_000_000
@@ -18,7 +20,8 @@ def _outcomes(story: str) -> list[tuple[str, bool]]:
     seen = []
     timed: list[tuple[Request, int]] = [(r, T0) for r in op.first]
     for request, t in [*timed, *((r, LATER) for r in op.second)]:
-        state, decision = fold(state, request, t)
+        judged = judge(state, request, PartitionClock(), ts_ms=t, partition=0, offset=0)
+        state, decision = judged.state, judged.decision
         seen.append((decision.outcome.value, decision.duplicate_effect_suspected))
     return seen
 
@@ -32,6 +35,8 @@ def _outcomes(story: str) -> list[tuple[str, bool]]:
         ("failed_retry", ["claimed", "heartbeat_ok", "failed", "reclaimed", "completed"]),
         ("result_expired", ["claimed", "completed", "result_expired"]),
         ("conflict", ["claimed", "completed", "conflict"]),
+        ("approved", ["awaiting_approval", "approval_refused", "approved", "claimed", "completed"]),
+        ("denied", ["awaiting_approval", "approval_refused", "denied", "denied"]),
     ],
 )
 def test_each_story_is_judged_as_named(story: str, expected: list[str]) -> None:
