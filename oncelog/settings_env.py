@@ -96,6 +96,8 @@ def invalid_configuration(
         return InvalidConfigurationError(f"{name}: not valid JSON ({exc.__cause__ or exc})")
     problems = []
     for error in exc.errors(include_url=False):
+        if error["type"] == "default_factory_not_called":
+            continue  # a default made from fields refused above: not a problem of its own
         field = str(error["loc"][0]) if error["loc"] else ""
         what = f"{PREFIX}{field.upper()}" if field else "the settings"
         got = "" if field in secret else f" (got {str(error.get('input'))[:80]!r})"

@@ -25,7 +25,7 @@ MAX_FUNCTION_LINES = 60
 #: A new entry says why, next to its length.
 ALLOWED: dict[str, int] = {
     # Generated from request.avsc (oncelog.schemas.inline_reader), straight-line on purpose.
-    "schemas/request_reader.py:read": 510,
+    "schemas/request_reader.py:read": 598,
     "schemas/request_reader_previous.py:read": 420,
 }
 
