@@ -32,8 +32,14 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=20.0, help="cycles a second, in all")
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--out", type=Path, default=DOCS_OUT, help="soak.csv/json/png here")
+    parser.add_argument(
+        "--duckdb-memory-mb", type=int, default=96, help="serve's DuckDB memory limit (0: unset)"
+    )
     args = parser.parse_args()
-    config = SoakConfig(seconds=args.minutes * 60, rate=args.rate, workers=args.workers)
+    config = SoakConfig(
+        seconds=args.minutes * 60, rate=args.rate, workers=args.workers,
+        duckdb_memory_mb=args.duckdb_memory_mb or None,
+    )  # fmt: skip
     workdir = Path(tempfile.mkdtemp(prefix="oncelog-soak-"))
     console.print(f"soak: {args.minutes:g} min at {args.rate:g} cycles/s ({workdir})")
     run = soak(config, workdir)

@@ -27,6 +27,7 @@ class Sample:
     lag: int | None = None  # records on the requests topic not folded yet
     ends: dict[int, int] = field(default_factory=dict)  # partition -> high watermark
     committed: dict[int, int] = field(default_factory=dict)  # partition -> next to fold
+    duckdb_mb: float | None = None  # what DuckDB holds in serve (oncelog_duckdb_memory_bytes)
 
 
 def theil_sen(xs: Sequence[float], ys: Sequence[float]) -> float:

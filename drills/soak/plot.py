@@ -97,7 +97,7 @@ class Canvas:
 
 
 _SERIES: list[tuple[str, list[tuple[str, Color]]]] = [
-    ("SERVE RSS MB", [("rss_serve_mb", (30, 100, 200))]),
+    ("SERVE RSS AND DUCKDB MB", [("rss_serve_mb", (30, 100, 200)), ("duckdb_mb", (230, 140, 20))]),
     ("BROKER RSS MB", [("rss_broker_mb", (30, 150, 70))]),
     ("CLAIM P50 P99 MS", [("p50_ms", (30, 100, 200)), ("p99_ms", (220, 40, 40))]),
     ("LAG RECORDS", [("lag", (90, 90, 90))]),

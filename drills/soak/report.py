@@ -70,7 +70,7 @@ def _ends(samples: list[Any], attr: str) -> list[float | None]:
     return [values[0], values[-1]] if values else [None, None]
 
 
-COLUMNS = ("t", "rss_serve_mb", "rss_broker_mb", "claims", "p50_ms", "p99_ms", "lag")
+COLUMNS = ("t", "rss_serve_mb", "rss_broker_mb", "claims", "p50_ms", "p99_ms", "lag", "duckdb_mb")
 
 
 def write_csv(run: SoakRun, path: Path) -> None:

@@ -43,6 +43,7 @@ class SoakConfig:
     workers: int = 3
     interval_s: float = 10.0
     seed: int = 42
+    duckdb_memory_mb: int | None = 96  # serve's ONCELOG_DUCKDB_MEMORY_LIMIT_MB (None: unset)
 
 
 @dataclass
@@ -102,7 +103,10 @@ class Soak:
         self.broker_pid: int | None = None
 
     def _serve(self) -> subprocess.Popen[bytes]:
-        settings = self.projector.model_copy(update={"db_path": self.db})
+        limit = self.config.duckdb_memory_mb
+        settings = self.projector.model_copy(
+            update={"db_path": self.db, "duckdb_memory_limit_mb": limit}
+        )
         proc = process.start_serve(settings, self.workdir / "serve.log")
         process.wait_http(proc, self.metrics_url, self.workdir / "serve.log")
         return proc

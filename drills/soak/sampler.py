@@ -75,6 +75,7 @@ class Lag:
         conf.update({"group.id": "soak-sampler", "enable.auto.commit": False, "log_level": 0})
         self._consumer = Consumer(conf)
         self._url = metrics_url
+        self.metrics = ""  # the last /metrics page read
         self._parts = [
             TopicPartition(settings.requests_topic, p) for p in range(settings.partitions)
         ]
@@ -87,11 +88,13 @@ class Lag:
                 tp, timeout=_KAFKA_TIMEOUT_S)[1] for tp in self._parts}  # fmt: skip
         except KafkaException:
             ends = {}
+        self.metrics = ""
         try:
             with urllib.request.urlopen(self._url, timeout=_KAFKA_TIMEOUT_S) as answer:
                 text = answer.read().decode()
         except OSError:
             return ends, {}
+        self.metrics = text
         return ends, folded(text)
 
     def close(self) -> None:
@@ -100,6 +103,15 @@ class Lag:
 
 
 _FOLDED = re.compile(r'^oncelog_last_folded_offset\{[^}]*partition="(\d+)"[^}]*\} (\S+)$', re.M)
+
+
+_DUCKDB = re.compile(r"^oncelog_duckdb_memory_bytes\{[^}]*\} (\S+)$", re.M)
+
+
+def duckdb_mb(metrics: str) -> float | None:
+    """The memory DuckDB holds in ``serve``, in MB, from a ``/metrics`` page (None: absent)."""
+    found = _DUCKDB.findall(metrics)
+    return round(sum(float(v) for v in found) / 1e6, 1) if found else None
 
 
 def folded(metrics: str) -> dict[int, int]:
@@ -155,5 +167,5 @@ class Sampler:
             rss_broker_mb=rss_mb(broker), claims=len(latencies),
             p50_ms=round(statistics.median(latencies), 2) if latencies else None,
             p99_ms=round(percentile(latencies, 0.99), 2) if latencies else None,
-            lag=lag, ends=ends, committed=committed,
+            lag=lag, ends=ends, committed=committed, duckdb_mb=duckdb_mb(self._lag.metrics),
         )  # fmt: skip

@@ -41,6 +41,9 @@ def serve_env(settings: Settings) -> dict[str, str]:
         "ONCELOG_GROUP_SESSION_TIMEOUT_MS": str(settings.group_session_timeout_ms),
         "ONCELOG_MAX_CLOCK_STEP_MS": str(settings.max_clock_step_ms),
     }
+    env.pop("ONCELOG_DUCKDB_MEMORY_LIMIT_MB", None)
+    if settings.duckdb_memory_limit_mb is not None:
+        env["ONCELOG_DUCKDB_MEMORY_LIMIT_MB"] = str(settings.duckdb_memory_limit_mb)
     # The broker login (SASL_SSL on a secure cluster), as given or unset.
     for name, value in (
         ("ONCELOG_SECURITY_PROTOCOL", settings.security_protocol),

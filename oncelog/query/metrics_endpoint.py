@@ -105,6 +105,39 @@ class PendingApprovals(Collector):
         return [GaugeMetricFamily(PENDING_METRIC, _PENDING_HELP)]
 
 
+DUCKDB_MEMORY_METRIC: Final = "oncelog_duckdb_memory_bytes"
+_DUCKDB_HELP: Final = (
+    "Memory DuckDB holds for this instance's file (duckdb_memory()), by tag: the buffer pool "
+    "(table blocks, indexes, rows not yet checkpointed). ONCELOG_DUCKDB_MEMORY_LIMIT_MB bounds it."
+)
+
+
+class DuckdbMemory(Collector):
+    """``oncelog_duckdb_memory_bytes{tag}``, from ``duckdb_memory()`` at scrape."""
+
+    def __init__(self, cursor_factory: Callable[[], duckdb.DuckDBPyConnection]) -> None:
+        self._cursor_factory = cursor_factory
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        """One sample per tag that holds memory; none when DuckDB cannot be asked now."""
+        try:
+            with contextlib.closing(self._cursor_factory()) as cursor:
+                rows = cursor.execute(
+                    "SELECT tag, memory_usage_bytes FROM duckdb_memory() "
+                    "WHERE memory_usage_bytes > 0"
+                ).fetchall()
+        except (StoreError, duckdb.Error):
+            return
+        family = GaugeMetricFamily(DUCKDB_MEMORY_METRIC, _DUCKDB_HELP, labels=["tag"])
+        for tag, used in rows:
+            family.add_metric([str(tag).lower()], float(used))
+        yield family
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        """Registered without a scrape."""
+        return [GaugeMetricFamily(DUCKDB_MEMORY_METRIC, _DUCKDB_HELP, labels=["tag"])]
+
+
 def install_metrics(
     app: FastAPI, registry: CollectorRegistry, audit_max_age_s: float = MAX_AGE_S
 ) -> None:
@@ -112,8 +145,12 @@ def install_metrics(
     audit's verdicts read through the app's ``cursor_factory``."""
     cursor_factory = getattr(app.state, "cursor_factory", None)
     if cursor_factory is not None:
-        for collector in (AuditVerdicts(cursor_factory, audit_max_age_s),
-                          PendingApprovals(cursor_factory)):  # fmt: skip
+        collectors = (
+            AuditVerdicts(cursor_factory, audit_max_age_s),
+            PendingApprovals(cursor_factory),
+            DuckdbMemory(cursor_factory),
+        )
+        for collector in collectors:
             with contextlib.suppress(ValueError):  # registered by an earlier app on this registry
                 registry.register(collector)
 

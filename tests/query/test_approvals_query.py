@@ -16,7 +16,7 @@ from oncelog.projector.store import Store
 from oncelog.query.approvals import pending_approvals
 from oncelog.query.http import create_app
 from oncelog.query.merge import merge_approvals
-from oncelog.query.metrics_endpoint import PendingApprovals
+from oncelog.query.metrics_endpoint import DuckdbMemory, PendingApprovals
 from oncelog.query.models import Page, PendingApproval
 from tests.projector.fold_factories import Op
 from tests.projector.store_factories import feed
@@ -113,3 +113,11 @@ def test_the_cli_lists_the_intents_from_a_duckdb_file(tmp_path: Path) -> None:
     assert '"key_name": "pay:4"' in result.output
     assert '"key_name": "pay:1"' in result.output
     assert "pay:2" not in result.output
+
+
+def test_the_duckdb_memory_gauge_reads_duckdb_memory(con: Con) -> None:
+    (family,) = DuckdbMemory(con.cursor).collect()
+    assert family.name == "oncelog_duckdb_memory_bytes"
+    by_tag = {sample.labels["tag"]: sample.value for sample in family.samples}
+    assert by_tag  # a file with tables holds some memory
+    assert all(value > 0 for value in by_tag.values())

@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from drills.soak.sampler import CallTail, folded, percentile, rss_mb
+from drills.soak.sampler import CallTail, duckdb_mb, folded, percentile, rss_mb
 
 _METRICS = """# HELP oncelog_last_folded_offset Offset of the last request folded
 # TYPE oncelog_last_folded_offset gauge
@@ -47,3 +47,14 @@ def test_rss_of_this_process_and_of_none() -> None:
     assert mine is not None
     assert mine > 1
     assert rss_mb(None) is None
+
+
+def test_duckdb_memory_is_summed_over_its_tags_from_a_metrics_page() -> None:
+    page = (
+        "# TYPE oncelog_duckdb_memory_bytes gauge\n"
+        'oncelog_duckdb_memory_bytes{tag="base_table"} 4.0e+07\n'
+        'oncelog_duckdb_memory_bytes{tag="art_index"} 2500000.0\n'
+        'oncelog_last_folded_offset{partition="0"} 9.0\n'
+    )
+    assert duckdb_mb(page) == 42.5
+    assert duckdb_mb('oncelog_last_folded_offset{partition="0"} 9.0\n') is None
