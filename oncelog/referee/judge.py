@@ -75,13 +75,13 @@ def judge(
     """Fold an admitted ``request`` at its record's broker timestamp ``ts_ms``, with the
     ledger's bound on a clock step (``Settings.max_clock_step_ms``)."""
     clock, log_time_ms = clock.advance(ts_ms)
-    signed = _signed_decision(state, request)
+    signed = signed_decision(state, request)
     after, decision = fold(state, request, log_time_ms, max_clock_step_ms, signed)
     stamped = decision._replace(source_partition=partition, source_offset=offset)
     return Judged(clock, after, stamped)
 
 
-def _signed_decision(state: ExecutionState | None, request: Request) -> bool:
+def signed_decision(state: ExecutionState | None, request: Request) -> bool:
     """Whether ``request`` is an approve or deny signed by an approver that ``state``'s
     intent lists (the fold reads it only then). Deterministic: the keys are on the log."""
     body = request.body

@@ -8,13 +8,18 @@ import hypothesis.strategies as st
 from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from oncelog.identity.approver_signature import decision_message, public_key_of, sign
 from oncelog.identity.tokens import token_fingerprint
 from oncelog.referee.fold import RETRY_MEMORY_MS, PartitionClock, Result, fold, snapshot_of
+from oncelog.referee.judge import signed_decision
 from oncelog.schemas.codec import decode_snapshot, encode_decision, encode_snapshot
 from oncelog.schemas.models import (
+    Approve,
+    ApproverKey,
     Claim,
     Complete,
     Decision,
+    Deny,
     ExecutionState,
     Outcome,
     Request,
@@ -24,6 +29,9 @@ from tests.budget import examples
 from tests.projector.fold_factories import Op
 
 WORKERS = ("w0", "w1", "w2")
+ANN_KEY = bytes(range(32))
+MALLORY_KEY = bytes(range(1, 33))
+APPROVERS = (ApproverKey("ann", public_key_of(ANN_KEY)),)
 OPS = (Op(key_name="step-1"), Op(key_name="step-2"))
 GRANTS = (Outcome.CLAIMED, Outcome.RECLAIMED)
 
@@ -49,7 +57,9 @@ class Fleet(RuleBasedStateMachine):
     MAX_CLOCK_STEP_MS = 0
 
     def fold(self, state: ExecutionState | None, request: Request, t: int) -> Result:
-        return fold(state, request, t, self.MAX_CLOCK_STEP_MS)
+        # The signature check of the shared referee step (judge), then the fold.
+        signed = signed_decision(state, request)
+        return fold(state, request, t, self.MAX_CLOCK_STEP_MS, signed)
 
     @initialize()
     def start(self) -> None:
@@ -169,25 +179,42 @@ class Fleet(RuleBasedStateMachine):
         if decision.outcome in GRANTS:
             self.tokens[(worker, index)] = token
 
-    @rule(worker=workers, index=ops, fresh=st.booleans(), self_ok=st.booleans())
-    def ask(self, worker: str, index: int, fresh: bool, self_ok: bool) -> None:
-        """A claim whose tool requires approval."""
+    @rule(worker=workers, index=ops, fresh=st.booleans(), self_ok=st.booleans(),
+          keyed=st.booleans())  # fmt: skip
+    def ask(self, worker: str, index: int, fresh: bool, self_ok: bool, keyed: bool) -> None:
+        """A claim whose tool requires approval (``keyed``: its policy lists ann's key)."""
         token = self.token_of(worker, index)
         if token is None or fresh:
             self.minted += 1
             token = f"{worker}-t{self.minted}"
         request = OPS[index].ask(token, worker=worker, timeout_ms=20_000, lease_ms=5_000,
                                  self_approval=self_ok)  # fmt: skip
+        if keyed:
+            assert request.approval is not None
+            request = request._replace(approval=request.approval._replace(approvers=APPROVERS))
         decision = self.send(index, request)
         if decision.outcome in GRANTS:
             self.tokens[(worker, index)] = token
 
-    @rule(approver=st.sampled_from(("ann", *WORKERS)), index=ops, yes=st.booleans())
-    def decide(self, approver: str, index: int, yes: bool) -> None:
+    @rule(approver=st.sampled_from(("ann", *WORKERS)), index=ops, yes=st.booleans(),
+          key=st.sampled_from((None, ANN_KEY, MALLORY_KEY)))  # fmt: skip
+    def decide(self, approver: str, index: int, yes: bool, key: bytes | None) -> None:
+        """A decision, unsigned or signed with ann's key or another."""
         op = OPS[index]
         before = self.states[index]
-        decision = self.send(index, op.approve(approver) if yes else op.deny(approver=approver))
-        if decision.outcome is Outcome.APPROVAL_REFUSED:
+        request = op.approve(approver) if yes else op.deny(approver=approver)
+        if key is not None:
+            body = request.body
+            assert isinstance(body, Approve | Deny)
+            reason = body.reason if isinstance(body, Deny) else ""
+            message = decision_message(op.operation_id, body.request_hash, yes, approver, reason)
+            request = request._replace(body=dataclasses.replace(body, signature=sign(key, message)))
+        decision = self.send(index, request)
+        keyed = before is not None and before.approval is not None and before.approval.approvers
+        if decision.changed and keyed:  # only the listed approver's own signature decides
+            assert (approver, key) == ("ann", ANN_KEY)
+        forged = keyed and (approver, key) != ("ann", ANN_KEY)
+        if decision.outcome is Outcome.APPROVAL_REFUSED and not forged:
             assert before is not None
             assert before.approval is not None
             assert before.approval.requested_by == approver
