@@ -400,7 +400,7 @@ class Store:
             self._write_audit()
             self._write_positions(_ADVANCE_POSITIONS)
         if self._timed_checkpoints.due():
-            self.checkpoint()
+            self._timed_checkpoint()
         if self._after_commit is not None:
             self._after_commit(self._con)
 
@@ -408,6 +408,17 @@ class Store:
         """Write the log's rows into the file (DuckDB's ``CHECKPOINT``), freeing their memory."""
         try:
             self._con.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            raise store_failure("checkpoint", self.path, exc) from exc
+
+    def _timed_checkpoint(self) -> None:
+        # serve's other writers (the checkpoints' projection) share the file, and DuckDB
+        # refuses a CHECKPOINT while one of them is inside a transaction (FORCE would abort
+        # it). The timed checkpoint only bounds memory: put it off to the next commit.
+        try:
+            self._con.execute("CHECKPOINT")
+        except duckdb.TransactionException:
+            self._timed_checkpoints.again()
         except duckdb.Error as exc:
             raise store_failure("checkpoint", self.path, exc) from exc
 

@@ -31,3 +31,8 @@ class WalSchedule:
             return False
         self._last = now
         return True
+
+    def again(self) -> None:
+        """Make the next :meth:`due` true (a due checkpoint that could not run)."""
+        if self.every_s is not None:
+            self._last = self._clock() - self.every_s

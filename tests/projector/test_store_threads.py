@@ -98,3 +98,28 @@ def test_a_memory_setting_has_its_default_and_reads_its_variable(
     assert getattr(Settings(), field) == default
     monkeypatch.setenv(variable, str(value))
     assert getattr(Settings(), field) == value
+
+
+def test_a_timed_checkpoint_waits_while_another_writer_is_in_a_transaction(
+    tmp_path: Path,
+) -> None:
+    """serve's other writers (the checkpoints' projection) share the file: a timed
+    checkpoint that meets one of their transactions is put off, not fatal."""
+    clock = ManualClock(start_ms=0)
+    path = tmp_path / "shared.duckdb"
+    wal = path.with_name(path.name + ".wal")
+    op = Op(key_name="shared")
+    p = partition_for(op.channel_id, 3)
+    with Store(path, checkpoint_every_s=60.0, clock=lambda: clock.now_ms() / 1000) as store:
+        other = store.cursor()
+        other.execute("BEGIN TRANSACTION")
+        other.execute("CREATE TABLE scratch (x INTEGER)")
+        other.execute("INSERT INTO scratch VALUES (1)")
+        feed(store, p, [(op.claim("t1"), 1_000)])
+        clock.advance(61)
+        feed(store, p, [(op.heartbeat("t1"), 2_000)])  # due, but the other writer is open
+        assert wal.stat().st_size > 0
+        other.execute("COMMIT")
+        feed(store, p, [(op.complete("t1"), 3_000)])  # the put-off checkpoint runs now
+        assert not wal.exists() or wal.stat().st_size == 0
+        assert store.load_states([op.operation_id])[op.operation_id].status.name == "COMPLETED"
