@@ -404,14 +404,8 @@ class Store:
         if self._after_commit is not None:
             self._after_commit(self._con)
 
-    def checkpoint(self) -> None:
-        """Write the log's rows into the file (DuckDB's ``CHECKPOINT``), freeing their memory."""
-        try:
-            self._con.execute("CHECKPOINT")
-        except duckdb.Error as exc:
-            raise store_failure("checkpoint", self.path, exc) from exc
-
     def _timed_checkpoint(self) -> None:
+        """Write the log's rows into the file (DuckDB's ``CHECKPOINT``), freeing their memory."""
         # serve's other writers (the checkpoints' projection) share the file, and DuckDB
         # refuses a CHECKPOINT while one of them is inside a transaction (FORCE would abort
         # it). The timed checkpoint only bounds memory: put it off to the next commit.

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from oncelog.identity.partitioner import partition_for
 from oncelog.projector.store import Store
+from oncelog.schemas.models import Request
 from oncelog.settings import Settings
 from oncelog.testing.clock import ManualClock
 from tests.projector.fold_factories import Op
@@ -60,19 +64,44 @@ def test_a_memory_limit_reaches_duckdb(tmp_path: Path) -> None:
         assert _setting(store, "memory_limit") != "100.0 MiB"
 
 
-def test_a_commit_checkpoints_once_the_interval_passed(tmp_path: Path) -> None:
+@dataclass
+class _Timed:
+    """A store checkpointed every 60 s of ``clock``, its log file, and one operation."""
+
+    store: Store
+    clock: ManualClock
+    wal: Path
+    op: Op
+    partition: int
+
+    def feed(self, request: Request, ts_ms: int) -> None:
+        feed(self.store, self.partition, [(request, ts_ms)])
+
+    def log_is_empty(self) -> bool:
+        return not self.wal.exists() or self.wal.stat().st_size == 0
+
+    def status(self) -> str:
+        return self.store.load_states([self.op.operation_id])[self.op.operation_id].status.name
+
+
+@contextmanager
+def _timed_store(tmp_path: Path, name: str) -> Iterator[_Timed]:
     clock = ManualClock(start_ms=0)
-    path = tmp_path / "timed.duckdb"
-    wal = path.with_name(path.name + ".wal")
-    op = Op(key_name="timed")
-    p = partition_for(op.channel_id, 3)
+    path = tmp_path / f"{name}.duckdb"
+    op = Op(key_name=name)
     with Store(path, checkpoint_every_s=60.0, clock=lambda: clock.now_ms() / 1000) as store:
-        feed(store, p, [(op.claim("t1"), 1_000)])
-        assert wal.stat().st_size > 0  # the rows are in the log only
-        clock.advance(61)
-        feed(store, p, [(op.complete("t1"), 2_000)])
-        assert not wal.exists() or wal.stat().st_size == 0
-        assert store.load_states([op.operation_id])[op.operation_id].status.name == "COMPLETED"
+        wal = path.with_name(path.name + ".wal")
+        yield _Timed(store, clock, wal, op, partition_for(op.channel_id, 3))
+
+
+def test_a_commit_checkpoints_once_the_interval_passed(tmp_path: Path) -> None:
+    with _timed_store(tmp_path, "timed") as timed:
+        timed.feed(timed.op.claim("t1"), 1_000)
+        assert not timed.log_is_empty()  # the rows are in the log only
+        timed.clock.advance(61)
+        timed.feed(timed.op.complete("t1"), 2_000)
+        assert timed.log_is_empty()
+        assert timed.status() == "COMPLETED"
 
 
 def test_without_an_interval_a_commit_leaves_the_log_to_its_size(tmp_path: Path) -> None:
@@ -105,21 +134,16 @@ def test_a_timed_checkpoint_waits_while_another_writer_is_in_a_transaction(
 ) -> None:
     """serve's other writers (the checkpoints' projection) share the file: a timed
     checkpoint that meets one of their transactions is put off, not fatal."""
-    clock = ManualClock(start_ms=0)
-    path = tmp_path / "shared.duckdb"
-    wal = path.with_name(path.name + ".wal")
-    op = Op(key_name="shared")
-    p = partition_for(op.channel_id, 3)
-    with Store(path, checkpoint_every_s=60.0, clock=lambda: clock.now_ms() / 1000) as store:
-        other = store.cursor()
+    with _timed_store(tmp_path, "shared") as timed:
+        other = timed.store.cursor()
         other.execute("BEGIN TRANSACTION")
         other.execute("CREATE TABLE scratch (x INTEGER)")
         other.execute("INSERT INTO scratch VALUES (1)")
-        feed(store, p, [(op.claim("t1"), 1_000)])
-        clock.advance(61)
-        feed(store, p, [(op.heartbeat("t1"), 2_000)])  # due, but the other writer is open
-        assert wal.stat().st_size > 0
+        timed.feed(timed.op.claim("t1"), 1_000)
+        timed.clock.advance(61)
+        timed.feed(timed.op.heartbeat("t1"), 2_000)  # due, but the other writer is open
+        assert not timed.log_is_empty()
         other.execute("COMMIT")
-        feed(store, p, [(op.complete("t1"), 3_000)])  # the put-off checkpoint runs now
-        assert not wal.exists() or wal.stat().st_size == 0
-        assert store.load_states([op.operation_id])[op.operation_id].status.name == "COMPLETED"
+        timed.feed(timed.op.complete("t1"), 3_000)  # the put-off checkpoint runs now
+        assert timed.log_is_empty()
+        assert timed.status() == "COMPLETED"
