@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 _SECONDS_PER_HOUR = 3600.0
+_MIB_IN_MB = 1.048576
 
 
 @dataclass
@@ -28,6 +29,13 @@ class Sample:
     ends: dict[int, int] = field(default_factory=dict)  # partition -> high watermark
     committed: dict[int, int] = field(default_factory=dict)  # partition -> next to fold
     duckdb_mb: float | None = None  # what DuckDB holds in serve (oncelog_duckdb_memory_bytes)
+
+    @property
+    def rss_serve_outside_duckdb_mb(self) -> float | None:
+        """``serve``'s RSS less what DuckDB's buffer pool holds (None: either unknown)."""
+        if self.rss_serve_mb is None or self.duckdb_mb is None:
+            return None
+        return self.rss_serve_mb - self.duckdb_mb
 
 
 def theil_sen(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -64,6 +72,15 @@ def rss_slope(
     level = statistics.median(v for _, v in points)
     allowed = max(limit.mb_per_hour, limit.fraction_per_hour * level)
     return round(slope, 2), slope <= allowed
+
+
+def within_limit(samples: Sequence[Sample], limit_mib: int) -> tuple[float | None, bool]:
+    """The most DuckDB held in any sample (MB), and whether it stayed under ``limit_mib``
+    (MiB, its memory limit); (None, False) when no sample has the gauge."""
+    held = [s.duckdb_mb for s in samples if s.duckdb_mb is not None]
+    if not held:
+        return None, False
+    return max(held), max(held) <= limit_mib * _MIB_IN_MB
 
 
 @dataclass(frozen=True)

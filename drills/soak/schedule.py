@@ -1,8 +1,9 @@
 """The soak's fault schedule (pure): when each fault happens, scaled to the run's length.
 
 Projector kills and network faults alternate every tenth of the run; the broker restarts
-once, near the middle. The last third has no process kill, so that the RSS fit sees one
-``serve`` and one broker JVM; network faults and worker crashes go on to the end.
+once, near the middle. The second half has no process kill, so that the RSS fit (the last
+third) sees one ``serve`` and one broker JVM, the ``serve`` past the minutes in which a
+restarted one fills its caches; network faults and worker crashes go on to the end.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ _NETWORK = (
     Fault(("clients",), "cut", 10.0),
 )
 WORKER_CRASH_EVERY_S = 60.0
-_KILLS_UNTIL = 2 / 3  # of the run: then only faults that keep the processes
+_KILLS_UNTIL = 1 / 2  # of the run: then only faults that keep the processes
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def request_hash_of_params(tool_name: str, canonical_params: bytes) -> str:
     return sha256_hex(b'{"params":' + canonical_params + b',"tool":' + tool + b"}")
 
 
-@functools.lru_cache(maxsize=16_384)
+@functools.lru_cache(maxsize=4096)
 def _uuid5_of(first: str, second: str) -> str:
     # Hash first: uuid5 then sees a fixed-size digest, whatever the input length.
     # Memoized: a claim and the completion after it derive the same ids (the

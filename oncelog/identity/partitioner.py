@@ -57,8 +57,9 @@ def partition_for(channel_id: str, num_partitions: int) -> int:
 
 # The SDK sends, and the projector checks, many requests of each channel (a claim, its
 # heartbeats, its completion, the other steps): murmur2 in Python costs far more than a
-# hit (docs/performance.md). Failures raise and are never cached.
-cached_partition_for: Final = lru_cache(maxsize=65_536)(partition_for)
+# hit (docs/performance.md). Failures raise and are never cached. Sized to the channels
+# in flight, not to the history, which it would only grow with.
+cached_partition_for: Final = lru_cache(maxsize=4096)(partition_for)
 """:func:`partition_for`, remembering recent answers (the hot paths use it)."""
 
 

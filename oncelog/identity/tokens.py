@@ -28,11 +28,11 @@ def token_fingerprint(token: str | None) -> str:
     return fingerprint_of_token(token)
 
 
-@functools.lru_cache(maxsize=1 << 14)
+@functools.lru_cache(maxsize=4096)
 def fingerprint_of_token(token: str) -> str:
     """:func:`token_fingerprint` of a present token, memoized.
 
     An attempt's claim, heartbeats and completion repeat its token, and the
-    fold fingerprints every request; 16k entries are about 4 MB.
+    fold fingerprints every request; the memo is sized to the attempts in flight.
     """
     return hashlib.sha256(token.encode()).hexdigest()[:TOKEN_FP_HEX]

@@ -41,8 +41,9 @@ _SIGNATURE_BYTES: Final = 64
 # The identity checks are pure functions of their arguments and cost a SHA-256, a UUIDv5
 # and a murmur2 in Python per request: most requests (completions, heartbeats, other
 # steps of a channel) repeat a recent pair, so recent answers are kept (the partition's
-# in identity.partitioner). Failures raise and are never cached.
-_operation_id = lru_cache(maxsize=65536)(ids.operation_id)
+# in identity.partitioner). Failures raise and are never cached. The memo is sized to
+# the operations in flight, not to the history, which it would only grow with.
+_operation_id = lru_cache(maxsize=4096)(ids.operation_id)
 
 
 def check_request(request: Request, key: bytes | None, partition: int, partitions: int) -> None:
