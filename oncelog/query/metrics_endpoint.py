@@ -23,9 +23,9 @@ from prometheus_client.registry import Collector
 
 from oncelog.errors import StoreError
 from oncelog.query.approvals import pending_count
-from oncelog.query.queries import suspected_duplicates, verdict_counts
+from oncelog.query.queries import audit_verdict_counts
 from oncelog.query.ttl_cache import TtlCache
-from oncelog.query.verdicts import FORGED, VERDICTS
+from oncelog.query.verdicts import VERDICTS
 
 METRICS_PATH = "/metrics"
 AUDIT_METRIC: Final = "oncelog_audit_operations"
@@ -77,8 +77,7 @@ class AuditVerdicts(Collector):
 
     def _count(self, _last: dict[str, int] | None) -> dict[str, int]:
         with contextlib.closing(self._cursor_factory()) as cursor:
-            items = suspected_duplicates(cursor)
-        return verdict_counts([i for i in items if i.kind != FORGED]).get("", {})
+            return audit_verdict_counts(cursor)
 
     def describe(self) -> list[GaugeMetricFamily]:
         """Registered without a scrape (no database read at registration)."""

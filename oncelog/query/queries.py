@@ -28,7 +28,7 @@ from oncelog.identity.ids import operation_id as make_operation_id
 from oncelog.identity.ids import step_key_name
 from oncelog.identity.validation import is_ascii_number, validate_id
 from oncelog.query import models
-from oncelog.query.verdicts import UNRECORDABLE, item_verdict, worst
+from oncelog.query.verdicts import FORGED, UNRECORDABLE, item_verdict, worst
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -364,6 +364,24 @@ def suspected_duplicates(
     return _judged(rows if n is None else rows[:n])
 
 
+def audit_verdict_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Operations by verdict over the whole audit, forged-token items left out: what
+    :func:`verdict_counts` says of :func:`suspected_duplicates`, without building an item
+    for each row (the metrics gauge counts the whole history at every scrape)."""
+    rows = [*_rows(con, _ALL_CHANNELS, [UNRECORDABLE, None]), *_rows(con, _CROSS_BRANCH, [None])]
+    by_op: dict[str, set[str]] = {}
+    for row in rows:
+        kind = row[_KIND]
+        if kind != FORGED:  # a forged item is single, never an operation's worst
+            verdict = item_verdict(kind, row[_SETTLED], row[_RECONCILED], row[-1])
+            by_op.setdefault(row[_OPERATION], set()).add(verdict)
+    counts: dict[str, int] = {}
+    for verdicts in by_op.values():
+        verdict = worst(verdicts)
+        counts[verdict] = counts.get(verdict, 0) + 1
+    return counts
+
+
 def channel_verdicts(
     con: duckdb.DuckDBPyConnection, channel_ids: Sequence[str]
 ) -> dict[str, dict[str, int]]:
@@ -407,6 +425,9 @@ def _judged(rows: Sequence[Any]) -> list[models.SuspectedDuplicate]:
 
 
 _JUDGED: Final = frozenset({"settled_code", "verdict"})
+_ROW_FIELDS: Final = [n for n in models.SuspectedDuplicate.model_fields if n not in _JUDGED]
+_KIND, _OPERATION = _ROW_FIELDS.index("kind"), _ROW_FIELDS.index("operation_id")
+_SETTLED, _RECONCILED = _ROW_FIELDS.index("settled"), _ROW_FIELDS.index("reconciled")
 
 
 def positions(con: duckdb.DuckDBPyConnection) -> models.Positions:

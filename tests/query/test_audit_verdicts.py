@@ -22,6 +22,7 @@ from oncelog.query.http import create_app
 from oncelog.query.metrics_endpoint import AuditVerdicts
 from oncelog.query.models import SuspectedDuplicate
 from oncelog.query.queries import (
+    audit_verdict_counts,
     channel_timeline,
     channel_verdicts,
     operation_history,
@@ -31,7 +32,7 @@ from oncelog.query.queries import (
 from oncelog.query.ui.channels import recent_channels
 from oncelog.query.ui.pages import index_page
 from oncelog.query.ui.timeline_model import RunData, build_view
-from oncelog.query.verdicts import failure_code
+from oncelog.query.verdicts import FORGED, failure_code
 from oncelog.schemas.models import Fail
 from tests.projector.fold_factories import LEASE_MS, Op
 from tests.projector.store_factories import feed
@@ -307,3 +308,26 @@ def test_the_run_page_judges_as_the_audit_does(store: Store, name: str) -> None:
     versions = {op.operation_id: operation_history(con, op.operation_id)}
     [row] = build_view(RunData(op.channel_id, timeline, versions)).rows
     assert {i.verdict for i in items} == {row.verdict}
+
+
+def test_the_gauges_count_is_the_audits_count_of_its_items(store: Store) -> None:
+    zombie, retried, double, open_, forged = (Op(channel_id=c) for c in "zrdou")
+    feed(store, 0, [
+        *_reclaimed(zombie),
+        (zombie.complete("tB", "ok")._replace(reconciled="found"), 2 * S + LEASE_MS),
+        (zombie.complete("tA", "ok"), 3 * S + LEASE_MS),
+        *_reclaimed(retried, at=4 * S + LEASE_MS),
+        (retried.complete("tB", "ok"), 5 * S + 2 * LEASE_MS),
+        *_reclaimed(double, at=6 * S + 2 * LEASE_MS),
+        (double.complete("tB", "ok"), 7 * S + 3 * LEASE_MS),
+        (double.complete("tA", "ok"), 8 * S + 3 * LEASE_MS),
+        *_reclaimed(open_, at=9 * S + 3 * LEASE_MS),
+        (forged.claim("tF", worker="worker-F"), 10 * S + 4 * LEASE_MS),
+        (forged.complete("never-granted", "ok"), 11 * S + 4 * LEASE_MS),
+    ])  # fmt: skip
+    cursor = store.cursor()
+    items = suspected_duplicates(cursor)
+    assert FORGED in {i.kind for i in items}
+    expected = verdict_counts([i for i in items if i.kind != FORGED]).get("", {})
+    assert expected == {"single": 1, "possible": 1, "double": 1, "unsettled": 1}
+    assert audit_verdict_counts(cursor) == expected
