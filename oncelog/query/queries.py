@@ -359,7 +359,7 @@ def suspected_duplicates(
     (:mod:`oncelog.query.verdicts`), judged over the items listed.
     """
     n = _check_limit(limit)
-    rows = [*_rows(con, _ALL_CHANNELS, [UNRECORDABLE, n]), *_rows(con, _CROSS_BRANCH, [n])]
+    rows = _audit_rows(con, n)
     rows.sort(key=lambda r: (r[3], r[1], r[2]))  # log time, partition, offset
     return _judged(rows if n is None else rows[:n])
 
@@ -368,13 +368,10 @@ def audit_verdict_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     """Operations by verdict over the whole audit, forged-token items left out: what
     :func:`verdict_counts` says of :func:`suspected_duplicates`, without building an item
     for each row (the metrics gauge counts the whole history at every scrape)."""
-    rows = [*_rows(con, _ALL_CHANNELS, [UNRECORDABLE, None]), *_rows(con, _CROSS_BRANCH, [None])]
     by_op: dict[str, set[str]] = {}
-    for row in rows:
-        kind = row[_KIND]
-        if kind != FORGED:  # a forged item is single, never an operation's worst
-            verdict = item_verdict(kind, row[_SETTLED], row[_RECONCILED], row[-1])
-            by_op.setdefault(row[_OPERATION], set()).add(verdict)
+    for row in _audit_rows(con, None):
+        if row[_KIND] != FORGED:  # a forged item is single, never an operation's worst
+            by_op.setdefault(row[_OPERATION], set()).add(_row_verdict(row))
     counts: dict[str, int] = {}
     for verdicts in by_op.values():
         verdict = worst(verdicts)
@@ -406,15 +403,26 @@ def verdict_counts(
     return counts
 
 
+def _audit_rows(con: duckdb.DuckDBPyConnection, limit: int | None) -> list[Any]:
+    """The audit's rows over every channel, then the cross-branch ones (each at most ``limit``)."""
+    return [*_rows(con, _ALL_CHANNELS, [UNRECORDABLE, limit]), *_rows(con, _CROSS_BRANCH, [limit])]
+
+
+def _row_verdict(row: Sequence[Any]) -> str:
+    """One audit row's own verdict (its last column is the operation's settled code)."""
+    return item_verdict(row[_KIND], row[_SETTLED], row[_RECONCILED], row[-1])
+
+
 def _judged(rows: Sequence[Any]) -> list[models.SuspectedDuplicate]:
     """The rows as items, each with its operation's verdict (the worst of its items')."""
-    names = [n for n in models.SuspectedDuplicate.model_fields if n not in _JUDGED]
-    items = []
-    for row in rows:
-        fields = dict(zip(names, row[:-1], strict=True))
-        code = row[-1]
-        verdict = item_verdict(fields["kind"], fields["settled"], fields["reconciled"], code)
-        items.append({**fields, "settled_code": code, "verdict": verdict})
+    items = [
+        {
+            **dict(zip(_ROW_FIELDS, row[:-1], strict=True)),
+            "settled_code": row[-1],
+            "verdict": _row_verdict(row),
+        }
+        for row in rows
+    ]
     by_op: dict[str, list[str]] = {}
     for item in items:
         by_op.setdefault(item["operation_id"], []).append(item["verdict"])
