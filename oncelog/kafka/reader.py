@@ -218,20 +218,29 @@ def read_to_end(
     *,
     timeout_s: float = 120.0,
     batch: int = 5000,
+    until: Callable[[], bool] | None = None,
 ) -> Iterator[Message]:
-    """Yield the records of one partition from ``start`` until the high watermark seen first."""
+    """Yield the records of one partition from ``start`` until the high watermark seen first.
+
+    With ``until``, read on past that watermark while ``until()`` is false (it is asked
+    after each record and each empty wait): a wait for a record known to be on its way.
+    """
     consumer = plain_consumer(config)
     try:
         tp = TopicPartition(topic, partition)
         low, high = watermarks(consumer, tp)
-        if max(low, start) >= high:
+        done = until or _already
+        if max(low, start) >= high and done():
             return
         consumer.assign([TopicPartition(topic, partition, start)])
         deadline = time.monotonic() + timeout_s
-        while _position(consumer, tp) < high:
+        while _position(consumer, tp) < high or not done():
             if time.monotonic() > deadline:
                 raise LedgerTimeoutError(
                     f"reading {topic}[{partition}] to offset {high} took over {timeout_s}s"
+                    if _position(consumer, tp) < high
+                    else f"reading {topic}[{partition}]: the record awaited past offset "
+                    f"{high} did not arrive within {timeout_s}s"
                 )
             for msg in consume_available(consumer, batch, 0.5):
                 err = msg.error()
@@ -242,6 +251,10 @@ def read_to_end(
                     yield msg
     finally:
         consumer.close()
+
+
+def _already() -> bool:
+    return True
 
 
 def _position(consumer: Consumer, tp: TopicPartition) -> int:

@@ -30,6 +30,7 @@ from oncelog.kafka.reader import read_to_end
 from oncelog.producer.abandoned import AbandonedClaims, release_for, what_happens_next
 from oncelog.producer.clock import WALL_CLOCK, Clock
 from oncelog.producer.listener import DecisionListener
+from oncelog.producer.own_writes import OwnWrites
 from oncelog.producer.resend_queue import ResendQueue
 from oncelog.schemas.codec import decode_request, decode_snapshot, encode_request
 from oncelog.schemas.models import Decision, ExecutionSnapshot, Kind, Request
@@ -125,6 +126,7 @@ class Dispatcher:
         self.timeouts = timeouts
         self._resends: ResendQueue | None = None  # of the loop that called last
         self._abandoned = AbandonedClaims() if settle_abandoned else None
+        self._own = OwnWrites()
 
     @property
     def clock(self) -> Clock:
@@ -153,14 +155,21 @@ class Dispatcher:
 
     def channel_snapshots(self, channel_id: str) -> list[ExecutionSnapshot]:
         """Every snapshot of ``channel_id`` on its partition of the executions topic, read to
-        the end (a compacted topic: the newest version of each operation, and maybe older)."""
+        the end (a compacted topic: the newest version of each operation, and maybe older),
+        and on until the states this client's own calls changed there are published."""
         partition = cached_partition_for(channel_id, self._partitions)
+        own = self._own.newest(partition)
+        reached = -1
         found = []
-        for msg in read_to_end(self._kafka, self._executions_topic, partition):
+        records = read_to_end(
+            self._kafka, self._executions_topic, partition, until=lambda: reached >= own
+        )
+        for msg in records:
             try:
                 snapshot = decode_snapshot(msg.value() or b"")
             except CodecError:  # only the projector writes there: skip a foreign record
                 continue
+            reached = max(reached, snapshot.source_offset)
             if snapshot.state.channel_id == channel_id:
                 found.append(snapshot)
         return found
@@ -265,7 +274,9 @@ class Dispatcher:
             self._listener.forget(request.request_id)
 
     def _traced(self, request: Request, decision: Decision, headers: Headers | None) -> Decision:
-        """Link the call's span to the span that folded its request (tracing on)."""
+        """Note the decision (:class:`OwnWrites`); link the call's span to the span that
+        folded its request (tracing on)."""
+        self._own.saw(decision)
         if headers is not None:
             propagation.link_current(self._listener.take_trace(request.request_id), "fold")
         return decision
