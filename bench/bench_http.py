@@ -99,6 +99,27 @@ async def _python_sdk(settings: Any, args: argparse.Namespace) -> dict[str, floa
         return await _measure(claim, cycle, args)
 
 
+def claim_body(channel: str, step: int, worker_id: str) -> dict[str, Any]:
+    """The write API's claim of ``step`` of ``channel`` (tool ``t``, no parameters)."""
+    return {
+        "channel_id": channel,
+        "step": step,
+        "tool_name": "t",
+        "params": {},
+        "worker_id": worker_id,
+    }
+
+
+def complete_body(channel: str, step: int, claim_token: str) -> dict[str, Any]:
+    """The completion of that claim, whose result is the step."""
+    return {
+        "channel_id": channel,
+        "key_name": f"step-{step}",
+        "claim_token": claim_token,
+        "result": step,
+    }
+
+
 async def _python_http(url: str, args: argparse.Namespace) -> dict[str, float]:
     headers = {"Authorization": f"Bearer {TOKEN}"}
     # A client (one kept-alive connection) per worker, as each worker process of a fleet
@@ -117,23 +138,12 @@ async def _python_http(url: str, args: argparse.Namespace) -> dict[str, float]:
             return answer
 
         async def claim(channel: str, step: int) -> Any:
-            body = {
-                "channel_id": channel,
-                "step": step,
-                "tool_name": "t",
-                "params": {},
-                "worker_id": "bench-http-py",
-            }
+            body = claim_body(channel, step, "bench-http-py")
             return (await post(channel, "/v1/claims", body)).json()
 
         async def cycle(channel: str, step: int) -> None:
             c = await claim(channel, step)
-            body = {
-                "channel_id": channel,
-                "key_name": f"step-{step}",
-                "claim_token": c["claim_token"],
-                "result": step,
-            }
+            body = complete_body(channel, step, c["claim_token"])
             await post(channel, f"/v1/executions/{c['execution']['id']}/complete", body)
 
         return await _measure(claim, cycle, args)
@@ -197,13 +207,46 @@ def _with_gateway_cpu(
     return {**figures, "gateway_cpu_us_per_request": round(spent / requests * 1e6, 1)}
 
 
-def _clients(settings: Any, url: str, gateway: int, args: argparse.Namespace) -> dict[str, Any]:
+def clients(
+    settings: Any, url: str, server: int, args: argparse.Namespace, suffix: str = ""
+) -> dict[str, Any]:
+    """One round: the SDK over Kafka, then httpx and Node against ``url``, whose server's
+    workers are the children of ``server`` (``suffix`` ends the two HTTP figures' names)."""
     sdk = asyncio.run(_python_sdk(settings, args))
-    before = _children_cpu_s(gateway)
-    python = _with_gateway_cpu(asyncio.run(_python_http(url, args)), gateway, before, args)
-    before = _children_cpu_s(gateway)
-    node = _with_gateway_cpu(_node_http(url, args), gateway, before, args)
-    return {"python_sdk": sdk, "python_http": python, "node_http": node}
+    before = _children_cpu_s(server)
+    python = _with_gateway_cpu(asyncio.run(_python_http(url, args)), server, before, args)
+    before = _children_cpu_s(server)
+    node = _with_gateway_cpu(_node_http(url, args), server, before, args)
+    return {"python_sdk": sdk, f"python_http{suffix}": python, f"node_http{suffix}": node}
+
+
+def rounds(
+    args: argparse.Namespace, one: Callable[[argparse.Namespace], dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """``args.rounds`` rounds of ``one`` at each count of ``args.workers``, interleaved
+    within a count: a shared box's load moves between them."""
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for workers in args.workers:
+        shape = argparse.Namespace(**{**vars(args), "workers": workers})
+        runs[str(workers)] = [one(shape) for _ in range(args.rounds)]
+    return runs
+
+
+def clients_parser(doc: str, sequential: int) -> argparse.ArgumentParser:
+    """The options of a run of the clients (``doc``: the bench's, whose first line describes
+    it): ``--sequential`` claims timed one at a time first, then ``--seconds`` of each count
+    of ``--workers``, ``--rounds`` times."""
+    parser = argparse.ArgumentParser(description=doc.split("\n", maxsplit=1)[0])
+    parser.add_argument("--sequential", type=int, default=sequential)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--workers",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[16, 64],
+        help="client worker counts, comma-separated",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="SDK, Python, Node rounds")
+    return parser
 
 
 def measure(bootstrap: str, tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -218,15 +261,9 @@ def measure(bootstrap: str, tmp: Path, args: argparse.Namespace) -> dict[str, An
             serve, f"http://127.0.0.1:{settings.http_port}/healthz", tmp / "serve.log"
         )
         gateway = _start_gateway(settings, port, args.gateway_workers, tmp / "gateway.log")
-        runs: dict[str, list[dict[str, Any]]] = {}
-        for workers in args.workers:
-            shape = argparse.Namespace(**{**vars(args), "workers": workers})
-            # Rounds interleaved: a shared box's load moves between them.
-            runs[str(workers)] = [
-                _clients(settings, url, gateway.pid, shape) for _ in range(args.rounds)
-            ]
+        pid = gateway.pid
         return {
-            "runs": runs,
+            "runs": rounds(args, lambda shape: clients(settings, url, pid, shape)),
             "sequential": args.sequential,
             "seconds": args.seconds,
             "gateway_workers": args.gateway_workers,
@@ -239,17 +276,8 @@ def measure(bootstrap: str, tmp: Path, args: argparse.Namespace) -> dict[str, An
 
 def main() -> None:
     """Parse the arguments, run once, print the figures."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sequential", type=int, default=300)
-    parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument(
-        "--workers",
-        type=lambda text: [int(n) for n in text.split(",")],
-        default=[16, 64],
-        help="client worker counts, comma-separated",
-    )
+    parser = clients_parser(__doc__ or "", sequential=300)
     parser.add_argument("--gateway-workers", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=2, help="SDK, Python, Node rounds")
     args = parser.parse_args()
     print(json.dumps(on_broker("http", lambda b, tmp: measure(b, tmp, args))))
 

@@ -23,7 +23,6 @@ last line is one JSON object, with the load average before and after.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import time
 from pathlib import Path
@@ -33,12 +32,12 @@ import httpx
 
 from bench.bench_http import (
     TOKEN,
-    _children_cpu_s,
-    _node_http,
-    _python_http,
-    _python_sdk,
     _start_gateway,
-    _with_gateway_cpu,
+    claim_body,
+    clients,
+    clients_parser,
+    complete_body,
+    rounds,
 )
 from bench.common import bench_settings, on_broker
 from oncelog.net import free_port
@@ -49,13 +48,10 @@ from oncelog.waiting import poll_until
 def _record(url: str) -> dict[str, list[Any]]:
     """One real claim and completion through the gateway: their statuses and bodies."""
     with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
-        body = {"channel_id": "floor", "step": 0, "tool_name": "t", "params": {}}
-        claim = http.post("/v1/claims", json={**body, "worker_id": "floor"})
+        claim = http.post("/v1/claims", json=claim_body("floor", 0, "floor"))
         c = claim.json()
-        done = {"channel_id": "floor", "key_name": "step-0", "claim_token": c["claim_token"]}
-        complete = http.post(
-            f"/v1/executions/{c['execution']['id']}/complete", json={**done, "result": 0}
-        )
+        done = complete_body("floor", 0, c["claim_token"])
+        complete = http.post(f"/v1/executions/{c['execution']['id']}/complete", json=done)
         claim.raise_for_status()
         complete.raise_for_status()
         return {
@@ -83,17 +79,13 @@ def _start_floor(answers: Path, port: int, count: int, log: Path) -> Any:
 
 
 def _round(settings: Any, url: str, floor: int, args: argparse.Namespace) -> dict[str, Any]:
-    sdk = asyncio.run(_python_sdk(settings, args))
-    before = _children_cpu_s(floor)
-    python = _with_gateway_cpu(asyncio.run(_python_http(url, args)), floor, before, args)
-    before = _children_cpu_s(floor)
-    node = _with_gateway_cpu(_node_http(url, args), floor, before, args)
-    floor_of = {"python_http_floor": python, "node_http_floor": node}
+    figures = clients(settings, url, floor, args, suffix="_floor")
+    sdk = figures["python_sdk"]["cycles_per_s"]
     ratios = {
-        f"{k}_vs_sdk": round(v["cycles_per_s"] / sdk["cycles_per_s"], 2)
-        for k, v in floor_of.items()
+        f"{k}_vs_sdk": round(figures[k]["cycles_per_s"] / sdk, 2)
+        for k in ("python_http_floor", "node_http_floor")
     }
-    return {"python_sdk": sdk, **floor_of, **ratios}
+    return {**figures, **ratios}
 
 
 def measure(bootstrap: str, tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -115,12 +107,8 @@ def measure(bootstrap: str, tmp: Path, args: argparse.Namespace) -> dict[str, An
         port = free_port()
         floor = _start_floor(answers, port, args.server_workers, tmp / "floor.log")
         url = f"http://127.0.0.1:{port}"
-        runs: dict[str, list[dict[str, Any]]] = {}
-        for workers in args.workers:
-            shape = argparse.Namespace(**{**vars(args), "workers": workers})
-            runs[str(workers)] = [
-                _round(settings, url, floor.pid, shape) for _ in range(args.rounds)
-            ]
+        pid = floor.pid
+        runs = rounds(args, lambda shape: _round(settings, url, pid, shape))
         return {"runs": runs, "seconds": args.seconds, "server_workers": args.server_workers}
     finally:
         if floor is not None:
@@ -130,17 +118,8 @@ def measure(bootstrap: str, tmp: Path, args: argparse.Namespace) -> dict[str, An
 
 def main() -> None:
     """Parse the arguments, run once, print the figures."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sequential", type=int, default=20)
-    parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument(
-        "--workers",
-        type=lambda text: [int(n) for n in text.split(",")],
-        default=[16, 64],
-        help="client worker counts, comma-separated",
-    )
+    parser = clients_parser(__doc__ or "", sequential=20)
     parser.add_argument("--server-workers", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     print(json.dumps(on_broker("http-floor", lambda b, tmp: measure(b, tmp, args))))
 
