@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 from oncelog.errors import ConfigError
 from oncelog.producer import calls
@@ -15,12 +12,9 @@ from oncelog.producer.dispatch import Dispatcher, Timeouts
 from oncelog.producer.results import Execution
 from oncelog.producer.transport import Transport
 from oncelog.receipts import receipt_key
-from oncelog.schemas.models import ApproverKey, Decision, Request
+from oncelog.schemas.models import ApproverKey, Request
 from oncelog.settings import Settings
-from oncelog.tracing import calls as traced_calls
-
-if TYPE_CHECKING:
-    from opentelemetry.trace import Span
+from oncelog.tracing.calls import CallSpan
 
 
 class ClientBase:
@@ -93,16 +87,10 @@ class ClientBase:
             self._transport.close()
             self._transport = None
 
-    @contextmanager
-    def traced(self, request: Request) -> Iterator[Span]:
+    def traced(self, request: Request) -> CallSpan:
         """The span of a call sending ``request`` (tracing on: see :mod:`oncelog.tracing`)."""
-        topic, payloads = self.settings.requests_topic, self.settings.trace_payloads
-        with traced_calls.ledger_call(request, topic, payloads=payloads) as span:
-            yield span
-
-    def decided(self, span: Span, decision: Decision) -> Decision:
-        """Note ``decision`` on its call's span; returns it."""
-        return traced_calls.decided(span, decision, payloads=self.settings.trace_payloads)
+        settings = self.settings
+        return CallSpan(request, settings.requests_topic, payloads=settings.trace_payloads)
 
     def receipt(self, execution: Execution, *, ttl_seconds: float = RECEIPT_TTL_S) -> str:
         """A signed receipt of a completed execution; the key comes from settings.

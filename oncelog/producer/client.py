@@ -43,7 +43,7 @@ def awaiting(
             return pending.interpret(await transport.acall(pending.request))
         with self.traced(pending.request) as span:
             decision = await transport.acall(pending.request)
-            return pending.interpret(self.decided(span, decision))
+            return pending.interpret(span.decided(decision))
 
     return method
 
@@ -61,7 +61,7 @@ def blocking(
             return pending.interpret(transport.call(pending.request))
         with self.traced(pending.request) as span:
             decision = transport.call(pending.request)
-            return pending.interpret(self.decided(span, decision))
+            return pending.interpret(span.decided(decision))
 
     return method
 

@@ -133,13 +133,14 @@ def test_a_call_span_that_does_not_record_works_out_no_attributes(
     # Under an unsampled parent, the SDK's default sampler (parent-based) records nothing.
     with (
         trace.use_span(NonRecordingSpan(unsampled)),
-        calls.ledger_call(request, TOPIC, payloads=False) as span,
+        calls.CallSpan(request, TOPIC, payloads=False) as call,
     ):
-        calls.decided(span, decision, payloads=False)
-    assert not span.is_recording()
+        call.decided(decision)
+    assert call.span is not None
+    assert not call.span.is_recording()
     assert asked == []
-    with calls.ledger_call(request, TOPIC, payloads=False) as span:  # a sampled root
-        calls.decided(span, decision, payloads=False)
+    with calls.CallSpan(request, TOPIC, payloads=False) as call:  # a sampled root
+        call.decided(decision)
     assert asked == ["of_request", "of_decision"]
     assert [s.name for s in spans.get_finished_spans()] == ["oncelog.claim"]
 
