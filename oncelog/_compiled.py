@@ -35,6 +35,8 @@ COMPILED: Final = (
     "oncelog.identity.tokens",
     "oncelog.schemas.request_reader",
     "oncelog.schemas.request_reader_previous",
+    "oncelog.schemas.decision_reader",
+    "oncelog.schemas.decision_reader_previous",
     "oncelog.schemas.avro_write",
     "oncelog.schemas.record_writers",
     "oncelog.schemas.fast_paths",

@@ -24,9 +24,11 @@ MAX_FUNCTION_LINES = 60
 #: ``path/from/oncelog:qualname`` -> its length in lines when it was listed.
 #: A new entry says why, next to its length.
 ALLOWED: dict[str, int] = {
-    # Generated from request.avsc (oncelog.schemas.inline_reader), straight-line on purpose.
+    # Generated from the Avro schemas (oncelog.schemas.inline_reader), straight-line on purpose.
     "schemas/request_reader.py:read": 598,
     "schemas/request_reader_previous.py:read": 420,
+    "schemas/decision_reader.py:read": 1344,
+    "schemas/decision_reader_previous.py:read": 1155,
 }
 
 _Def = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef

@@ -20,6 +20,8 @@ from fastavro.schema import fingerprint, load_schema, to_parsing_canonical_form
 from oncelog.errors import CodecError
 from oncelog.schemas import (
     convert,
+    decision_reader,
+    decision_reader_previous,
     layout,
     previous,
     record_writers,
@@ -175,7 +177,7 @@ def _decode(registry: SchemaRegistry, name: str, data: bytes, build: Callable[[A
 # The readers generated from the package's current schemas (oncelog.schemas.inline_reader),
 # used for records of those schemas while the registry's reader schema is the same one.
 _READ_REQUEST: Final = fast_reader(layout.CURRENT[REQUEST], HEADER_LEN, request_reader.read)
-_READ_DECISION: Final = fast_reader(layout.CURRENT[DECISION], HEADER_LEN)
+_READ_DECISION: Final = fast_reader(layout.CURRENT[DECISION], HEADER_LEN, decision_reader.read)
 _FAST_REQUEST: Final = schema_fingerprint(layout.CURRENT[REQUEST])
 _FAST_HEADER: Final = MAGIC + _FAST_REQUEST
 # The writers generated from the package's schemas (oncelog.schemas.record_writer).
@@ -252,7 +254,9 @@ _PREV_SNAPSHOT_HEADER: Final = MAGIC + schema_fingerprint(previous.SNAPSHOT_SCHE
 _PREV_DECISION_HEADER: Final = MAGIC + schema_fingerprint(previous.DECISION_SCHEMA)
 _WRITE_PREV_SNAPSHOT: Final = record_writers.previous_snapshot
 _WRITE_PREV_DECISION: Final = record_writers.previous_decision
-_READ_PREV_DECISION: Final = fast_reader(previous.DECISION_SCHEMA, HEADER_LEN)
+_READ_PREV_DECISION: Final = fast_reader(
+    previous.DECISION_SCHEMA, HEADER_LEN, decision_reader_previous.read
+)
 
 
 _FAST_DECISIONS: Final = _fast_path(

@@ -314,13 +314,15 @@ def fast_reader(
 
 
 if __name__ == "__main__":
-    from oncelog.schemas.layout import CURRENT, REQUEST, SCHEMA_DIR
-    from oncelog.schemas.previous import REQUEST_SCHEMA
+    from oncelog.schemas.layout import CURRENT, DECISION, REQUEST, SCHEMA_DIR
+    from oncelog.schemas.previous import DECISION_SCHEMA, REQUEST_SCHEMA
 
-    (SCHEMA_DIR / "request_reader.py").write_text(
-        module_source(CURRENT[REQUEST], "request.avsc"), encoding="utf-8"
-    )
-    # Most requests (every one without an approval) are written in the previous layout.
-    (SCHEMA_DIR / "request_reader_previous.py").write_text(
-        module_source(REQUEST_SCHEMA, "history/request.v5.avsc"), encoding="utf-8"
-    )
+    # Most requests and decisions (every one without an approval) are written in the
+    # previous layout.
+    for name, schema, avsc in (
+        ("request_reader", CURRENT[REQUEST], "request.avsc"),
+        ("request_reader_previous", REQUEST_SCHEMA, "history/request.v5.avsc"),
+        ("decision_reader", CURRENT[DECISION], "decision.avsc"),
+        ("decision_reader_previous", DECISION_SCHEMA, "history/decision.v5.avsc"),
+    ):
+        (SCHEMA_DIR / f"{name}.py").write_text(module_source(schema, avsc), encoding="utf-8")
