@@ -38,11 +38,12 @@ class CallSpan:
         self.span: Span | None = None
 
     def __enter__(self) -> CallSpan:
-        from opentelemetry import context, trace  # noqa: PLC0415  # tracing on
+        import opentelemetry.context as context_api  # noqa: PLC0415  # tracing on
+        import opentelemetry.trace as trace_api  # noqa: PLC0415
 
         name = f"oncelog.{self._request.kind.value}"
-        self.span = span = tracer().start_span(name, kind=trace.SpanKind.CLIENT)
-        self._token = context.attach(trace.set_span_in_context(span))
+        self.span = span = tracer().start_span(name, kind=trace_api.SpanKind.CLIENT)
+        self._token = context_api.attach(trace_api.set_span_in_context(span))
         return self
 
     def decided(self, decision: Decision) -> Decision:
@@ -56,12 +57,12 @@ class CallSpan:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        from opentelemetry import context  # noqa: PLC0415  # tracing on
+        import opentelemetry.context as context_api  # noqa: PLC0415  # tracing on
 
         span, token = self.span, self._token
         if span is None or token is None:  # never entered
             return
-        context.detach(token)
+        context_api.detach(token)
         if span.is_recording():
             span.set_attributes(self._attributes(error))
             if isinstance(error, Exception):  # not GeneratorExit and the like

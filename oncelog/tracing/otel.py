@@ -25,17 +25,18 @@ def active() -> bool:
     """True when a tracer provider is set in this process (its spans may be recorded)."""
     if _TRACE_MODULE not in sys.modules:
         return False
-    from opentelemetry import trace  # noqa: PLC0415  # imported already, by someone else
+    import opentelemetry.trace as trace_api  # noqa: PLC0415  # imported already, by someone else
 
-    provider = trace.get_tracer_provider()
-    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+    provider = trace_api.get_tracer_provider()
+    unset = (trace_api.ProxyTracerProvider, trace_api.NoOpTracerProvider)
+    return not isinstance(provider, unset)
 
 
 def tracer() -> Tracer:
     """oncelog's tracer from the global provider (one per provider, made once)."""
-    from opentelemetry import trace  # noqa: PLC0415  # only once tracing is on
+    import opentelemetry.trace as trace_api  # noqa: PLC0415  # only once tracing is on
 
-    provider = trace.get_tracer_provider()
+    provider = trace_api.get_tracer_provider()
     known = _tracers.get(id(provider))
     if known is None or known[0] is not provider:
         known = _tracers[id(provider)] = (provider, provider.get_tracer(SCOPE))

@@ -45,9 +45,9 @@ def current_headers() -> Headers | None:
     is current (nothing to carry)."""
     if not active():
         return None
-    from opentelemetry import trace  # noqa: PLC0415  # tracing on
+    import opentelemetry.trace as trace_api  # noqa: PLC0415  # tracing on
 
-    return _headers(trace.get_current_span().get_span_context()) or None
+    return _headers(trace_api.get_current_span().get_span_context()) or None
 
 
 def _headers(context: SpanContext) -> Headers:
@@ -125,15 +125,15 @@ def context_of(headers: RecordHeaders | None) -> SpanContext | None:
     version, trace_id, span_id, flags, more = found.groups()
     if version == "ff" or (version == "00" and more) or _zero(trace_id) or _zero(span_id):
         return None
-    from opentelemetry.trace import SpanContext, TraceFlags, TraceState  # noqa: PLC0415
+    import opentelemetry.trace as trace_api  # noqa: PLC0415  # tracing on
 
     carried = None if state is None or len(state) > _MAX_TRACESTATE else [state]
-    return SpanContext(
+    return trace_api.SpanContext(
         int(trace_id, 16),
         int(span_id, 16),
         is_remote=True,
-        trace_flags=TraceFlags(int(flags, 16)),
-        trace_state=None if carried is None else TraceState.from_header(carried),
+        trace_flags=trace_api.TraceFlags(int(flags, 16)),
+        trace_state=None if carried is None else trace_api.TraceState.from_header(carried),
     )
 
 
@@ -154,6 +154,6 @@ def link_current(traceparent: bytes | None, role: str) -> None:
     """Link the current span to the span a ``traceparent`` names (``oncelog.link.role``)."""
     context = context_of([(TRACEPARENT, traceparent)]) if traceparent else None
     if context is not None:
-        from opentelemetry import trace  # noqa: PLC0415  # tracing on
+        import opentelemetry.trace as trace_api  # noqa: PLC0415  # tracing on
 
-        trace.get_current_span().add_link(context, {"oncelog.link.role": role})
+        trace_api.get_current_span().add_link(context, {"oncelog.link.role": role})
