@@ -313,16 +313,23 @@ def fast_reader(
     return read
 
 
-if __name__ == "__main__":
-    from oncelog.schemas.layout import CURRENT, DECISION, REQUEST, SCHEMA_DIR
-    from oncelog.schemas.previous import DECISION_SCHEMA, REQUEST_SCHEMA
+def generated_modules() -> list[tuple[str, Any, str]]:
+    """The reader modules written as files for mypyc: (module name in ``oncelog.schemas``,
+    schema, the ``.avsc`` it comes from). Most requests and decisions (every one without an
+    approval) are written in the previous release's layout, so its readers are here too."""
+    from oncelog.schemas.layout import CURRENT, DECISION, REQUEST  # noqa: PLC0415
+    from oncelog.schemas.previous import DECISION_SCHEMA, REQUEST_SCHEMA  # noqa: PLC0415
 
-    # Most requests and decisions (every one without an approval) are written in the
-    # previous layout.
-    for name, schema, avsc in (
+    return [
         ("request_reader", CURRENT[REQUEST], "request.avsc"),
         ("request_reader_previous", REQUEST_SCHEMA, "history/request.v5.avsc"),
         ("decision_reader", CURRENT[DECISION], "decision.avsc"),
         ("decision_reader_previous", DECISION_SCHEMA, "history/decision.v5.avsc"),
-    ):
+    ]
+
+
+if __name__ == "__main__":
+    from oncelog.schemas.layout import SCHEMA_DIR
+
+    for name, schema, avsc in generated_modules():
         (SCHEMA_DIR / f"{name}.py").write_text(module_source(schema, avsc), encoding="utf-8")

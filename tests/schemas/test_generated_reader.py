@@ -16,19 +16,13 @@ from oncelog.schemas import (
     decision_reader_previous,
     inline_reader,
     layout,
-    previous,
     request_reader,
 )
 from oncelog.schemas import request_reader_previous as reader_previous
 from oncelog.schemas.codec import encode_decision, encode_request
 from oncelog.schemas.models import ApprovalPolicy, Claim, Effect, Request
 
-CHECKED_IN = [
-    ("request_reader", layout.CURRENT[layout.REQUEST], "request.avsc"),
-    ("request_reader_previous", previous.REQUEST_SCHEMA, "history/request.v5.avsc"),
-    ("decision_reader", layout.CURRENT[layout.DECISION], "decision.avsc"),
-    ("decision_reader_previous", previous.DECISION_SCHEMA, "history/decision.v5.avsc"),
-]
+CHECKED_IN = inline_reader.generated_modules()
 
 
 @pytest.mark.parametrize(("name", "schema", "avsc"), CHECKED_IN, ids=[c[0] for c in CHECKED_IN])
