@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +41,6 @@ from bench.bench_http import (
 from bench.common import bench_settings, on_broker
 from oncelog.net import free_port
 from oncelog.projector import process
-from oncelog.waiting import poll_until
 
 
 def _record(url: str) -> dict[str, list[Any]]:
@@ -63,18 +61,7 @@ def _record(url: str) -> dict[str, list[Any]]:
 def _start_floor(answers: Path, port: int, count: int, log: Path) -> Any:
     command = ["-m", "bench.http_floor_server", str(port), str(answers), str(count)]
     floor = process.spawn(command, log)
-
-    def ready() -> bool:
-        if floor.poll() is not None:
-            raise RuntimeError(f"the floor server exited:\n{log.read_text()[-2000:]}")
-        try:
-            return httpx.get(f"http://127.0.0.1:{port}/", timeout=1).status_code > 0
-        except httpx.TransportError:
-            return False
-
-    if not poll_until(time.monotonic() + process.START_TIMEOUT_S, ready):
-        floor.kill()
-        raise RuntimeError(f"the floor server did not start:\n{log.read_text()[-2000:]}")
+    process.wait_http(floor, f"http://127.0.0.1:{port}/", log)  # any path answers
     return floor
 
 
