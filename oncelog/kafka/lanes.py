@@ -27,6 +27,7 @@ from confluent_kafka import Message
 
 from oncelog.errors import KafkaOperationError
 from oncelog.kafka.producer import FutureProducer
+from oncelog.kafka.progress_watch import ProgressWatch
 
 
 class Lanes:
@@ -38,7 +39,10 @@ class Lanes:
         batch_linger_ms: float,
         *,
         on_error: Callable[[Message, KafkaOperationError], None] | None = None,
+        watch: ProgressWatch | None = None,
     ) -> None:
+        """``watch``: when :meth:`renew_if_stalled` renews (a default :class:`ProgressWatch`)."""
+        self._watch = watch or ProgressWatch()
         # No Python callback per delivered record: only a failure reaches on_error.
         self.express = FutureProducer(config, error_reports_only=True, on_error=on_error)
         # A linger the configuration names (ONCELOG_KAFKA_EXTRA_CONFIG) wins here too.
@@ -78,6 +82,22 @@ class Lanes:
     def renew(self) -> int:
         """Give each lane a new client with what its old one held (FutureProducer.renew)."""
         return self.express.renew() + self.batched.renew()
+
+    @property
+    def stall_s(self) -> float:
+        """How long records may be held with none acknowledged before a renewal."""
+        return self._watch.stall_s
+
+    def renew_if_stalled(self) -> int | None:
+        """Renew both lanes once records they held the watch's stall time ago are still
+        neither acknowledged nor failed (:mod:`oncelog.kafka.progress_watch`); how many
+        records moved, or None (not stalled). Called now and then, off the hot path (a
+        call that timed out)."""
+        lanes = (self.express, self.batched)
+        settled = sum(lane.settled() for lane in lanes)
+        if not self._watch.stalled(settled, sum(lane.sent() for lane in lanes)):
+            return None
+        return self.renew()
 
     def flush(self, timeout_s: float) -> None:
         """Wait until every queued record of both lanes is acknowledged (or raise)."""

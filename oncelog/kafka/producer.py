@@ -223,6 +223,10 @@ class FutureProducer:
         that waits to be raised): it grows while deliveries are made."""
         return self._sent - self.queued()
 
+    def sent(self) -> int:
+        """Records queued since the start (those a renewal moved count once)."""
+        return self._sent
+
     def wait(self, timeout_s: float) -> int:
         """Wait up to ``timeout_s`` for the queued records; return how many are still
         queued or in flight (raise a pending delivery error first)."""

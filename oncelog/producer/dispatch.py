@@ -32,6 +32,7 @@ from oncelog.producer.clock import WALL_CLOCK, Clock
 from oncelog.producer.listener import DecisionListener
 from oncelog.producer.own_writes import OwnWrites
 from oncelog.producer.resend_queue import ResendQueue
+from oncelog.producer.stuck_client import unstuck
 from oncelog.schemas.codec import decode_request, decode_snapshot, encode_request
 from oncelog.schemas.models import Decision, ExecutionSnapshot, Kind, Request
 from oncelog.settings import Settings
@@ -190,7 +191,12 @@ class Dispatcher:
         self._sender.flush(timeout_s)
 
     def timeout_error(self, request: Request, seen: int) -> LedgerTimeoutError:
-        """The error of ``request``'s call, out of time; ``seen``: decisions read at its start."""
+        """The error of ``request``'s call, out of time; ``seen``: decisions read at its start.
+
+        It also mends a stuck producer or reader (:func:`.stuck_client.unstuck`): every later
+        call would time out too.
+        """
+        said = unstuck(self._sender, self._listener)
         error = timeout_error(
             request,
             self.timeouts.total_s,
@@ -199,9 +205,11 @@ class Dispatcher:
             requests_topic=self._topic,
             reply_at=f"{self._listener_topic}[{self.reply_partition}]",
         )
+        for line in said:
+            error.message = f"{error.message}. {line[0].upper()}{line[1:]}"
         if self._abandoned is not None and request.kind is Kind.CLAIM:
             error.message = f"{error.message}. Meanwhile, {what_happens_next(request)}"
-            error.args = (error.message,)
+        error.args = (error.message,)
         return error
 
     def _gave_up(self, request: Request, error: BaseException) -> None:

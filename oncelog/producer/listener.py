@@ -27,6 +27,7 @@ from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 
 from oncelog.errors import CodecError
 from oncelog.kafka.failures import kafka_failure
+from oncelog.kafka.progress_watch import ProgressWatch
 from oncelog.kafka.reader import consume_available, high_watermarks, partition_count, plain_consumer
 from oncelog.producer import reply_partition
 from oncelog.producer.clock import WALL_CLOCK
@@ -69,13 +70,13 @@ class DecisionListener:
         self.reply_partition = -1  # chosen by start()
         #: Decision records consumed (its own and those of clients on the same partition).
         self.received = 0
+        self._next_offset = -1  # of the reply partition: the next to read (the loop's)
+        self._fetch_watch = ProgressWatch()
+        self._refetch = threading.Event()  # asks the loop for a new consumer
 
     def start(self) -> None:
         """Choose the reply partition, assign it at its current end and start consuming."""
-        # A long poll: the broker answers as soon as a decision lands, so a long wait costs
-        # no latency, while a short one made every idle client fetch many times a second,
-        # which cost the broker whole cores (docs/performance.md).
-        consumer = plain_consumer({**self._kafka, "fetch.wait.max.ms": 500})
+        consumer = self._new_consumer()
         try:
             # The first question to the broker: one that does not answer is named here,
             # within the client's own timeout.
@@ -104,7 +105,7 @@ class DecisionListener:
             consumer.close()  # e.g. not_authorized on the decisions topic
             raise
         consumer.assign([TopicPartition(self._topic, chosen, end)])
-        self.reply_partition = chosen
+        self.reply_partition, self._next_offset = chosen, end
         self._consumer = consumer
         self._thread = threading.Thread(target=self._loop, name="oncelog-decisions", daemon=True)
         self._thread.start()
@@ -158,13 +159,69 @@ class DecisionListener:
         if self._consumer is not None:
             self._consumer.close()
 
+    @property
+    def topic(self) -> str:
+        """The decisions topic read."""
+        return self._topic
+
+    @property
+    def stall_s(self) -> float:
+        """How long decisions may wait unread before the consumer is replaced."""
+        return self._fetch_watch.stall_s
+
+    def refetch_if_stalled(self, timeout_s: float = 5.0) -> tuple[int, int] | None:
+        """Ask for a new consumer once decisions on the reply partition have waited unread
+        for the watch's stall time (:mod:`oncelog.kafka.progress_watch`): librdkafka can
+        hold a partition and fetch nothing more from it after its leader moved. Returns
+        (the offset it resumes at, decisions waiting), or None. Called now and then, off
+        the hot path (a call that timed out); the loop replaces the consumer itself.
+        """
+        at = self._next_offset
+        if self._consumer is None or at < 0:
+            return None
+        # Asked with a consumer of its own: one the loop polls answers no other call.
+        asking = self._new_consumer()
+        tp = TopicPartition(self._topic, self.reply_partition)
+        try:
+            high = asking.get_watermark_offsets(tp, timeout=timeout_s, cached=False)[1]
+        except KafkaException:  # no answer: an outage, not a stall
+            return None
+        finally:
+            asking.close()
+        if not self._fetch_watch.stalled(at, high):
+            return None
+        self._refetch.set()
+        return at, high - at
+
+    def _new_consumer(self) -> Consumer:
+        # A long poll: the broker answers as soon as a decision lands, so a long wait costs
+        # no latency, while a short one made every idle client fetch many times a second,
+        # which cost the broker whole cores (docs/performance.md).
+        return plain_consumer({**self._kafka, "fetch.wait.max.ms": 500})
+
+    def _refetched(self, old: Consumer) -> Consumer:
+        """A new consumer of the reply partition from the next offset to read; ``old``
+        closed (on the loop's thread: nothing else polls it)."""
+        new = self._new_consumer()
+        new.assign([TopicPartition(self._topic, self.reply_partition, self._next_offset)])
+        self._consumer = new
+        with contextlib.suppress(KafkaException, RuntimeError):
+            old.close()
+        return new
+
     def _loop(self) -> None:
         consumer = self._consumer
         assert consumer is not None
         while not self._stop.is_set():
+            if self._refetch.is_set():
+                self._refetch.clear()
+                consumer = self._refetched(consumer)
             batch = consume_available(consumer, 2000, 0.05)
             if batch:
                 self.received += len(batch)  # only this thread writes it
+                offset = batch[-1].offset()  # None on an error event
+                if offset is not None and offset >= 0:
+                    self._next_offset = offset + 1
                 deliver(self._answers(batch))
 
     def _answers(self, batch: Sequence[Message]) -> list[tuple[Waiter, Outcome]]:

@@ -1,0 +1,111 @@
+"""A client stuck while the cluster is healthy is mended by a call that times out, and its
+calls are answered again (a real broker and projector).
+
+What the network drill met after cuts between three brokers: an idempotent producer's
+partition that sends nothing more until message.timeout.ms, and a reader of the reply
+partition that fetches nothing more, while new clients get on at once. Here the producer
+is built against an address where no broker listens (the cluster "heals" when its
+configuration names the real one again), and the reader's consumer hands on nothing.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer, Message
+
+from oncelog.errors import LedgerTimeoutError
+from oncelog.kafka.progress_watch import ProgressWatch
+from oncelog.kafka.reader import consume_available, topic_ends
+from oncelog.producer import listener as listener_module
+from oncelog.producer.dispatch import Timeouts
+from oncelog.producer.sync_client import SyncLedgerClient
+from oncelog.settings import Settings
+from oncelog.waiting import poll_until
+from tests.integration.conftest import FAST, RunningProjector
+
+pytestmark = pytest.mark.kafka
+
+NOWHERE = "127.0.0.1:1"
+SHORT = Timeouts(total_s=1.0, resend_after_s=0.5)
+STALL_S = 60.0
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _mended_then_answered(client: SyncLedgerClient, said: str) -> None:
+    """The next call times out and mends the client (its error says ``said``); the one
+    after it is answered (given the time a new Kafka client takes to connect)."""
+    with pytest.raises(LedgerTimeoutError) as mending:
+        client.claim_execution("order-2", "charge", tool_name="charge", params={})
+    assert said in str(mending.value)
+    transport = client._transport
+    transport.timeouts = FAST  # type: ignore[union-attr]
+    again = client.claim_execution("order-3", "charge", tool_name="charge", params={})
+    assert again.status == "claimed"
+
+
+def test_a_stuck_producer_is_renewed_when_a_call_times_out(
+    projector: RunningProjector, topics: Settings
+) -> None:
+    assert topics.bootstrap_servers is not None
+    clock = _Clock()
+    with SyncLedgerClient(topics, timeouts=SHORT) as client:
+        transport = client._transport
+        assert transport is not None
+        sender = transport._sender  # type: ignore[attr-defined]
+        sender._watch = ProgressWatch(STALL_S, clock)
+        for lane in (sender.express, sender.batched):
+            lane._config["bootstrap.servers"] = NOWHERE  # connected lazily: at the first send
+        with pytest.raises(LedgerTimeoutError) as first:
+            client.claim_execution("order-1", "charge", tool_name="charge", params={})
+        assert "a new one took" not in str(first.value)  # held, but not for long yet
+        for lane in (sender.express, sender.batched):
+            lane._config["bootstrap.servers"] = topics.bootstrap_servers  # the cluster heals
+        clock.now = STALL_S
+        _mended_then_answered(client, "held requests undelivered for 60s; a new one took the")
+        sender.flush(30)  # the held requests were delivered too
+        assert sender.acknowledged()
+
+
+def test_a_reader_that_stopped_fetching_is_replaced_when_a_call_times_out(
+    projector: RunningProjector, topics: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = _Clock()
+    with SyncLedgerClient(topics, timeouts=SHORT) as client:
+        transport = client._transport
+        assert transport is not None
+        listener = transport._listener  # type: ignore[attr-defined]
+        listener._fetch_watch = ProgressWatch(STALL_S, clock)
+        stuck = listener._consumer
+        fetch = consume_available
+
+        def stuck_fetch(consumer: Consumer, most: int, timeout_s: float) -> list[Message]:
+            # The stuck consumer hands nothing on (its fetches go nowhere); a new one does.
+            fetched = fetch(consumer, most, timeout_s)
+            return [] if consumer is stuck else fetched
+
+        monkeypatch.setattr(listener_module, "consume_available", stuck_fetch)
+        with pytest.raises(LedgerTimeoutError):
+            client.claim_execution("order-1", "charge", tool_name="charge", params={})
+        # Its decision is on the reply partition, unread; the watch notes it once seen.
+        config = topics.kafka_config(topics.bootstrap_servers or "")
+        unread = poll_until(
+            time.monotonic() + 30,
+            lambda: (
+                topic_ends(config, topics.decisions_topic)[listener.reply_partition]
+                > listener._next_offset
+                or None
+            ),
+        )
+        assert unread
+        assert listener.refetch_if_stalled() is None  # unread, but not for long yet
+        clock.now = STALL_S
+        _mended_then_answered(client, "had left decisions unread for 60s")
