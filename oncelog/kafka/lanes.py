@@ -41,7 +41,7 @@ class Lanes:
         on_error: Callable[[Message, KafkaOperationError], None] | None = None,
         watch: ProgressWatch | None = None,
     ) -> None:
-        """``watch``: when :meth:`renew_if_stalled` renews (a default :class:`ProgressWatch`)."""
+        """``watch``: when :meth:`stalled` says so (a default :class:`ProgressWatch`)."""
         self._watch = watch or ProgressWatch()
         # No Python callback per delivered record: only a failure reaches on_error.
         self.express = FutureProducer(config, error_reports_only=True, on_error=on_error)
@@ -88,16 +88,14 @@ class Lanes:
         """How long records may be held with none acknowledged before a renewal."""
         return self._watch.stall_s
 
-    def renew_if_stalled(self) -> int | None:
-        """Renew both lanes once records they held the watch's stall time ago are still
-        neither acknowledged nor failed (:mod:`oncelog.kafka.progress_watch`); how many
-        records moved, or None (not stalled). Called now and then, off the hot path (a
-        call that timed out)."""
+    def stalled(self) -> bool:
+        """Whether records the lanes held the watch's stall time ago are still neither
+        acknowledged nor failed (:mod:`oncelog.kafka.progress_watch`): time to
+        :meth:`renew`. Counts only, no broker call; asked now and then, off the hot path
+        (a call that timed out)."""
         lanes = (self.express, self.batched)
         settled = sum(lane.settled() for lane in lanes)
-        if not self._watch.stalled(settled, sum(lane.sent() for lane in lanes)):
-            return None
-        return self.renew()
+        return self._watch.stalled(settled, sum(lane.sent() for lane in lanes))
 
     def flush(self, timeout_s: float) -> None:
         """Wait until every queued record of both lanes is acknowledged (or raise)."""

@@ -196,7 +196,7 @@ class Dispatcher:
         It also mends a stuck producer or reader (:func:`.stuck_client.unstuck`): every later
         call would time out too.
         """
-        said = unstuck(self._sender, self._listener)
+        unstuck(self._sender, self._listener)
         error = timeout_error(
             request,
             self.timeouts.total_s,
@@ -205,11 +205,9 @@ class Dispatcher:
             requests_topic=self._topic,
             reply_at=f"{self._listener_topic}[{self.reply_partition}]",
         )
-        for line in said:
-            error.message = f"{error.message}. {line[0].upper()}{line[1:]}"
         if self._abandoned is not None and request.kind is Kind.CLAIM:
             error.message = f"{error.message}. Meanwhile, {what_happens_next(request)}"
-        error.args = (error.message,)
+            error.args = (error.message,)
         return error
 
     def _gave_up(self, request: Request, error: BaseException) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 import threading
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,10 @@ from oncelog.schemas.codec import decode_decision
 from oncelog.schemas.models import Decision
 from oncelog.tracing import active as tracing_active
 from oncelog.tracing.propagation import traceparent_of
+
+_LOG = logging.getLogger("oncelog.producer")
+#: How long the loop's look at its partition's high watermark may take.
+_LOOK_TIMEOUT_S = 5.0
 
 Waiter = Future[Decision] | asyncio.Future[Decision]
 Outcome = Decision | Exception
@@ -72,7 +77,9 @@ class DecisionListener:
         self.received = 0
         self._next_offset = -1  # of the reply partition: the next to read (the loop's)
         self._fetch_watch = ProgressWatch()
-        self._refetch = threading.Event()  # asks the loop for a new consumer
+        self._look = threading.Event()  # asks the loop to look (look_for_stall)
+        self.looks = 0  # how often the loop looked (the loop's)
+        self.refetches = 0  # how often it read on with a new consumer (the loop's)
 
     def start(self) -> None:
         """Choose the reply partition, assign it at its current end and start consuming."""
@@ -159,39 +166,15 @@ class DecisionListener:
         if self._consumer is not None:
             self._consumer.close()
 
-    @property
-    def topic(self) -> str:
-        """The decisions topic read."""
-        return self._topic
-
-    @property
-    def stall_s(self) -> float:
-        """How long decisions may wait unread before the consumer is replaced."""
-        return self._fetch_watch.stall_s
-
-    def refetch_if_stalled(self, timeout_s: float = 5.0) -> tuple[int, int] | None:
-        """Ask for a new consumer once decisions on the reply partition have waited unread
-        for the watch's stall time (:mod:`oncelog.kafka.progress_watch`): librdkafka can
-        hold a partition and fetch nothing more from it after its leader moved. Returns
-        (the offset it resumes at, decisions waiting), or None. Called now and then, off
-        the hot path (a call that timed out); the loop replaces the consumer itself.
+    def look_for_stall(self) -> None:
+        """Ask the loop to look whether it still reads its reply partition (a call timed
+        out): librdkafka can hold a partition and fetch nothing more from it after its
+        leader moved. Without waiting; the loop asks the broker on its own thread (no other
+        thread may call a consumer it polls) and reads on with a new consumer once
+        decisions have waited unread for the watch's stall time
+        (:mod:`oncelog.kafka.progress_watch`). Off the hot path: only a timeout asks.
         """
-        at = self._next_offset
-        if self._consumer is None or at < 0:
-            return None
-        # Asked with a consumer of its own: one the loop polls answers no other call.
-        asking = self._new_consumer()
-        tp = TopicPartition(self._topic, self.reply_partition)
-        try:
-            high = asking.get_watermark_offsets(tp, timeout=timeout_s, cached=False)[1]
-        except KafkaException:  # no answer: an outage, not a stall
-            return None
-        finally:
-            asking.close()
-        if not self._fetch_watch.stalled(at, high):
-            return None
-        self._refetch.set()
-        return at, high - at
+        self._look.set()
 
     def _new_consumer(self) -> Consumer:
         # A long poll: the broker answers as soon as a decision lands, so a long wait costs
@@ -199,23 +182,39 @@ class DecisionListener:
         # which cost the broker whole cores (docs/performance.md).
         return plain_consumer({**self._kafka, "fetch.wait.max.ms": 500})
 
-    def _refetched(self, old: Consumer) -> Consumer:
-        """A new consumer of the reply partition from the next offset to read; ``old``
-        closed (on the loop's thread: nothing else polls it)."""
+    def _looked(self, consumer: Consumer) -> Consumer:
+        """The consumer to read on with: ``consumer``, or a new one from the next offset to
+        read when decisions on the reply partition have waited unread for the stall time."""
+        tp = TopicPartition(self._topic, self.reply_partition)
+        try:
+            high = consumer.get_watermark_offsets(tp, timeout=_LOOK_TIMEOUT_S, cached=False)[1]
+        except KafkaException:  # no answer: an outage, not a stall
+            return consumer
+        finally:
+            self.looks += 1
+        at = self._next_offset
+        if not self._fetch_watch.stalled(at, high):
+            return consumer
+        _LOG.warning(
+            "oncelog: the client's reader of %s[%d] had left decisions unread for %.0fs "
+            "(%d waiting); a new one reads on from offset %d",
+            self._topic, self.reply_partition, self._fetch_watch.stall_s, high - at, at,
+        )  # fmt: skip
         new = self._new_consumer()
-        new.assign([TopicPartition(self._topic, self.reply_partition, self._next_offset)])
+        new.assign([TopicPartition(self._topic, self.reply_partition, at)])
         self._consumer = new
+        self.refetches += 1
         with contextlib.suppress(KafkaException, RuntimeError):
-            old.close()
+            consumer.close()
         return new
 
     def _loop(self) -> None:
         consumer = self._consumer
         assert consumer is not None
         while not self._stop.is_set():
-            if self._refetch.is_set():
-                self._refetch.clear()
-                consumer = self._refetched(consumer)
+            if self._look.is_set():
+                self._look.clear()
+                consumer = self._looked(consumer)
             batch = consume_available(consumer, 2000, 0.05)
             if batch:
                 self.received += len(batch)  # only this thread writes it
