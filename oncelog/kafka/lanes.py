@@ -85,7 +85,7 @@ class Lanes:
 
     @property
     def stall_s(self) -> float:
-        """How long records may be held with none acknowledged before a renewal."""
+        """How long a record may stay held (neither acknowledged nor failed) before a renewal."""
         return self._watch.stall_s
 
     def stalled(self) -> bool:

@@ -2,7 +2,7 @@
 
 Two of librdkafka's clients can stop making progress on one partition while the cluster
 is healthy again, and a new client gets on at once (docs/reliability.md, "A publisher
-that stops delivering" and "A client that stops delivering"):
+that stops delivering" and "A client that stops delivering, or reading"):
 
 - an idempotent producer, after the links between brokers heal: it sends nothing more to
   a partition until ``message.timeout.ms`` fails each record held for it;

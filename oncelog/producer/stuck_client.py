@@ -32,7 +32,11 @@ def unstuck(sender: Lanes, listener: DecisionListener) -> None:
 
 
 def _renew(sender: Lanes) -> None:
-    moved = sender.renew()
+    try:
+        moved = sender.renew()
+    except Exception as exc:  # a thread of its own: said, not raised into nowhere
+        _LOG.warning("oncelog: renewing the client's stuck producer failed: %r", exc)
+        return
     _LOG.warning(
         "oncelog: the client's producer had held requests undelivered for %.0fs; a new one "
         "took the %d records it held",
