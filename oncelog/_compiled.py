@@ -32,14 +32,18 @@ COMPILED: Final = (
     "oncelog.referee.verdicts",
     "oncelog.referee.approvals",
     "oncelog.referee.inherits",
+    "oncelog.referee.judge",
+    "oncelog.referee.validate",
     "oncelog.identity.tokens",
     "oncelog.schemas.request_reader",
     "oncelog.schemas.request_reader_previous",
     "oncelog.schemas.decision_reader",
     "oncelog.schemas.decision_reader_previous",
     "oncelog.schemas.avro_write",
+    "oncelog.schemas.byte_budget",
     "oncelog.schemas.record_writers",
     "oncelog.schemas.fast_paths",
+    "oncelog.projector.row_builders",
 )
 """The modules mypyc compiles, by import name."""
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 from oncelog.errors import CodecError, InvalidArgumentError
-from oncelog.projector.rows import Row, row_builder
+from oncelog.projector import row_builders
+from oncelog.projector.rows import Row
 from oncelog.projector.store import DeadLetter
-from oncelog.projector.tables import CHECKPOINTS
 from oncelog.schemas.checkpoint_parts import record_key, split_kafka_key
 from oncelog.schemas.codec import decode_checkpoint
 from oncelog.schemas.models import CheckpointRecord
@@ -47,12 +47,12 @@ class CheckpointChanges:
     positions: dict[int, int] = field(default_factory=dict)
 
 
-checkpoint_row: Final[Callable[[int, int, str, CheckpointRecord], Row]] = row_builder(
-    "checkpoint_row", "partition, offset, key, ckpt", CHECKPOINTS
-)
+_Builder = Callable[[int, int, str, CheckpointRecord], Row]
+checkpoint_row: Final[_Builder] = row_builders.checkpoint_row
 """``checkpoint_row(partition, offset, key, record)``: the ``checkpoints`` row of one record,
-generated from the table layout (:data:`~oncelog.projector.tables.CHECKPOINTS`), which
-mirrors every field of ``checkpoint.avsc``."""
+generated (:mod:`oncelog.projector.rows`) from the table layout
+(:data:`~oncelog.projector.tables.CHECKPOINTS`), which mirrors every field of
+``checkpoint.avsc``."""
 
 
 def fold_records(topic: str, records: Iterable[RawRecord]) -> CheckpointChanges:

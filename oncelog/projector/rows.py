@@ -6,17 +6,20 @@ equal (``tests/integration/test_bulk_rebuild.py`` compares every table); a state
 reaches both as the :class:`ExecutionSnapshot` the executions topic carries. Enum members
 go to Arrow as they are: a StrEnum is a str holding its value.
 
-The builders are generated at import from the columns' ``source`` expressions, so a
-column added to a layout (a new optional field, say) is filled without a line here.
+The builders are generated from the columns' ``source`` expressions into
+:mod:`oncelog.projector.row_builders` (``python -m oncelog.projector.rows``), so a column
+added to a layout (a new optional field, say) is filled without a line here; the file is
+compiled by mypyc, as a row is built for every folded request.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Final
 
 from oncelog.identity.tokens import token_fingerprint
-from oncelog.projector.tables import EXECUTIONS, HISTORY, REQUESTS, Column
+from oncelog.projector.row_builders import audit_columns, execution_columns, history_columns
+from oncelog.projector.tables import CHECKPOINTS, EXECUTIONS, HISTORY, REQUESTS, Column
 from oncelog.schemas.failures import failure_code
 from oncelog.schemas.models import (
     Claim,
@@ -31,27 +34,55 @@ from oncelog.schemas.models import (
 Row = tuple[Any, ...]
 
 
-def row_builder(
-    name: str, params: str, columns: tuple[Column, ...], prelude: str = ""
-) -> Callable[..., Row]:
-    """``def name(params)`` returning the tuple of the columns' ``source`` expressions."""
-    lines = [f"def {name}({params}):"]
-    if prelude:
-        lines.append(f"    {prelude}")
-    lines.append(f"    return ({''.join(f'{c.source}, ' for c in columns)})")
-    scope: dict[str, Any] = {}
-    exec(compile("\n".join(lines), f"<oncelog.projector.rows:{name}>", "exec"), scope)
-    builder: Callable[..., Row] = scope[name]
-    return builder
-
-
 _AUDIT_PARAMS: Final = (
     "partition, offset, log_time_ms, request, decision, "
     "epoch, worker, token_fp, effect, state_epoch, state_worker, previous, error_code"
 )
-_AUDIT: Final = row_builder("audit_row", _AUDIT_PARAMS, REQUESTS)
-_HISTORY: Final = row_builder("history_row", "snap, blob", HISTORY, "state = snap.state")
-_EXECUTION: Final = row_builder("execution_row", "snap", EXECUTIONS, "state = snap.state")
+BUILDERS: Final = (
+    ("audit_columns", _AUDIT_PARAMS, REQUESTS, ""),
+    ("history_columns", "snap, blob", HISTORY, "state = snap.state"),
+    ("execution_columns", "snap", EXECUTIONS, "state = snap.state"),
+    ("checkpoint_row", "partition, offset, key, ckpt", CHECKPOINTS, ""),
+)
+"""Each builder of :mod:`oncelog.projector.row_builders`: name, parameters, columns, prelude."""
+
+GENERATED: Final = Path(__file__).with_name("row_builders.py")
+
+
+def builder_source(name: str, params: str, columns: tuple[Column, ...], prelude: str) -> str:
+    """``def name(params)`` returning the tuple of the columns' ``source`` expressions."""
+    typed = ", ".join(f"{p.strip()}: Any" for p in params.split(","))
+    lines = [f"def {name}({typed}) -> tuple[Any, ...]:"]
+    if prelude:
+        lines.append(f"    {prelude}")
+    lines.append("    return (")
+    lines.extend(f"        {c.source}," for c in columns)
+    lines.append("    )")
+    return "\n".join(lines)
+
+
+def module_source() -> str:
+    """The source of :mod:`oncelog.projector.row_builders`: every builder of :data:`BUILDERS`."""
+    head = (
+        '"""The row builders, generated from the layouts in oncelog.projector.tables by\n'
+        "oncelog.projector.rows.\n\n"
+        "Do not edit: `python -m oncelog.projector.rows` rewrites it, and\n"
+        "tests/projector/test_row_builders.py fails while it differs from the generator's\n"
+        "output. It is a file, not an exec'd string, so that mypyc compiles it "
+        '(setup.py).\n"""\n\n'
+        "from dataclasses import fields\n"
+        "from typing import Any\n\n"
+        "from oncelog.schemas.models import BODY_KIND\n\n"
+        "_FIELDS: dict[type, frozenset[str]] = {\n"
+        "    kind: frozenset(f.name for f in fields(kind)) for kind in BODY_KIND\n"
+        "}\n\n\n"
+        "def body_field(body: Any, name: str) -> Any:\n"
+        '    """``body.<name>``, or None for a kind of request body without that field."""\n'
+        "    return getattr(body, name) if name in _FIELDS[type(body)] else None\n"
+    )
+    return head + "".join(f"\n\n{builder_source(*b)}\n" for b in BUILDERS)
+
+
 _GRANTS: Final = (Outcome.CLAIMED, Outcome.RECLAIMED)
 
 
@@ -76,7 +107,7 @@ def audit_row(
             state_epoch, state_worker = state.epoch, state.worker_id
     if type(body) is Claim:  # the claim names its effect, and its worker even ungranted
         worker, effect = body.worker_id, body.effect
-    return _AUDIT(
+    return audit_columns(
         partition,
         offset,
         log_time_ms,
@@ -115,9 +146,13 @@ def sender_attempt(state: ExecutionState, token_fp: str | None) -> tuple[int | N
 
 def history_row(snap: ExecutionSnapshot, blob: bytes) -> Row:
     """A ``history`` row: one state version, what made it, and its state blob."""
-    return _HISTORY(snap, blob)
+    return history_columns(snap, blob)
 
 
 def execution_row(snap: ExecutionSnapshot) -> Row:
     """An ``executions`` row: the current version, narrow."""
-    return _EXECUTION(snap)
+    return execution_columns(snap)
+
+
+if __name__ == "__main__":
+    GENERATED.write_text(module_source(), encoding="utf-8")

@@ -27,7 +27,8 @@ class Column(NamedTuple):
     """One column: its name, SQL type and constraints, Arrow type, and where its value comes from.
 
     ``source`` is the expression the row builders of :mod:`.rows` write for it
-    (``state.status``, ``decision.epoch``, or a name the builder computes).
+    (``state.status``, ``decision.epoch``, a name the builder computes, or
+    ``body_field(request.body, name)`` for a field that only some kinds of body have).
     """
 
     name: str
@@ -160,15 +161,15 @@ REQUESTS: Final[tuple[Column, ...]] = (
     Column("previous_heartbeat_ms", "BIGINT", INT, "previous and previous.last_heartbeat_ms"),
     # An inherit (issue 29): the channel it took the completion from, and whether a branch
     # adopted it at a claim (True) or a fork inherited it (False). NULL on other kinds.
-    Column("from_channel", "VARCHAR", STR, "getattr(request.body, 'from_channel', None)"),
-    Column("adopted", "BOOLEAN", BOOL, "getattr(request.body, 'adopted', None)"),
+    Column("from_channel", "VARCHAR", STR, "body_field(request.body, 'from_channel')"),
+    Column("adopted", "BOOLEAN", BOOL, "body_field(request.body, 'adopted')"),
     # A failure's code (the first word of its text; NULL on other kinds): the audit reads
     # a fenced ``result_unrecordable`` (the tool ran, its result could not be recorded).
     Column("error_code", "VARCHAR", STR, "error_code"),
     # Approvals: a decision's approver (a name, never a token) and a deny's or a
     # cancel's reason, for the run page's lane. NULL on other kinds.
-    Column("approver", "VARCHAR", STR, "getattr(request.body, 'approver', None)"),
-    Column("reason", "VARCHAR", STR, "getattr(request.body, 'reason', None)"),
+    Column("approver", "VARCHAR", STR, "body_field(request.body, 'approver')"),
+    Column("reason", "VARCHAR", STR, "body_field(request.body, 'reason')"),
 )
 """One row per folded request and its answer. A column added here for a new optional
 field reaches an older file too: :func:`added_columns` (run by the migration)."""

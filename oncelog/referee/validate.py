@@ -30,6 +30,10 @@ from oncelog.schemas.models import (
 )
 
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
+# Kinds as tuples built once: ``A | B`` in an isinstance builds a union on every call.
+_TOKENLESS: Final = (Sweep, Cancel, Get, Inherit, Approve, Deny)
+_DECISIONS: Final = (Approve, Deny)
+_OUTCOMES: Final = (Complete, Fail)
 _MAX_TOKEN: Final = 256
 RECONCILED: Final = frozenset({"found", "not_found"})
 MAX_APPROVERS: Final = 64
@@ -68,7 +72,7 @@ def _check(request: Request, key: bytes | None, partition: int, partitions: int)
         raise InvalidArgumentError(f"written to partition {partition}, its channel lives on {home}")
     body = request.body
     token = request.claim_token
-    needs_token = not isinstance(body, Sweep | Cancel | Get | Inherit | Approve | Deny)
+    needs_token = not isinstance(body, _TOKENLESS)
     if needs_token and (not token or len(token) > _MAX_TOKEN):
         raise InvalidArgumentError("claim_token is missing or longer than 256 characters")
     if isinstance(body, Claim):
@@ -79,7 +83,7 @@ def _check(request: Request, key: bytes | None, partition: int, partitions: int)
         raise InvalidArgumentError(f"result is {len(body.result)} bytes, at most 1 MiB")
     elif isinstance(body, Inherit):
         _check_inherit(request, body)
-    elif isinstance(body, Approve | Deny):
+    elif isinstance(body, _DECISIONS):
         _check_decision(request, body)
     if request.approval is not None:
         _check_approval_policy(request)
@@ -88,7 +92,7 @@ def _check(request: Request, key: bytes | None, partition: int, partitions: int)
 
 
 def _check_reconciled(request: Request) -> None:
-    if not isinstance(request.body, Complete | Fail):
+    if not isinstance(request.body, _OUTCOMES):
         raise InvalidArgumentError(
             f"reconciled is set on a {request.kind}: only on complete or fail"
         )

@@ -67,7 +67,9 @@ def evolve(state: ExecutionState, changes: dict[str, Any]) -> ExecutionState:
     values = list(state)
     for name, value in changes.items():
         values[_STATE_INDEX[name]] = value
-    return ExecutionState._make(values)
+    # What ``ExecutionState._make`` does, without its interpreted frame.
+    new: ExecutionState = tuple.__new__(ExecutionState, values)
+    return new
 
 
 def sha256_hex(data: bytes) -> str:

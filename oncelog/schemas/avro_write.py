@@ -116,10 +116,9 @@ def array(items: Any, write_item: Callable[[Any], bytes]) -> bytes:
 
 def memoized(write: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
     """``write`` of a record, its bytes memoized by value (the record is a hashable model)."""
-    known = _ITEMS.get
 
     def write_item(item: Any) -> bytes:
-        data = known(item)
+        data = _ITEMS.get(item)
         if data is None:
             data = write(item)
             _ITEMS.put(item, data)

@@ -4,7 +4,8 @@ An entry count bounds nothing when one value may be a 1 MiB error string or a
 state carrying 2 MiB of params and result: the writer's memos count bytes. They
 also start over after ``MAX_AGE_S``: a budget sized for the peak rate would take
 a light load most of an hour to fill, its memory growing all along; an entry is
-only worth keeping while the records that share it are written.
+only worth keeping while the records that share it are written. Compiled by mypyc
+(``oncelog._compiled``) with the writers that call it for every field they write.
 """
 
 from __future__ import annotations
@@ -52,13 +53,15 @@ class BytesMemo(Generic[K]):
         self._started = clock()
         self._entries: dict[K, bytes] = {}
         self._bytes = 0
-        # The hot path is one dict lookup; cleared in place, so this stays bound.
-        self.get: Callable[[K], bytes | None] = self._entries.get
 
     @property
     def held_bytes(self) -> int:
         """The bytes counted for the entries held now."""
         return self._bytes
+
+    def get(self, key: K) -> bytes | None:
+        """The bytes remembered for ``key``, or ``None``."""
+        return self._entries.get(key)
 
     def put(self, key: K, data: bytes) -> None:
         """Remember ``data`` for ``key``; start over first when the budget would overflow."""

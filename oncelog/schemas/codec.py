@@ -30,7 +30,6 @@ from oncelog.schemas import (
     upgrade,
 )
 from oncelog.schemas.fast_paths import FastPath
-from oncelog.schemas.inline_reader import fast_reader
 from oncelog.schemas.models import (
     CheckpointKind,
     CheckpointRecord,
@@ -176,8 +175,6 @@ def _decode(registry: SchemaRegistry, name: str, data: bytes, build: Callable[[A
 
 # The readers generated from the package's current schemas (oncelog.schemas.inline_reader),
 # used for records of those schemas while the registry's reader schema is the same one.
-_READ_REQUEST: Final = fast_reader(layout.CURRENT[REQUEST], HEADER_LEN, request_reader.read)
-_READ_DECISION: Final = fast_reader(layout.CURRENT[DECISION], HEADER_LEN, decision_reader.read)
 _FAST_REQUEST: Final = schema_fingerprint(layout.CURRENT[REQUEST])
 _FAST_HEADER: Final = MAGIC + _FAST_REQUEST
 # The writers generated from the package's schemas (oncelog.schemas.record_writer).
@@ -186,9 +183,6 @@ _WRITE_REQUEST: Final = record_writers.request
 # added since is written in it, so that release still decodes it during an upgrade.
 _PREV_REQUEST_HEADER: Final = MAGIC + schema_fingerprint(previous.REQUEST_SCHEMA)
 _WRITE_PREV_REQUEST: Final = record_writers.previous_request
-_READ_PREV_REQUEST: Final = fast_reader(
-    previous.REQUEST_SCHEMA, HEADER_LEN, request_reader_previous.read
-)
 
 
 def _fast_path(name: str, previous_schema: Any, read: Any, read_previous: Any) -> FastPath:
@@ -202,11 +196,12 @@ def _fast_path(name: str, previous_schema: Any, read: Any, read_previous: Any) -
         MAGIC + schema_fingerprint(previous_schema),
         read_previous,
         REGISTRY,
+        HEADER_LEN,
     )
 
 
 _FAST_REQUESTS: Final = _fast_path(
-    REQUEST, previous.REQUEST_SCHEMA, _READ_REQUEST, _READ_PREV_REQUEST
+    REQUEST, previous.REQUEST_SCHEMA, request_reader.read, request_reader_previous.read
 )
 
 
@@ -254,13 +249,10 @@ _PREV_SNAPSHOT_HEADER: Final = MAGIC + schema_fingerprint(previous.SNAPSHOT_SCHE
 _PREV_DECISION_HEADER: Final = MAGIC + schema_fingerprint(previous.DECISION_SCHEMA)
 _WRITE_PREV_SNAPSHOT: Final = record_writers.previous_snapshot
 _WRITE_PREV_DECISION: Final = record_writers.previous_decision
-_READ_PREV_DECISION: Final = fast_reader(
-    previous.DECISION_SCHEMA, HEADER_LEN, decision_reader_previous.read
-)
 
 
 _FAST_DECISIONS: Final = _fast_path(
-    DECISION, previous.DECISION_SCHEMA, _READ_DECISION, _READ_PREV_DECISION
+    DECISION, previous.DECISION_SCHEMA, decision_reader.read, decision_reader_previous.read
 )
 
 

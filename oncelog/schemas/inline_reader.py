@@ -15,10 +15,10 @@ A generated reader is an accelerator, not a second source of truth: it raises
 escape) at anything it is not sure of (truncation, a negative length, a
 boolean byte other than 0/1, an index out of range or spelt in more than one
 byte, an over-long varint, an ``int`` beyond 32 bits, a block-sized array,
-trailing bytes), and :func:`fast_reader` turns that into ``None``, so the codec
-takes the fastavro path with its exact verdict. A schema type it does not read
-(a map, a logical type) raises :class:`UnsupportedError` at generation: no fast
-reader, fastavro reads. ``tests/schemas/`` checks the readers against fastavro on
+trailing bytes), and :class:`~oncelog.schemas.fast_paths.FastPath` turns that into
+``None``, so the codec takes the fastavro path with its exact verdict. A schema type it
+does not read (a map, a logical type) raises :class:`UnsupportedError` at generation: no
+fast reader, fastavro reads. ``tests/schemas/`` checks the readers against fastavro on
 valid and corrupted records.
 """
 
@@ -288,29 +288,6 @@ def module_source(schema: Any, avsc: str) -> str:
 
 
 _LOCAL = r"\b(?:v|items|count|item)\d+\b"
-
-
-def fast_reader(
-    schema: Any, start: int, generated: Callable[[bytes, int], Any] | None = None
-) -> Callable[[bytes], Any] | None:
-    """``read(data)``: the model in ``data[start:]``, or ``None`` when fastavro must judge.
-
-    ``None`` instead of a reader when the schema has a type the generator does not read.
-    ``generated`` is the reader :func:`module_source` wrote for ``schema`` (compiled
-    by mypyc in an installed package), used instead of executing the same source here.
-    """
-    try:
-        body = compile_reader(schema) if generated is None else generated
-    except UnsupportedError:
-        return None
-
-    def read(data: bytes) -> Any:
-        try:
-            return body(data, start)
-        except Exception:  # IndexError at a truncation, UnicodeDecodeError, UnsureError, ...
-            return None
-
-    return read
 
 
 def generated_modules() -> list[tuple[str, Any, str]]:

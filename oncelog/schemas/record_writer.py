@@ -291,7 +291,7 @@ WRITERS: Final = (
 decision whose state is written once (``STATE_BODIES``) and spliced in."""
 
 WRITERS_TAIL: Final = (
-    "STATE_BODIES = StateBodies(state)",
+    "STATE_BODIES: StateBodies = StateBodies(state)",
     '"""The bodies of recent states: a decision, its snapshot and the state blob share one."""',
     "",
     "",

@@ -291,7 +291,7 @@ def write_Decision_228(o: Any) -> bytes:
     return b''.join((text(f229), text(f230), E_250[f231], (NULL if f232 is None else SOME + NESTED_251(f232)), E_252[f233], (TRUE if f234 else FALSE), (TRUE if f235 else FALSE), long(f236), (NULL if f237 is None else SOME + long(f237)), (NULL if f238 is None else SOME + text(f238)), (NULL if f239 is None else SOME + text(f239)), (NULL if f240 is None else SOME + blob(f240)), (NULL if f241 is None else SOME + text(f241)), (NULL if f242 is None else SOME + text(f242)), (NULL if f243 is None else SOME + long(f243)), (TRUE if f244 else FALSE), (TRUE if f245 else FALSE), (NULL if f246 is None else SOME + write_PreviousAttempt_253(f246)), long(f247), long(f248), long(f249), ))
 previous_decision: Callable[[Any], bytes] = write_Decision_228
 
-STATE_BODIES = StateBodies(state)
+STATE_BODIES: StateBodies = StateBodies(state)
 """The bodies of recent states: a decision, its snapshot and the state blob share one."""
 
 

@@ -142,10 +142,10 @@ def test_a_record_without_approvals_takes_the_previous_layout_and_its_fast_reade
     request = _request(Sweep())
     data = encode_request(request)
     assert data[2:10] == OLD.current_fingerprint[REQUEST] != codec._FAST_REQUEST
-    assert codec._READ_PREV_REQUEST is not None
-    assert codec._READ_PREV_REQUEST(data) == request
+    assert data.startswith(codec._FAST_REQUESTS.previous_header)
+    assert codec._FAST_REQUESTS.read(data, codec.REGISTRY) == request
     decision = Decision("rid", "op-1", Kind.CLAIM, Outcome.CLAIMED, True, 9, _state())
     data = encode_decision(decision)
     assert data[2:10] == OLD.current_fingerprint[DECISION]
-    assert codec._READ_PREV_DECISION is not None
-    assert codec._READ_PREV_DECISION(data) == decision
+    assert data.startswith(codec._FAST_DECISIONS.previous_header)
+    assert codec._FAST_DECISIONS.read(data, codec.REGISTRY) == decision
