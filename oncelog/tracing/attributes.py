@@ -8,7 +8,6 @@ results go in only when the caller opts in (``ONCELOG_TRACE_PAYLOADS``).
 
 from __future__ import annotations
 
-import functools
 from typing import Final
 
 from oncelog.identity import ids
@@ -41,13 +40,6 @@ PARAMS: Final = "oncelog.params"
 RESULT: Final = "oncelog.result"
 
 
-@functools.lru_cache(maxsize=1024)
-def _idempotency_key(operation_id: str, request_hash: str) -> str:
-    """:func:`ids.idempotency_key`, remembered: a claim's span and its completion's ask for
-    the key of the same execution, and it is a hash of two hashes (a few µs each time)."""
-    return ids.idempotency_key(operation_id, request_hash)
-
-
 def of_request(request: m.Request, topic: str, *, payloads: bool, key: bool = True) -> Attributes:
     """What a request says before its decision: where it goes and what it asks (``key``:
     with a claim's idempotency key, which a caller that adds the decision's may skip)."""
@@ -67,7 +59,7 @@ def of_request(request: m.Request, topic: str, *, payloads: bool, key: bool = Tr
         attrs[TOOL] = body.tool_name
         attrs[EFFECT] = body.effect.value
         if key:
-            attrs[IDEMPOTENCY_KEY] = _idempotency_key(request.operation_id, body.request_hash)
+            attrs[IDEMPOTENCY_KEY] = ids.idempotency_key(request.operation_id, body.request_hash)
         if payloads:
             attrs[PARAMS] = body.params.decode()
     elif isinstance(body, m.Complete) and payloads:
@@ -89,7 +81,7 @@ def of_decision(decision: m.Decision, *, payloads: bool) -> Attributes:
         attrs[EFFECT] = state.effect.value
         attrs[TOOL] = state.tool_name
         attrs[EPOCH] = state.epoch
-        attrs[IDEMPOTENCY_KEY] = _idempotency_key(state.operation_id, state.request_hash)
+        attrs[IDEMPOTENCY_KEY] = ids.idempotency_key(state.operation_id, state.request_hash)
     if payloads and decision.result is not None:
         attrs[RESULT] = decision.result.decode()
     return attrs

@@ -43,7 +43,7 @@ _MAX_TRACESTATE: Final = 512
 # (the property tests hold the two equal); it skips that path's text decoding and groups.
 _WRITTEN_FORMAT: Final = re.compile(rb"00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
 _WRITTEN_LENGTH: Final = 55
-#: The attributes of a link from a call span, by role (the SDK copies them into its own).
+#: The attribute of a call span's link that says what the linked span is.
 _LINK_ROLE: Final = "oncelog.link.role"
 
 
