@@ -4,7 +4,8 @@ Not a test, and not the end-to-end figure (that is ``bench.peers --tracing`` aga
 ``bench.peers``: docs/performance.md). Here, on the in-memory ledger (no Kafka), the
 CPU microseconds a claim+complete cycle takes with tracing off, then with the SDK's provider
 set (batch processor, spans dropped: bench/traced.py); and, with it on, writing a
-request's ``traceparent`` and reading one back, once each per record.
+request's ``traceparent`` and reading one back, once each per record (in general, as the
+projector reads a record's, as the client reads its decision's).
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ def main() -> None:
         headers = propagation.current_headers()
         inject = _per_call_us(propagation.current_headers)
     extract = _per_call_us(lambda: propagation.context_of(headers))
+    # The projector's read of a record's one header (sampled_context_of), and the client's
+    # of its decision's (written_context, the link to the fold).
+    extract_sampled = _per_call_us(lambda: propagation.sampled_context_of(headers))
+    value = propagation.traceparent_of(headers) or b""
+    extract_written = _per_call_us(lambda: propagation.written_context(value))
     figures = {
         "cycle_us_off": round(off, 1),
         "cycle_us_on": round(on, 1),
@@ -68,6 +74,8 @@ def main() -> None:
         "active_check_us_off": round(check_off, 3),
         "traceparent_write_us": round(inject, 2),
         "traceparent_read_us": round(extract, 2),
+        "traceparent_read_projector_us": round(extract_sampled, 2),
+        "traceparent_read_link_us": round(extract_written, 2),
         "spans_made": dropped.count,
         # Other work on the machine skews every figure: say how busy it was.
         "load_avg_1m": [round(load, 2), round(os.getloadavg()[0], 2)],

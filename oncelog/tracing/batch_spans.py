@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 from oncelog.schemas.models import Decision, Request
 from oncelog.tracing import attributes
 from oncelog.tracing.otel import tracer
-from oncelog.tracing.propagation import Headers, context_of, headers_of
+from oncelog.tracing.propagation import Headers, headers_of, sampled_context_of
 
 if TYPE_CHECKING:
     from confluent_kafka import Message
@@ -50,11 +50,12 @@ class TracedRequest(Protocol):
 
 def callers_of(messages: Sequence[Message]) -> dict[tuple[int, int], SpanContext]:
     """The caller's span context of each record that carries a sampled one, by (partition,
-    offset): a caller whose trace is not recorded gets no link into it."""
+    offset): a caller whose trace is not recorded gets no link into it, and costs no
+    object here (its flags are read before one is made)."""
     callers: dict[tuple[int, int], SpanContext] = {}
     for msg in messages:
-        context = context_of(msg.headers())
-        if context is not None and context.trace_flags.sampled:
+        context = sampled_context_of(msg.headers())
+        if context is not None:
             callers[(msg.partition() or 0, msg.offset() or 0)] = context
     return callers
 

@@ -71,7 +71,10 @@ class CallSpan:
 
     def _attributes(self, error: BaseException | None) -> attributes.Attributes:
         payloads, decision = self._payloads, self._decision
-        attrs = attributes.of_request(self._request, self._topic, payloads=payloads)
+        # A decided state names the execution's key (of_decision's, for a claim that met
+        # another's too): the request's would be worked out only to be replaced.
+        key = decision is None or decision.state is None
+        attrs = attributes.of_request(self._request, self._topic, payloads=payloads, key=key)
         if decision is not None:
             attrs.update(attributes.of_decision(decision, payloads=payloads))
         if isinstance(error, LedgerError):

@@ -38,6 +38,13 @@ _PROPAGATED_FORMAT: Final = re.compile(
 )
 _MAX_TRACEPARENT: Final = 512
 _MAX_TRACESTATE: Final = 512
+# What this library writes (``_headers``), byte for byte: version 00, lowercase hex, no
+# blanks. A header of exactly this form reads the same through the general path below
+# (the property tests hold the two equal); it skips that path's text decoding and groups.
+_WRITTEN_FORMAT: Final = re.compile(rb"00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
+_WRITTEN_LENGTH: Final = 55
+#: The attribute of a call span's link that says what the linked span is.
+_LINK_ROLE: Final = "oncelog.link.role"
 
 
 def current_headers() -> Headers | None:
@@ -109,6 +116,39 @@ def traceparent_of(headers: RecordHeaders | None) -> bytes | None:
     return None
 
 
+def written_context(value: bytes, *, sampled_only: bool = False) -> SpanContext | None:
+    """The context of one ``traceparent`` value as :func:`context_of` reads it from a record
+    whose only trace header it is; ``sampled_only``: None for an unsampled one, told from
+    its flags before any object is made (the projector links only to sampled callers)."""
+    if len(value) != _WRITTEN_LENGTH or _WRITTEN_FORMAT.fullmatch(value) is None:
+        return _read(value.decode("latin-1"), None, sampled_only=sampled_only)
+    flags = int(value[53:55], 16)
+    if sampled_only and not flags & 1:
+        return None
+    trace_id, span_id = int(value[3:35], 16), int(value[36:52], 16)
+    if not trace_id or not span_id:
+        return None
+    import opentelemetry.trace as trace_api  # noqa: PLC0415  # tracing on
+
+    return trace_api.SpanContext(
+        trace_id, span_id, is_remote=True, trace_flags=trace_api.TraceFlags(flags)
+    )
+
+
+def sampled_context_of(headers: RecordHeaders | None) -> SpanContext | None:
+    """:func:`context_of`, but None for a context whose trace is not sampled: the
+    projector's question per record. A record with one ``traceparent`` as this library
+    writes it and no ``tracestate`` (every SDK request) takes :func:`written_context`."""
+    if not headers:
+        return None
+    if isinstance(headers, list) and len(headers) == 1:
+        name, value = headers[0]
+        if name == TRACEPARENT and isinstance(value, bytes) and value:
+            return written_context(value, sampled_only=True)
+    parent, state = _carried(headers)
+    return None if parent is None else _read(parent, state, sampled_only=True)
+
+
 def context_of(headers: RecordHeaders | None) -> SpanContext | None:
     """The (remote) span context a record's headers carry; None when they carry none or a
     malformed one (a header is the sender's word: a bad one is ignored, never raised).
@@ -117,13 +157,20 @@ def context_of(headers: RecordHeaders | None) -> SpanContext | None:
     and length limits), but straight into a span context: the projector asks this of every
     record of a traced batch."""
     parent, state = _carried(headers)
-    if parent is None or len(parent) > _MAX_TRACEPARENT:
+    return None if parent is None else _read(parent, state)
+
+
+def _read(parent: str, state: str | None, *, sampled_only: bool = False) -> SpanContext | None:
+    """A ``traceparent`` (and ``tracestate``) header's context, or None: see :func:`context_of`."""
+    if len(parent) > _MAX_TRACEPARENT:
         return None
     found = _PROPAGATED_FORMAT.fullmatch(parent)
     if found is None:
         return None
     version, trace_id, span_id, flags, more = found.groups()
     if version == "ff" or (version == "00" and more) or _zero(trace_id) or _zero(span_id):
+        return None
+    if sampled_only and not int(flags, 16) & 1:
         return None
     import opentelemetry.trace as trace_api  # noqa: PLC0415  # tracing on
 
@@ -152,8 +199,8 @@ def _carried(headers: RecordHeaders | None) -> tuple[str | None, str | None]:
 
 def link_current(traceparent: bytes | None, role: str) -> None:
     """Link the current span to the span a ``traceparent`` names (``oncelog.link.role``)."""
-    context = context_of([(TRACEPARENT, traceparent)]) if traceparent else None
+    context = written_context(traceparent) if traceparent else None
     if context is not None:
         import opentelemetry.trace as trace_api  # noqa: PLC0415  # tracing on
 
-        trace_api.get_current_span().add_link(context, {"oncelog.link.role": role})
+        trace_api.get_current_span().add_link(context, {_LINK_ROLE: role})

@@ -19,7 +19,9 @@ from oncelog.tracing.propagation import (
     TRACESTATE,
     context_of,
     headers_of,
+    sampled_context_of,
     traceparent_of,
+    written_context,
 )
 from tests.budget import examples
 
@@ -95,3 +97,44 @@ def test_headers_are_written_as_the_w3c_propagator_writes_them(
     carrier: dict[str, str] = {}
     TraceContextTextMapPropagator().inject(carrier, set_span_in_context(NonRecordingSpan(context)))
     assert headers_of(NonRecordingSpan(context)) == [(k, v.encode()) for k, v in carrier.items()]
+
+
+def _sampled(headers: list[tuple[str, str | bytes | None]]) -> SpanContext | None:
+    found = context_of(headers)
+    return found if found is not None and found.trace_flags.sampled else None
+
+
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+written_headers = st.builds(
+    lambda trace_id, span_id, flags: f"00-{trace_id}-{span_id}-{flags}".encode(),
+    st.sampled_from(["0" * 32, TRACE_ID, TRACE_ID.upper()]),
+    st.sampled_from(["0" * 16, "00f067aa0ba902b7", "00f067aa0ba9_2b7"]),
+    st.sampled_from(["00", "01", "03", "ff", "0g", "+1"]),
+)
+one_header_values = st.one_of(written_headers, st.binary(max_size=60), traceparents.map(str.encode))
+
+
+@settings(max_examples=examples(2000))
+@given(one_header_values)
+def test_a_written_traceparent_reads_as_the_general_reader_reads_it(value: bytes) -> None:
+    """The short path (a record's one header, as this library writes it) agrees with the
+    general one on any value, near misses included (upper case, an underscore, a sign)."""
+    assert written_context(value) == context_of([(TRACEPARENT, value)])
+    assert written_context(value, sampled_only=True) == _sampled([(TRACEPARENT, value)])
+
+
+@settings(max_examples=examples(2000))
+@given(
+    st.one_of(
+        st.lists(st.tuples(st.sampled_from([TRACEPARENT, TRACESTATE, "other"]), header_values)),
+        one_header_values.map(lambda value: [(TRACEPARENT, value)]),
+    )
+)
+def test_the_projector_reads_a_sampled_context_or_none(
+    headers: list[tuple[str, str | bytes | None]],
+) -> None:
+    """What the projector links to: the context a record carries, only when sampled."""
+    found = sampled_context_of(headers)
+    assert found == _sampled(headers)
+    if found is not None:
+        assert found.trace_state == context_of(headers).trace_state  # type: ignore[union-attr]

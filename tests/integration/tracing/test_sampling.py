@@ -14,8 +14,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
+from oncelog.identity import ids
 from oncelog.producer.sync_client import SyncLedgerClient
-from oncelog.schemas.models import Decision, Request
+from oncelog.schemas.models import Claim, Decision, Request
 from oncelog.testing import InMemoryLedger
 from oncelog.tracing import attributes, calls
 from oncelog.tracing import batch_spans as batch_spans_module
@@ -159,3 +160,24 @@ def test_a_batch_its_sampler_drops_makes_no_fold_span(
     folded = [Folded(0, 0, request, decision)]
     assert batch_spans(records, folded, TOPIC, (1, 2)) is None  # type: ignore[arg-type]
     assert not spans.get_finished_spans()
+
+
+def test_a_call_span_names_the_key_of_the_state_or_else_of_the_request(
+    spans: InMemorySpanExporter, claimed: tuple[Request, Decision]
+) -> None:
+    """Undecided (an error, a timeout), a claim's span carries its request's idempotency
+    key; decided, the state's, which differs for a claim that met another's params."""
+    request, decision = claimed
+    assert decision.state is not None
+    with calls.CallSpan(request, TOPIC, payloads=False):
+        pass
+    other = decision._replace(state=decision.state._replace(request_hash="f" * 64))
+    with calls.CallSpan(request, TOPIC, payloads=False) as call:
+        call.decided(other)
+    undecided, conflicted = (s.attributes or {} for s in spans.get_finished_spans())
+    assert isinstance(request.body, Claim)
+    own = ids.idempotency_key(request.operation_id, request.body.request_hash)
+    assert undecided[attributes.IDEMPOTENCY_KEY] == own
+    assert conflicted[attributes.IDEMPOTENCY_KEY] == ids.idempotency_key(
+        request.operation_id, "f" * 64
+    )
