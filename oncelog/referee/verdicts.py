@@ -79,6 +79,12 @@ def sha256_hex(data: bytes) -> str:
 
 # --- decisions ---------------------------------------------------------------------
 
+_DECISION_INDEX: Final = {name: i for i, name in enumerate(Decision._fields)}
+# The defaults of the fields after ``epoch`` (``decide`` names the eight before it).
+_DECISION_DEFAULTS: Final = tuple(
+    Decision._field_defaults[name] for name in Decision._fields[_DECISION_INDEX["epoch"] + 1 :]
+)
+
 
 def decide(
     state: ExecutionState | None,
@@ -92,10 +98,15 @@ def decide(
     # A detail may name the epoch itself (a fenced holder's).
     epoch = detail.pop("epoch", None if state is None else state.epoch)
     kind = BODY_KIND[type(request.body)]
-    # The leading fields in Decision's order, the rare ones by name.
-    return Decision(
-        request.request_id, request.operation_id, kind, outcome, changed, t, state, epoch, **detail
-    )
+    # The leading fields in Decision's order, the rare ones by name over their defaults,
+    # made as ``Decision._make`` makes it: the constructor's ``__new__`` is an interpreted
+    # frame, called for every request folded.
+    values = [request.request_id, request.operation_id, kind, outcome, changed, t, state, epoch]
+    values.extend(_DECISION_DEFAULTS)
+    for name, value in detail.items():
+        values[_DECISION_INDEX[name]] = value
+    decision: Decision = tuple.__new__(Decision, values)
+    return decision
 
 
 def unchanged(state: ExecutionState | None, request: Request, outcome: Outcome, t: int) -> Result:
@@ -163,8 +174,9 @@ def commit(
     """
     epoch = changes.get("epoch", state.epoch)
     payload = payload_fingerprint(request.body) if payload_fp is None else payload_fp
-    memo = RecentRequest(
-        request.request_id, outcome, epoch, fp, payload, t, changes.get("worker_id", "")
+    memo: RecentRequest = tuple.__new__(
+        RecentRequest,
+        (request.request_id, outcome, epoch, fp, payload, t, changes.get("worker_id", "")),
     )
     # ``changes`` is this call's own keyword dict: completing it in place is safe.
     changes["version"] = state.version + 1

@@ -636,7 +636,7 @@ def read(data: bytes, pos: int) -> Any:
                 raise UnsureError
             v46 = b == 1
             pos += 1
-            v36 = C_PreviousAttempt_37(v38, v39, v40, v41, v42, v43, v45, v46)
+            v36 = tuple.__new__(C_PreviousAttempt_37, (v38, v39, v40, v41, v42, v43, v45, v46,))
         else:
             raise UnsureError
         items48 = []
@@ -747,7 +747,7 @@ def read(data: bytes, pos: int) -> Any:
                     pos = end
                 else:
                     v59, pos = read_text(data, pos)
-                item50 = C_RecentRequest_51(v52, v53, v55, v56, v57, v58, v59)
+                item50 = tuple.__new__(C_RecentRequest_51, (v52, v53, v55, v56, v57, v58, v59,))
                 items48.append(item50)
         v47 = tuple(items48)
         b = data[pos]
@@ -831,7 +831,7 @@ def read(data: bytes, pos: int) -> Any:
                 raise UnsureError
             v66 = b == 1
             pos += 1
-            v61 = C_Inheritance_62(v63, v64, v65, v66)
+            v61 = tuple.__new__(C_Inheritance_62, (v63, v64, v65, v66,))
         else:
             raise UnsureError
         b = data[pos]
@@ -1002,13 +1002,13 @@ def read(data: bytes, pos: int) -> Any:
                         pos = end
                     else:
                         v83, pos = read_raw(data, pos)
-                    item80 = C_ApproverKey_81(v82, v83)
+                    item80 = tuple.__new__(C_ApproverKey_81, (v82, v83,))
                     items78.append(item80)
             v77 = tuple(items78)
-            v67 = C_Approval_68(v69, v70, v71, v72, v73, v74, v75, v76, v77)
+            v67 = tuple.__new__(C_Approval_68, (v69, v70, v71, v72, v73, v74, v75, v76, v77,))
         else:
             raise UnsureError
-        v6 = C_ExecutionState_7(v8, v9, v10, v11, v13, v14, v15, v16, v17, v18, v20, v21, v22, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33, v34, v35, v36, v47, v60, v61, v67)
+        v6 = tuple.__new__(C_ExecutionState_7, (v8, v9, v10, v11, v13, v14, v15, v16, v17, v18, v20, v21, v22, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33, v34, v35, v36, v47, v60, v61, v67,))
     else:
         raise UnsureError
     b = data[pos]
@@ -1306,7 +1306,7 @@ def read(data: bytes, pos: int) -> Any:
             raise UnsureError
         v108 = b == 1
         pos += 1
-        v98 = C_PreviousAttempt_99(v100, v101, v102, v103, v104, v105, v107, v108)
+        v98 = tuple.__new__(C_PreviousAttempt_99, (v100, v101, v102, v103, v104, v105, v107, v108,))
     else:
         raise UnsureError
     b = data[pos]
@@ -1371,7 +1371,7 @@ def read(data: bytes, pos: int) -> Any:
         if n >> 64:
             raise UnsureError
         v111 = (n >> 1) ^ -(n & 1)
-    value = C_Decision_1(v2, v3, v4, v84, v86, v111, v6, v89, v87, v90, v91, v92, v93, v97, v98, v109, v110)
+    value = tuple.__new__(C_Decision_1, (v2, v3, v4, v84, v86, v111, v6, v89, v87, v90, v91, v92, v93, v97, v98, v109, v110,))
     if pos != size:
         raise UnsureError
     return value

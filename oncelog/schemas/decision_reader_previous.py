@@ -620,7 +620,7 @@ def read(data: bytes, pos: int) -> Any:
                 raise UnsureError
             v46 = b == 1
             pos += 1
-            v36 = C_PreviousAttempt_37(v38, v39, v40, v41, v42, v43, v45, v46)
+            v36 = tuple.__new__(C_PreviousAttempt_37, (v38, v39, v40, v41, v42, v43, v45, v46,))
         else:
             raise UnsureError
         items48 = []
@@ -731,7 +731,7 @@ def read(data: bytes, pos: int) -> Any:
                     pos = end
                 else:
                     v59, pos = read_text(data, pos)
-                item50 = C_RecentRequest_51(v52, v53, v55, v56, v57, v58, v59)
+                item50 = tuple.__new__(C_RecentRequest_51, (v52, v53, v55, v56, v57, v58, v59,))
                 items48.append(item50)
         v47 = tuple(items48)
         b = data[pos]
@@ -815,10 +815,10 @@ def read(data: bytes, pos: int) -> Any:
                 raise UnsureError
             v66 = b == 1
             pos += 1
-            v61 = C_Inheritance_62(v63, v64, v65, v66)
+            v61 = tuple.__new__(C_Inheritance_62, (v63, v64, v65, v66,))
         else:
             raise UnsureError
-        v6 = C_ExecutionState_7(v8, v9, v10, v11, v13, v14, v15, v16, v17, v18, v20, v21, v22, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33, v34, v35, v36, v47, v60, v61, D_approval_67)
+        v6 = tuple.__new__(C_ExecutionState_7, (v8, v9, v10, v11, v13, v14, v15, v16, v17, v18, v20, v21, v22, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33, v34, v35, v36, v47, v60, v61, D_approval_67,))
     else:
         raise UnsureError
     b = data[pos]
@@ -1116,7 +1116,7 @@ def read(data: bytes, pos: int) -> Any:
             raise UnsureError
         v92 = b == 1
         pos += 1
-        v82 = C_PreviousAttempt_83(v84, v85, v86, v87, v88, v89, v91, v92)
+        v82 = tuple.__new__(C_PreviousAttempt_83, (v84, v85, v86, v87, v88, v89, v91, v92,))
     else:
         raise UnsureError
     b = data[pos]
@@ -1181,7 +1181,7 @@ def read(data: bytes, pos: int) -> Any:
         if n >> 64:
             raise UnsureError
         v95 = (n >> 1) ^ -(n & 1)
-    value = C_Decision_1(v2, v3, v4, v68, v70, v95, v6, v73, v71, v74, v75, v76, v77, v81, v82, v93, v94)
+    value = tuple.__new__(C_Decision_1, (v2, v3, v4, v68, v70, v95, v6, v73, v71, v74, v75, v76, v77, v81, v82, v93, v94,))
     if pos != size:
         raise UnsureError
     return value

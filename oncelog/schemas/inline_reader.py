@@ -209,7 +209,10 @@ class _Emitter(Emitter):
                     raise UnsupportedError(f"{t['name']}: no {field}")
                 local[field] = self.bind(f"D_{field}_", defaults[field])
         args = ", ".join(local[field] for field in model_fields(cls))
-        self.add(indent, f"{target} = {name}({args})")
+        if hasattr(cls, "_fields"):  # a NamedTuple: as its _make makes it, with no frame
+            self.add(indent, f"{target} = tuple.__new__({name}, ({args},))")
+        else:
+            self.add(indent, f"{target} = {name}({args})")
 
     def _array(self, t: Any, target: str, indent: int) -> None:
         items, count, item = self.fresh("items"), self.fresh("count"), self.fresh("item")

@@ -620,13 +620,13 @@ def read(data: bytes, pos: int) -> Any:
                     pos = end
                 else:
                     v62, pos = read_raw(data, pos)
-                item59 = C_ApproverKey_60(v61, v62)
+                item59 = tuple.__new__(C_ApproverKey_60, (v61, v62,))
                 items57.append(item59)
         v56 = tuple(items57)
-        v52 = C_ApprovalPolicy_53(v54, v55, v56)
+        v52 = tuple.__new__(C_ApprovalPolicy_53, (v54, v55, v56,))
     else:
         raise UnsureError
-    value = C_Request_1(v2, v3, v4, v5, v6, v7, v50, v51, v52)
+    value = tuple.__new__(C_Request_1, (v2, v3, v4, v5, v6, v7, v50, v51, v52,))
     if pos != size:
         raise UnsureError
     return value

@@ -445,7 +445,7 @@ def read(data: bytes, pos: int) -> Any:
             v42, pos = read_text(data, pos)
     else:
         raise UnsureError
-    value = C_Request_1(v2, v3, v4, v5, v6, v7, v41, v42, D_approval_43)
+    value = tuple.__new__(C_Request_1, (v2, v3, v4, v5, v6, v7, v41, v42, D_approval_43,))
     if pos != size:
         raise UnsureError
     return value
