@@ -19,6 +19,7 @@ from fastavro.schema import fingerprint, load_schema, to_parsing_canonical_form
 
 from oncelog.errors import CodecError
 from oncelog.schemas import (
+    avro_write,
     convert,
     decision_reader,
     decision_reader_previous,
@@ -266,8 +267,9 @@ def encode_state_body(state: ExecutionState) -> bytes:
 
 
 def clear_state_bodies() -> None:
-    """Forget the memoized state bodies (for benchmarks and tests)."""
+    """Forget the memoized state bodies and retry-memory runs (for benchmarks and tests)."""
     _STATE_BODIES.clear()
+    avro_write.clear_runs()
 
 
 def encode_snapshot(snapshot: ExecutionSnapshot, registry: SchemaRegistry = REGISTRY) -> bytes:

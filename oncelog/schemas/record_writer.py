@@ -16,9 +16,11 @@ The package's own writers (:data:`WRITERS`) are that source written out as
 (``python -m oncelog.schemas.record_writer``), checked in and compiled by mypyc;
 :func:`compile_writer` executes the same source for any other schema. The
 primitives the generated code calls are in :mod:`oncelog.schemas.avro_write`.
-Encoded longs, strings and retry-memory items are memoized by value
-(:mod:`oncelog.schemas.byte_budget`). ``tests/schemas/test_record_writer.py`` and
-``test_request_reader.py`` check the bytes against fastavro's.
+Encoded longs and strings are memoized by value (:mod:`oncelog.schemas.byte_budget`),
+and a retry memory that grew by one entry is written as the previous version's items
+plus the new one (``avro_write.record_array``).
+``tests/schemas/test_record_writer.py`` and ``test_request_reader.py`` check the
+bytes against fastavro's.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ _PRIMITIVES: Final = [
     "text",
     "blob",
     "array",
-    "memoized",
+    "record_array",
     "pack_f",
     "pack_d",
 ]
@@ -102,7 +104,7 @@ class _Emitter(Emitter):
             if kind == "enum":
                 return f"{self._enum(t)}[{v}]"
             if kind == "array":
-                return f"array({v}, {self._items(t['items'])})"
+                return self._array(t["items"], v)
             t = kind
         simple = {
             "string": f"blob({v}.encode())" if where in self.unmemoized else f"text({v})",
@@ -124,13 +126,13 @@ class _Emitter(Emitter):
         table = {s: write_long(i) for i, s in enumerate(t["symbols"])}
         return self.spell("E_", table, repr(table))
 
-    def _items(self, t: Any) -> str:
-        if isinstance(t, str) and t in self.named:
-            t = self.named[t]
+    def _array(self, t: Any, v: str) -> str:
+        """An array; of records, the items of its previous version kept (``record_array``)."""
+        t = self.resolved(t)
         if isinstance(t, dict) and t["type"] == "record" and t["name"] not in self.nested:
-            return f"memoized({self.record(t)})"
+            return f"record_array({v}, {self.record(t)})"
         item = self.fresh("item")
-        return f"(lambda {item}: {self.expr(t, item)})"
+        return f"array({v}, (lambda {item}: {self.expr(t, item)}))"
 
     def _union(self, branches: list[Any], v: str) -> str:
         if len(branches) == 2 and branches[0] == "null":  # ["null", X]: the optional field
@@ -228,9 +230,9 @@ from oncelog.schemas.avro_write import (
     array,
     blob,
     branch,
-    memoized,
     pack_d,
     pack_f,
+    record_array,
     text,
 )
 from oncelog.schemas.avro_write import write_long as long

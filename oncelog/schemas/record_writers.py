@@ -18,9 +18,9 @@ from oncelog.schemas.avro_write import (
     array,
     blob,
     branch,
-    memoized,
     pack_d,
     pack_f,
+    record_array,
     text,
 )
 from oncelog.schemas.avro_write import write_long as long
@@ -49,12 +49,12 @@ def write_ApproverKey_69(o: Any) -> bytes:
 
 def write_Approval_59(o: Any) -> bytes:
     (f60, f61, f62, f63, f64, f65, f66, f67, f68,) = o
-    return b''.join((long(f60), long(f61), text(f62), (TRUE if f63 else FALSE), (TRUE if f64 else FALSE), (NULL if f65 is None else SOME + text(f65)), (NULL if f66 is None else SOME + long(f66)), (NULL if f67 is None else SOME + text(f67)), array(f68, memoized(write_ApproverKey_69)), ))
+    return b''.join((long(f60), long(f61), text(f62), (TRUE if f63 else FALSE), (TRUE if f64 else FALSE), (NULL if f65 is None else SOME + text(f65)), (NULL if f66 is None else SOME + long(f66)), (NULL if f67 is None else SOME + text(f67)), record_array(f68, write_ApproverKey_69), ))
 
 
 def write_ExecutionState_1(o: Any) -> bytes:
     (f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19, f20, f21, f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32,) = o
-    return b''.join((text(f2), text(f3), text(f4), E_33[f5], long(f6), long(f7), text(f8), text(f9), blob(f10), E_34[f11], long(f12), long(f13), text(f14), text(f15), long(f16), long(f17), (NULL if f18 is None else SOME + long(f18)), (TRUE if f19 else FALSE), (NULL if f20 is None else SOME + text(f20)), (NULL if f21 is None else SOME + blob(f21)), (NULL if f22 is None else SOME + text(f22)), (NULL if f23 is None else SOME + long(f23)), (NULL if f24 is None else SOME + long(f24)), (NULL if f25 is None else SOME + text(f25)), (TRUE if f26 else FALSE), (TRUE if f27 else FALSE), (NULL if f28 is None else SOME + write_PreviousAttempt_35(f28)), array(f29, memoized(write_RecentRequest_45)), long(f30), (NULL if f31 is None else SOME + write_Inheritance_54(f31)), (NULL if f32 is None else SOME + write_Approval_59(f32)), ))
+    return b''.join((text(f2), text(f3), text(f4), E_33[f5], long(f6), long(f7), text(f8), text(f9), blob(f10), E_34[f11], long(f12), long(f13), text(f14), text(f15), long(f16), long(f17), (NULL if f18 is None else SOME + long(f18)), (TRUE if f19 else FALSE), (NULL if f20 is None else SOME + text(f20)), (NULL if f21 is None else SOME + blob(f21)), (NULL if f22 is None else SOME + text(f22)), (NULL if f23 is None else SOME + long(f23)), (NULL if f24 is None else SOME + long(f24)), (NULL if f25 is None else SOME + text(f25)), (TRUE if f26 else FALSE), (TRUE if f27 else FALSE), (NULL if f28 is None else SOME + write_PreviousAttempt_35(f28)), record_array(f29, write_RecentRequest_45), long(f30), (NULL if f31 is None else SOME + write_Inheritance_54(f31)), (NULL if f32 is None else SOME + write_Approval_59(f32)), ))
 state: Callable[[Any], bytes] = write_ExecutionState_1
 
 
@@ -138,7 +138,7 @@ def write_ApproverKey_129(o: Any) -> bytes:
 
 def write_ApprovalPolicy_125(o: Any) -> bytes:
     (f126, f127, f128,) = o
-    return b''.join((long(f126), (TRUE if f127 else FALSE), array(f128, memoized(write_ApproverKey_129)), ))
+    return b''.join((long(f126), (TRUE if f127 else FALSE), record_array(f128, write_ApproverKey_129), ))
 
 
 def write_Request_72(o: Any) -> bytes:
