@@ -44,6 +44,8 @@ COMPILED: Final = (
     "oncelog.schemas.record_writers",
     "oncelog.schemas.fast_paths",
     "oncelog.projector.row_builders",
+    "oncelog.projector.known_ids",
+    "oncelog.projector.states",
 )
 """The modules mypyc compiles, by import name."""
 

@@ -35,17 +35,19 @@ class KnownIds:
         """The memory the filter holds, however many ids were added."""
         return len(self._bits)
 
-    def _probes(self, operation_id: str) -> list[int]:
+    def _double_hash(self, operation_id: str) -> tuple[int, int]:
         # Two halves of the string's hash (fixed within this process, which is all the
-        # filter lives for) make the probes: h1 + i * h2, the usual double hashing.
-        h = hash(operation_id) & ((1 << 2 * _HALF) - 1)
-        h1, h2, mask = h & _LOW, (h >> _HALF) | 1, self._mask
-        return [(h1 + i * h2) & mask for i in range(PROBES)]
+        # filter lives for) make the probes: h1 + i * h2, the usual double hashing. Each
+        # half fits a machine word, so the compiled loops below stay in small ints.
+        h = hash(operation_id)
+        return h & _LOW, (h >> _HALF) & _LOW | 1
 
     def add(self, operation_id: str) -> None:
         """Remember ``operation_id``: ``in`` answers True for it from now on."""
-        bits = self._bits
-        for p in self._probes(operation_id):
+        h1, h2 = self._double_hash(operation_id)
+        bits, mask = self._bits, self._mask
+        for i in range(PROBES):
+            p = (h1 + i * h2) & mask
             bits[p >> 3] |= 1 << (p & 7)
 
     def update(self, operation_ids: Iterable[str]) -> None:
@@ -56,5 +58,10 @@ class KnownIds:
     def __contains__(self, operation_id: object) -> bool:
         if not isinstance(operation_id, str):
             return False
-        bits = self._bits
-        return all(bits[p >> 3] & (1 << (p & 7)) for p in self._probes(operation_id))
+        h1, h2 = self._double_hash(operation_id)
+        bits, mask = self._bits, self._mask
+        for i in range(PROBES):
+            p = (h1 + i * h2) & mask
+            if not bits[p >> 3] & (1 << (p & 7)):
+                return False
+        return True
