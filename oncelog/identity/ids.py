@@ -35,8 +35,15 @@ not recognised by v2 (a clean break, see the README's "Identity" section).
 ONCELOG_NAMESPACE: Final = uuid.UUID("d86ed2a2-8ca6-5274-b410-ad593ab0bb67")
 
 
-def step_key_name(step: int) -> str:
-    """The key name the SDK uses when the caller gives a step number."""
+# The functions below that check their arguments take them as ``object``: this module is
+# compiled (oncelog._compiled), and a compiled ``str`` or ``int`` parameter would refuse a
+# wrong type with a bare TypeError (or take ``True`` as 1) before the check could answer
+# ``invalid_argument``.
+
+
+def step_key_name(step: object) -> str:
+    """The key name the SDK uses when the caller gives a step number (checked here: any
+    object may come in, and a bool or a float is refused, compiled or not)."""
     value = validate_int("step", step)
     if value < 0:
         raise InvalidArgumentError(f"step must not be negative, got {value}")
@@ -52,7 +59,7 @@ def key_of(step_or_key: str) -> str:
 
 
 def request_hash(
-    tool_name: str, params: Mapping[str, Any], dedup_fields: Sequence[str] | None = None
+    tool_name: object, params: Mapping[str, Any], dedup_fields: Sequence[str] | None = None
 ) -> str:
     """SHA-256 hex of canonical ``{"tool": tool_name, "params": restricted params}``.
 
@@ -61,11 +68,11 @@ def request_hash(
     arguments first, for a caller outside the SDK; the SDK checks them at its
     public call and hashes with :func:`request_hash_of_params`.
     """
-    validate_id("tool_name", tool_name)
+    tool = validate_id("tool_name", tool_name)
     if not isinstance(params, Mapping):
         raise InvalidArgumentError(f"params must be a mapping, got {type(params).__name__}")
     fields = validate_dedup_fields(params, dedup_fields)
-    return request_hash_of_params(tool_name, counted_params(params, fields))
+    return request_hash_of_params(tool, counted_params(params, fields))
 
 
 def counted_params(params: Mapping[str, Any], fields: Sequence[str] | None) -> bytes:
@@ -109,16 +116,14 @@ def uuid5_text(name: str) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-def operation_id(channel_id: str, key_name: str) -> str:
+def operation_id(channel_id: object, key_name: object) -> str:
     """UUIDv5 naming one operation: the Kafka message key of all its records.
 
     Checks both ids first (:class:`~oncelog.errors.InvalidArgumentError`), for a
     caller handed them from outside: a query, a record on the log. The SDK checks
     them once, at its public call, and derives with :func:`operation_id_unchecked`.
     """
-    validate_id("channel_id", channel_id)
-    validate_id("key_name", key_name)
-    return _uuid5_of(channel_id, key_name)
+    return _uuid5_of(validate_id("channel_id", channel_id), validate_id("key_name", key_name))
 
 
 def operation_id_unchecked(channel_id: str, key_name: str) -> str:
@@ -126,8 +131,8 @@ def operation_id_unchecked(channel_id: str, key_name: str) -> str:
     return _uuid5_of(channel_id, key_name)
 
 
-def idempotency_key(operation_id: str, request_hash: str) -> str:
+def idempotency_key(operation_id: object, request_hash: object) -> str:
     """UUIDv5 over (operation_id, request_hash): what a tool passes downstream."""
-    validate_id("operation_id", operation_id)
-    validate_id("request_hash", request_hash)
-    return _uuid5_of(operation_id, request_hash)
+    return _uuid5_of(
+        validate_id("operation_id", operation_id), validate_id("request_hash", request_hash)
+    )

@@ -46,8 +46,12 @@ def to_positive(number: int) -> int:
     return number & 0x7FFFFFFF
 
 
-def partition_for(channel_id: str, num_partitions: int) -> int:
-    """The partition Kafka's default partitioner picks for key ``channel_id``."""
+def partition_for(channel_id: str, num_partitions: object) -> int:
+    """The partition Kafka's default partitioner picks for key ``channel_id``.
+
+    ``num_partitions`` is checked here (a bool or a float is refused), so it is typed
+    ``object``: compiled, an ``int`` parameter would take ``True`` as 1.
+    """
     if isinstance(num_partitions, bool) or not isinstance(num_partitions, int):
         raise InvalidArgumentError("num_partitions must be an int")
     if num_partitions < 1:

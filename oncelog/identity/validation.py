@@ -251,17 +251,23 @@ def validate_retention_ms(retention_ms: object) -> int:
 
 
 def validate_dedup_fields(
-    params: Mapping[str, Any], dedup_fields: Sequence[str] | None
+    params: Mapping[str, Any], dedup_fields: object
 ) -> tuple[str, ...] | None:
-    """Check that every dedup field is a string present in ``params``."""
+    """Check that every dedup field is a string present in ``params``.
+
+    ``dedup_fields`` is typed ``object``: whatever a caller passed is checked here (a
+    compiled ``Sequence[str]`` would refuse a non-string entry with a bare TypeError).
+    """
     if dedup_fields is None:
         return None
     # A bare string is a sequence of characters: almost certainly a caller bug.
     if isinstance(dedup_fields, str) or not isinstance(dedup_fields, Sequence):
         raise InvalidArgumentError("dedup_fields must be a list of field names or None")
+    names: list[str] = []
     for name in dedup_fields:
         if not isinstance(name, str):
             raise InvalidArgumentError(f"dedup_fields entry {name!r} is not a string")
         if name not in params:
             raise InvalidArgumentError(f"dedup_fields entry {name!r} is not in params")
-    return tuple(dedup_fields)
+        names.append(name)
+    return tuple(names)

@@ -114,7 +114,7 @@ def test_step_key_name() -> None:
     assert step_key_name(7) == "step-7"
     for bad in (-1, True, 1.0):
         with pytest.raises(InvalidArgumentError):
-            step_key_name(bad)  # type: ignore[arg-type]
+            step_key_name(bad)
 
 
 @given(

@@ -69,7 +69,7 @@ def test_partition_for_is_to_positive_murmur2_mod_n() -> None:
 @pytest.mark.parametrize("bad", [0, -1, True, 2.0])
 def test_partition_for_refuses_bad_partition_counts(bad: object) -> None:
     with pytest.raises(InvalidArgumentError):
-        partition_for("run", bad)  # type: ignore[arg-type]
+        partition_for("run", bad)
 
 
 @given(
