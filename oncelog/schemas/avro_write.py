@@ -105,10 +105,16 @@ def array(items: Any, write_item: Callable[[Any], bytes]) -> bytes:
     """An array as fastavro writes it: one block (count, items), then 0; empty is 0."""
     if not items:
         return NULL
-    parts = [write_long(len(items))]
-    parts.extend(write_item(item) for item in items)
-    parts.append(NULL)
-    return b"".join(parts)
+    return _block(len(items), _joined(items, write_item))
+
+
+def _block(count: int, body: bytes) -> bytes:
+    """The one block of a non-empty array: its count, its items' bytes, then the ending 0."""
+    return write_long(count) + body + NULL
+
+
+def _joined(items: Any, write_item: Callable[[Any], bytes]) -> bytes:
+    return b"".join([write_item(item) for item in items])
 
 
 pack_f: Final = struct.Struct("<f").pack
@@ -239,7 +245,7 @@ def _items_of(items: tuple[Any, ...], write_item: Callable[[Any], bytes]) -> byt
     if before is not None and _extends(items, before[0]):
         data = before[1] + write_item(last)
     else:
-        data = b"".join([write_item(item) for item in items])
+        data = _joined(items, write_item)
     _RUNS.keep(last, items, data)
     return data
 
@@ -254,7 +260,7 @@ def record_array(items: Any, write_item: Callable[[Any], bytes]) -> bytes:
         return array(items, write_item)
     if not items:
         return NULL
-    return write_long(len(items)) + _items_of(items, write_item) + NULL
+    return _block(len(items), _items_of(items, write_item))
 
 
 def clear_runs() -> None:
