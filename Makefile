@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml constraints.txt
 # whenever one of their sources changes. ONCELOG_INTERPRETED=1 builds none. --force: an
 # unchanged module's cached build is copied with its old time, which oncelog._compiled would
 # take for a source edited since.
-CORE_SRC := oncelog/referee/fold.py oncelog/referee/verdicts.py oncelog/referee/approvals.py oncelog/referee/inherits.py oncelog/referee/judge.py oncelog/referee/validate.py oncelog/identity/tokens.py oncelog/identity/ids.py oncelog/identity/validation.py oncelog/identity/partitioner.py oncelog/schemas/request_reader.py oncelog/schemas/request_reader_previous.py oncelog/schemas/decision_reader.py oncelog/schemas/decision_reader_previous.py oncelog/schemas/avro_write.py oncelog/schemas/byte_budget.py oncelog/schemas/record_writers.py oncelog/schemas/fast_paths.py oncelog/projector/row_builders.py oncelog/projector/known_ids.py oncelog/projector/states.py
+CORE_SRC := oncelog/referee/fold.py oncelog/referee/verdicts.py oncelog/referee/approvals.py oncelog/referee/inherits.py oncelog/referee/judge.py oncelog/referee/validate.py oncelog/identity/tokens.py oncelog/identity/canonical_json.py oncelog/identity/ids.py oncelog/identity/validation.py oncelog/identity/partitioner.py oncelog/schemas/request_reader.py oncelog/schemas/request_reader_previous.py oncelog/schemas/decision_reader.py oncelog/schemas/decision_reader_previous.py oncelog/schemas/avro_write.py oncelog/schemas/byte_budget.py oncelog/schemas/record_writers.py oncelog/schemas/fast_paths.py oncelog/projector/row_builders.py oncelog/projector/known_ids.py oncelog/projector/states.py
 CORE_STAMP := $(VENV)/.compiled-stamp
 $(CORE_STAMP): $(STAMP) $(CORE_SRC) oncelog/_compiled.py setup.py
 	$(PY) setup.py -q build_ext --inplace --force

@@ -35,6 +35,7 @@ COMPILED: Final = (
     "oncelog.referee.judge",
     "oncelog.referee.validate",
     "oncelog.identity.tokens",
+    "oncelog.identity.canonical_json",
     "oncelog.identity.ids",
     "oncelog.identity.validation",
     "oncelog.identity.partitioner",

@@ -63,8 +63,13 @@ def es_number(value: float) -> str:
     return f"{head}e{sign}{abs(exponent)}"
 
 
-def _encode(value: Any, out: list[str]) -> None:
-    # bool before int: bool is an int subclass and must stay true/false.
+NESTING_LIMIT: Final = 1000
+"""How deeply :func:`canonical_json` nests objects and arrays before it refuses a value."""
+
+
+def _scalar(value: Any, out: list[str]) -> None:
+    # Any leaf but a string (``_open`` writes those). bool before int: bool is an int
+    # subclass and must stay true/false.
     if value is None:
         out.append("null")
     elif value is True or value is False:
@@ -80,17 +85,6 @@ def _encode(value: Any, out: list[str]) -> None:
         if not math.isfinite(value):
             raise CanonicalJsonError(f"{value!r} has no canonical JSON form")
         out.append(es_number(value))
-    elif isinstance(value, str):
-        out.append(json_string(value))
-    elif isinstance(value, Mapping):
-        _encode_object(value, out)
-    elif isinstance(value, list | tuple):
-        out.append("[")
-        for i, item in enumerate(value):
-            if i:
-                out.append(",")
-            _encode(item, out)
-        out.append("]")
     else:
         raise CanonicalJsonError(f"type {type(value).__name__} has no canonical JSON form")
 
@@ -99,21 +93,88 @@ def _utf16_order(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
-def _encode_object(value: Mapping[Any, Any], out: list[str]) -> None:
+def _sorted_keys(value: Mapping[Any, Any]) -> list[Any]:
     keys = list(value)
+    ascii_only = True
     for key in keys:
         if not isinstance(key, str):
             raise CanonicalJsonError(f"object key {key!r} is not a string")
+        if ascii_only and not key.isascii():
+            ascii_only = False
     # Code point order and UTF-16 order differ only past U+FFFF; ASCII keys sort as they are.
-    keys.sort(key=None if all(k.isascii() for k in keys) else _utf16_order)
-    out.append("{")
-    for i, key in enumerate(keys):
+    keys.sort(key=None if ascii_only else _utf16_order)
+    return keys
+
+
+def _open(value: Any, out: list[str]) -> tuple[list[Any], Mapping[Any, Any] | None] | None:
+    """Write what opens ``value``: a container's bracket (and returns its items: an
+    object's sorted keys with the object, an array's items with None), or a scalar whole
+    (and returns None)."""
+    if isinstance(value, str):  # the common leaf first, before the ABC checks
+        out.append(json_string(value))
+        return None
+    if isinstance(value, dict):
+        out.append("{")
+        return _sorted_keys(value), value
+    if isinstance(value, list | tuple):
+        out.append("[")
+        return list(value), None
+    if isinstance(value, Mapping):
+        out.append("{")
+        return _sorted_keys(value), value
+    _scalar(value, out)
+    return None
+
+
+def _encode(value: Any, out: list[str], max_depth: int) -> bool:
+    """Write ``value`` into ``out``; False (and stop) where it nests more than ``max_depth``
+    objects and arrays deep (``{"a": [1]}`` is 2). A loop over a stack of the open
+    containers, not recursion: any depth is answered, compiled or not."""
+    items_of: list[list[Any]] = []  # each open container's items (an object's keys)
+    objects: list[Mapping[Any, Any] | None] = []  # the open object, None for an array
+    next_of: list[int] = []  # the index of each open container's next item
+    current = value
+    while True:
+        opened = _open(current, out)
+        if opened is not None:
+            if len(items_of) >= max_depth:
+                return False
+            items_of.append(opened[0])
+            objects.append(opened[1])
+            next_of.append(0)
+        # Close every container written to its end; then move to the next item.
+        while items_of:
+            items, i = items_of[-1], next_of[-1]
+            if i < len(items):
+                break
+            out.append("]" if objects[-1] is None else "}")
+            items_of.pop()
+            objects.pop()
+            next_of.pop()
+        if not items_of:
+            return True
+        items, i, obj = items_of[-1], next_of[-1], objects[-1]
+        next_of[-1] = i + 1
         if i:
             out.append(",")
-        out.append(json_string(key))
-        out.append(":")
-        _encode(value[key], out)
-    out.append("}")
+        if obj is None:
+            current = items[i]
+        else:
+            out.append(json_string(items[i]))
+            out.append(":")
+            current = obj[items[i]]
+
+
+def canonical_json_within(value: Any, max_depth: int) -> bytes | None:
+    """:func:`canonical_json` of ``value``, or None when it nests more than ``max_depth``
+    objects and arrays deep (``{"a": [1]}`` is 2): one walk for the bytes and the depth."""
+    out: list[str] = []
+    if not _encode(value, out, max_depth):
+        return None
+    try:
+        return "".join(out).encode("utf-8")
+    except UnicodeEncodeError as exc:  # lone surrogates cannot be UTF-8
+        raise CanonicalJsonError("string is not valid Unicode") from exc
 
 
 def canonical_json(value: Any) -> bytes:
@@ -121,17 +182,14 @@ def canonical_json(value: Any) -> bytes:
 
     Keys sorted by UTF-16 code units, no whitespace, numbers as ECMAScript writes
     doubles (integers within ±(2**53 - 1)). NaN, Infinity, larger integers,
-    non-string keys, lone surrogates and types other than
-    None/bool/int/float/str/Mapping/list/tuple raise :class:`CanonicalJsonError`.
+    non-string keys, lone surrogates, types other than
+    None/bool/int/float/str/Mapping/list/tuple and nesting past
+    :data:`NESTING_LIMIT` raise :class:`CanonicalJsonError`.
     """
-    out: list[str] = []
-    try:
-        _encode(value, out)
-        return "".join(out).encode("utf-8")
-    except RecursionError as exc:
-        raise CanonicalJsonError("value is nested too deeply") from exc
-    except UnicodeEncodeError as exc:  # lone surrogates cannot be UTF-8
-        raise CanonicalJsonError("string is not valid Unicode") from exc
+    data = canonical_json_within(value, NESTING_LIMIT)
+    if data is None:
+        raise CanonicalJsonError("value is nested too deeply")
+    return data
 
 
 def sha256_hex(data: bytes) -> str:

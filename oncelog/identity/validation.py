@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from oncelog.errors import InvalidArgumentError
-from oncelog.identity.canonical_json import canonical_json
+from oncelog.identity.canonical_json import canonical_json_within
 
 MAX_ID_BYTES: Final = 256
 MAX_JSON_BYTES: Final = 1024 * 1024
@@ -34,7 +34,6 @@ MAX_STEP: Final = 2**53 - 1
 """The largest step number: every JSON reader holds it exactly."""
 MAX_JSON_DEPTH: Final = 100
 """How deeply params and a result may nest objects and arrays (``{"a": [1]}`` is 2)."""
-_CONTAINERS: Final = (Mapping, list, tuple)
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _ASCII_NUMBER = re.compile(r"[0-9]+")
@@ -132,34 +131,12 @@ def validate_claimed_names(channel_id: str, key_name: str) -> None:
         )
 
 
-def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether ``value`` nests objects and arrays more than ``limit`` deep (walked level by
-    level, without recursion, so that any depth is answered)."""
-    level = [value] if isinstance(value, _CONTAINERS) else []
-    depth = 0
-    while level:
-        depth += 1
-        if depth > limit:
-            return True
-        below: list[Any] = []
-        for container in level:
-            items = container.values() if isinstance(container, Mapping) else container
-            below.extend(item for item in items if isinstance(item, _CONTAINERS))
-        level = below
-    return False
-
-
-def validate_depth(field: str, value: Any) -> None:
-    """Refuse a value nested more than :data:`MAX_JSON_DEPTH` deep (``invalid_argument``)."""
-    if json_depth_exceeds(value):
+def _validate_json(field: str, value: Any) -> bytes:
+    data = canonical_json_within(value, MAX_JSON_DEPTH)
+    if data is None:
         raise InvalidArgumentError(
             f"{field} nests objects and arrays more than {MAX_JSON_DEPTH} deep"
         )
-
-
-def _validate_json(field: str, value: Any) -> bytes:
-    validate_depth(field, value)
-    data = canonical_json(value)
     if len(data) > MAX_JSON_BYTES:
         raise InvalidArgumentError(
             f"{field} is {len(data)} bytes of canonical JSON, at most {MAX_JSON_BYTES}"

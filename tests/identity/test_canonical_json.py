@@ -13,7 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from oncelog.errors import CanonicalJsonError
-from oncelog.identity.canonical_json import MAX_SAFE_INTEGER, canonical_json, es_number
+from oncelog.identity.canonical_json import (
+    MAX_SAFE_INTEGER,
+    NESTING_LIMIT,
+    canonical_json,
+    canonical_json_within,
+    es_number,
+)
 
 
 def test_canonical_json_sorts_keys_and_drops_whitespace() -> None:
@@ -105,6 +111,29 @@ def test_canonical_json_refuses_absurd_nesting() -> None:
         value = [value]
     with pytest.raises(CanonicalJsonError):
         canonical_json(value)
+
+
+def _nested(depth: int, leaf: Any) -> Any:
+    value = leaf  # a container itself: depth counts it
+    for i in range(depth - 1):
+        value = {"a": value} if i % 2 else [value, 1]
+    return value
+
+
+@pytest.mark.parametrize("leaf", [{}, [], {"k": "v"}, [1, "x"], ()])
+def test_depth_counts_every_object_and_array_once(leaf: Any) -> None:
+    at_limit = canonical_json_within(_nested(3, leaf), 3)
+    assert at_limit == canonical_json(_nested(3, leaf))
+    assert canonical_json_within(_nested(4, leaf), 3) is None
+    assert canonical_json_within([1, _nested(3, leaf)], 3) is None  # the outer array counts
+    assert canonical_json_within("scalar", 0) == b'"scalar"'
+
+
+def test_canonical_json_takes_nesting_up_to_its_limit() -> None:
+    value = _nested(NESTING_LIMIT, [])
+    assert canonical_json(value).startswith(b'[{"a":[{"a":')
+    with pytest.raises(CanonicalJsonError, match="nested too deeply"):
+        canonical_json([value])
 
 
 def test_bool_is_not_an_int() -> None:
