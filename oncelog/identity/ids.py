@@ -107,13 +107,16 @@ def _uuid5_of(first: str, second: str) -> str:
 _NAMESPACE_BYTES: Final = ONCELOG_NAMESPACE.bytes
 
 
+_VARIANT_DIGITS: Final = "89ab"
+
+
 def uuid5_text(name: str) -> str:
     """``str(uuid.uuid5(ONCELOG_NAMESPACE, name))`` without building a UUID (cheaper)."""
-    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + name.encode()).digest()[:16])
-    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
-    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
-    h = digest.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    h = hashlib.sha1(_NAMESPACE_BYTES + name.encode()).hexdigest()
+    # The version nibble (hex digit 12) is 5; the variant's two bits are 10, so hex digit
+    # 16 keeps only its low two bits of the hash: 8, 9, a or b (RFC 4122).
+    variant = _VARIANT_DIGITS[int(h[16], 16) & 3]
+    return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{variant}{h[17:20]}-{h[20:32]}"
 
 
 def operation_id(channel_id: object, key_name: object) -> str:
