@@ -71,13 +71,19 @@ def _checked_id(field: str, value: object) -> str:
         raise InvalidArgumentError(f"{field} must be a string, got {type(value).__name__}")
     if not value:
         raise InvalidArgumentError(f"{field} must not be empty")
-    try:
-        size = len(value.encode("utf-8"))
-    except UnicodeEncodeError as exc:
-        raise InvalidArgumentError(f"{field} is not valid Unicode") from exc
+    if value.isascii():
+        # ASCII has no control character outside \x00-\x1f and \x7f, and those are
+        # exactly what isprintable refuses: no regex, and a byte per character.
+        size, control = len(value), not value.isprintable()
+    else:
+        try:
+            size = len(value.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise InvalidArgumentError(f"{field} is not valid Unicode") from exc
+        control = _CONTROL.search(value) is not None
     if size > MAX_ID_BYTES:
         raise InvalidArgumentError(f"{field} is {size} UTF-8 bytes, at most {MAX_ID_BYTES}")
-    if _CONTROL.search(value):
+    if control:
         raise InvalidArgumentError(f"{field} must not contain control characters")
     return value
 
