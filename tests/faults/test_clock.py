@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from drills.faults.clock import BOUND_S, within_bound
+from drills.faults.clock import BOUND_S, AuditRow, step_before_reclaim, within_bound
 from drills.faults.clock_fault import HOUR, LIBRARY, PHASES, FakeClocks, Phase
 
 
@@ -34,6 +34,29 @@ def test_within_bound_judges_each_phase_by_its_largest_forward_step() -> None:
     assert within_bound(PHASES[0].name, BOUND_S)
     assert not within_bound(PHASES[0].name, 0)
     assert within_bound("healthy", 0)
+
+
+def _rows(*spec: tuple[str, str, bool, int]) -> list[AuditRow]:
+    return [AuditRow(op, outcome, changed, t) for op, outcome, changed, t in spec]
+
+
+def test_a_reclaim_is_judged_by_the_step_its_partition_took_since_the_lease_was_set() -> None:
+    # The run where a leader move inside one phase stepped log time by 241.9 s: the
+    # holder's claim, its re-sent copy after the step (answered again, the lease not
+    # moved), another operation's records between, then the rival's reclaim.
+    rows = _rows(
+        ("c/other", "in_progress", False, 1_000),
+        ("c/k", "claimed", True, 1_035),
+        ("c/k", "claimed", False, 242_904),
+        ("c/other", "in_progress", False, 242_915),
+        ("c/k", "reclaimed", True, 244_417),
+    )
+    assert step_before_reclaim(rows, "c/k") == 241_869
+    # A heartbeat after the step set the lease again: only what came after it counts.
+    beat = [*rows[:3], AuditRow("c/k", "heartbeat_ok", True, 242_910), *rows[3:]]
+    assert step_before_reclaim(beat, "c/k") == 1_502
+    assert step_before_reclaim(rows, "c/none") is None
+    assert step_before_reclaim(rows[2:], "c/k") is None  # the lease's request is not there
 
 
 def test_largest_forward_s_is_the_largest_offset_gained() -> None:
