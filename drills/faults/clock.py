@@ -259,19 +259,20 @@ def _judge(ledger: _Ledger, workdir: Path) -> None:
     steps = _log_steps(ledger.db, spurious)
     figures.steps_s = {op: ms / 1000 for op, ms in steps.items() if ms is not None}
 
-    def within(reclaim: Reclaim) -> bool:
+    def in_bound(reclaim: Reclaim) -> bool:
         # Both ledgers are judged against the defended bound, so that the figures compare:
         # by the step the partition's log time took, as the audit shows it; by the phase's
         # offsets where the audit does not (a leader move inside a phase is not in them).
         step = steps.get(reclaim.op)
         return within_bound(reclaim.phase, BOUND_S) if step is None else step <= BOUND_S * 1000
 
-    within_, beyond = [r for r in spurious if within(r)], [r for r in spurious if not within(r)]
-    figures.spurious_within, figures.spurious_beyond = len(within_), len(beyond)
+    within = [r for r in spurious if in_bound(r)]
+    beyond = [r for r in spurious if not in_bound(r)]
+    figures.spurious_within, figures.spurious_beyond = len(within), len(beyond)
     figures.by_phase = dict(Counter(r.phase for r in spurious))
     # Every spurious reclaim here is a double: the holder ran its step (it was heartbeating)
     # and the rival ran it again after its grant.
-    figures.doubles_within, figures.doubles_beyond = len(within_), len(beyond)
+    figures.doubles_within, figures.doubles_beyond = len(within), len(beyond)
     figures.doubles_not_in_audit = _not_in_audit(ledger.db, spurious)
     figures.holders_fenced = crew.fenced_holders
     figures.errors = dict(crew.errors)

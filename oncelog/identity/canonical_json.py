@@ -143,10 +143,7 @@ def _encode(value: Any, out: list[str], max_depth: int) -> bool:
             objects.append(opened[1])
             next_of.append(0)
         # Close every container written to its end; then move to the next item.
-        while items_of:
-            items, i = items_of[-1], next_of[-1]
-            if i < len(items):
-                break
+        while items_of and next_of[-1] == len(items_of[-1]):
             out.append("]" if objects[-1] is None else "}")
             items_of.pop()
             objects.pop()
