@@ -11,7 +11,8 @@ echo does not decode, validate, fold, encode or write DuckDB. This process plays
 client: requests through the client's lanes, answers read with the client's long-poll
 consumer of one reply partition.
 
-It measures, on one broker in one run:
+It measures, on one broker in one run, once the broker's JIT is quiet under the echo's load
+(``bench/peers/jit.py``, as ``make bench-peers`` waits before oncelog is measured):
 
 - ``raw_rtt_p50_ms``: the raw produce->consume round trip (``bench_ledger``), the claim
   target's yardstick;
@@ -31,6 +32,7 @@ The last line is one JSON object.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import select
 import statistics
@@ -45,7 +47,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from bench.bench_ledger import raw_round_trip
 from bench.common import bench_settings, on_broker, pct
-from bench.peers import cpu
+from bench.peers import cpu, jit
 from bench.synthetic import claim_complete
 from oncelog.kafka.lanes import Lanes
 from oncelog.kafka.reader import consume_available, high_watermarks, plain_consumer
@@ -235,20 +237,29 @@ def in_flight(client: Client, width: int, seconds: float, rate: float | None = N
     return answered
 
 
+async def _load(client: Client, width: int, seconds: float) -> None:
+    """:func:`in_flight` as the load :func:`jit.warm` drives (nothing else runs meanwhile)."""
+    in_flight(client, width, seconds)
+
+
 def measure(args: argparse.Namespace, bootstrap: str, tmp: Path) -> dict[str, Any]:
-    """The raw round trip, then the echo: warm-up, sequential round trips, the CPU window."""
+    """The echo: warm-up (until the broker's JIT is quiet), the raw round trip, sequential
+    round trips, the CPU window."""
     settings = bench_settings(bootstrap, tmp, "echo")
     kafka = settings.kafka_config(bootstrap)
-    raw_round_trip(kafka, settings.deadletter_topic, 50)
-    raw = raw_round_trip(kafka, settings.deadletter_topic, 300)
     records = _records()
     echo = _start_echo(settings, bootstrap, records)
     client = EchoClient(settings, bootstrap, [bytes.fromhex(h) for h in records["request"]])
+    broker = cpu.our_broker_pid(bootstrap)
     try:
         in_flight(client, args.in_flight, args.warmup)
+        # As make bench-peers does before oncelog is measured: a freshly started broker
+        # compiles its request paths while it serves them, which slows every round trip.
+        warmed_s = asyncio.run(jit.warm(broker, lambda s: _load(client, args.in_flight, s)))
+        raw_round_trip(kafka, settings.deadletter_topic, 50)
+        raw = raw_round_trip(kafka, settings.deadletter_topic, 300)
         hops, first_hops = sequential(client, args.sequential)
         readers = {"echo": lambda: cpu.process_ticks(echo.pid), "client": cpu.own_ticks}
-        broker = cpu.our_broker_pid(bootstrap)
         if broker is not None:
             readers["broker"] = lambda: cpu.process_ticks(broker)
         before, began = cpu.sample(readers), time.perf_counter()
@@ -271,6 +282,7 @@ def measure(args: argparse.Namespace, bootstrap: str, tmp: Path) -> dict[str, An
         "echo_cpu_us_per_request": per_request["echo"],
         "cpu_us_per_request": per_request,
         "record_bytes": {k: [len(h) // 2 for h in v] for k, v in records.items()},
+        "broker_jit_warmup_s": round(warmed_s, 1),
     }
 
 
