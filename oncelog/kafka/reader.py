@@ -146,7 +146,7 @@ def watermarks(consumer: Consumer, tp: TopicPartition) -> tuple[int, int]:
         return low, high
 
     what = f"watermarks of {tp.topic}[{tp.partition}] unavailable"
-    return _asking_until_led(consumer, tp.topic, what, ask)
+    return _asking_until_led(consumer, tp.topic, what, ask, partition=tp.partition)
 
 
 def offsets_at(consumer: Consumer, topic: str, partitions: int, at_ms: int) -> dict[int, int]:
@@ -168,15 +168,26 @@ def offsets_at(consumer: Consumer, topic: str, partitions: int, at_ms: int) -> d
     return _asking_until_led(consumer, topic, f"listing offsets of {topic}", ask)
 
 
-def _asking_until_led(consumer: Consumer, topic: str, what: str, ask: Callable[[], T]) -> T:
+def _asking_until_led(
+    consumer: Consumer, topic: str, what: str, ask: Callable[[], T], *, partition: int = -1
+) -> T:
     """``ask()``, retried while ``topic`` has no leader yet; errors named ``what``.
 
     Retried with a jittered exponential backoff (stamina), bounded in total by the
-    metadata timeout, instead of asking again at once in a tight loop.
+    metadata timeout, instead of asking again at once in a tight loop. ``partition``
+    (when ``ask`` reads one): an answer that the client does not know it is retried too,
+    as long as the broker's metadata lists it (see :func:`_partition_listed`).
     """
+
+    def pending(exc: Exception) -> bool:
+        if _leader_pending(exc):
+            return True
+        unknown = _code(exc) == KafkaError._UNKNOWN_PARTITION
+        return unknown and partition >= 0 and _partition_listed(consumer, topic, partition)
+
     try:
         for attempt in stamina.retry_context(
-            on=_leader_pending,
+            on=pending,
             attempts=None,
             timeout=_METADATA_TIMEOUT_S,
             wait_initial=0.05,
@@ -198,6 +209,29 @@ def _leader_pending(exc: Exception) -> bool:
         return False
     error = exc.args[0] if exc.args else None
     return isinstance(error, KafkaError) and (error.retriable() or error.code() in _LEADERLESS)
+
+
+def _code(exc: Exception) -> int | None:
+    """The librdkafka error code a ``KafkaException`` carries, else None."""
+    error = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
+    return error.code() if isinstance(error, KafkaError) else None
+
+
+def _partition_listed(consumer: Consumer, topic: str, partition: int) -> bool:
+    """Whether fresh metadata lists ``partition`` of ``topic``, readable.
+
+    librdkafka answers a partition missing from its own metadata with a local "unknown
+    partition" (``_UNKNOWN_PARTITION``). That is final for a partition the topic does not
+    have, and for a topic the ACLs hide (its metadata carries the denial, no partitions);
+    but right after a network partition between the brokers heals, a client's metadata can
+    lack a partition the topic has (the fault drills met it on three nodes), and asking
+    again finds it. So such an answer is retried while the broker lists the partition.
+    """
+    try:
+        meta = consumer.list_topics(topic, timeout=5.0).topics.get(topic)
+    except KafkaException:
+        return False
+    return meta is not None and meta.error is None and partition in meta.partitions
 
 
 def _denial(consumer: Consumer, topic: str) -> KafkaError | None:

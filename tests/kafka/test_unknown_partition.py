@@ -4,14 +4,15 @@ meaningless offset taken for an answer."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from oncelog.errors import KafkaOperationError
-from oncelog.kafka.reader import offsets_at, plain_consumer
+from oncelog.kafka.reader import _METADATA_TIMEOUT_S, offsets_at, plain_consumer, watermarks
 from tests.conftest import BrokerSource
 
 
@@ -32,5 +33,44 @@ def test_listing_offsets_of_an_unknown_partition_is_a_typed_error(kafka: BrokerS
             assert not isinstance(failed.value, KafkaException)
             assert "Unknown partition" in str(failed.value)
             assert topic in str(failed.value)
+    finally:
+        consumer.close()
+
+
+@pytest.mark.kafka
+def test_a_partition_the_client_has_not_seen_yet_is_asked_again(kafka: BrokerSource) -> None:
+    # A client's metadata can lack a partition the topic has (after a network partition
+    # between brokers heals, as the fault drills met it on three nodes; here, a partition
+    # added after the client first read the topic): librdkafka answers "unknown partition",
+    # and asking again once the broker lists it finds the watermarks.
+    bootstrap = kafka[0]
+    topic = f"grown-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=30)
+    consumer = plain_consumer(
+        {"bootstrap.servers": bootstrap, "topic.metadata.refresh.interval.ms": 600_000}
+    )
+    try:
+        assert watermarks(consumer, TopicPartition(topic, 0)) == (0, 0)
+        admin.create_partitions([NewPartitions(topic, 2)])[topic].result(timeout=30)
+        assert watermarks(consumer, TopicPartition(topic, 1)) == (0, 0)
+    finally:
+        consumer.close()
+
+
+@pytest.mark.kafka
+def test_a_partition_the_topic_lacks_is_refused_without_waiting(kafka: BrokerSource) -> None:
+    bootstrap = kafka[0]
+    topic = f"one-partition-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=30)
+    consumer = plain_consumer({"bootstrap.servers": bootstrap})
+    try:
+        began = time.monotonic()
+        with pytest.raises(KafkaOperationError) as failed:
+            watermarks(consumer, TopicPartition(topic, 3))
+        assert "Unknown partition" in str(failed.value)
+        # Not asked again until the metadata timeout runs out: the broker does not list it.
+        assert time.monotonic() - began < _METADATA_TIMEOUT_S / 2
     finally:
         consumer.close()
