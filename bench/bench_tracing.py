@@ -5,7 +5,9 @@ Not a test, and not the end-to-end figure (that is ``bench.peers --tracing`` aga
 CPU microseconds a claim+complete cycle takes with tracing off, then with the SDK's provider
 set (batch processor, spans dropped: bench/traced.py); and, with it on, writing a
 request's ``traceparent`` and reading one back, once each per record (in general, as the
-projector reads a record's, as the client reads its decision's).
+projector reads a record's, as the client reads its decision's). Last, the SDK's own cost
+of a span made as a call span is, bare and with 18 attributes (a claim's): the floor under
+a traced call, with no oncelog code in it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,27 @@ def _per_call_us(fn: Callable[[], object], number: int = 20_000) -> float:
     return min(timeit.repeat(fn, timer=timer, number=number, repeat=5)) / number * 1e6
 
 
+def _sdk_span_us(attributes: dict[str, str | int] | None) -> float:
+    """The SDK's own cost of one span as a call span is made: started, made current and
+    left, then ended (through the batch processor to a dropping exporter), with
+    ``attributes`` set at its end when given. No oncelog code runs here: this is the floor
+    under a traced call."""
+    import opentelemetry.context as context_api  # noqa: PLC0415  # tracing is on by now
+    from opentelemetry import trace  # noqa: PLC0415
+
+    tracer = trace.get_tracer("bench")
+
+    def one() -> None:
+        span = tracer.start_span("oncelog.claim", kind=trace.SpanKind.CLIENT)
+        token = context_api.attach(trace.set_span_in_context(span))
+        context_api.detach(token)
+        if attributes:
+            span.set_attributes(attributes)
+        span.end()
+
+    return _per_call_us(one, number=10_000)
+
+
 def main() -> None:
     """Off, then on (a provider can be set once a process); the last line is JSON."""
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
@@ -56,8 +79,14 @@ def main() -> None:
         dropped = traced.install()
         _cycles(client, count // 4, "warm-on")
         on = _cycles(client, count, "on")
+    spans_made = dropped.count  # by the cycles alone
     from opentelemetry import trace  # noqa: PLC0415
 
+    # As many attributes as a claim's call span gets (oncelog.tracing.attributes).
+    eighteen: dict[str, str | int] = {
+        f"oncelog.a{i}": i if i % 3 == 0 else f"v{i}" for i in range(18)
+    }
+    sdk_span, sdk_span_attributes = _sdk_span_us(None), _sdk_span_us(eighteen)
     with trace.get_tracer("bench").start_as_current_span("call"):
         headers = propagation.current_headers()
         inject = _per_call_us(propagation.current_headers)
@@ -76,7 +105,9 @@ def main() -> None:
         "traceparent_read_us": round(extract, 2),
         "traceparent_read_projector_us": round(extract_sampled, 2),
         "traceparent_read_link_us": round(extract_written, 2),
-        "spans_made": dropped.count,
+        "sdk_span_us": round(sdk_span, 1),
+        "sdk_span_18_attributes_us": round(sdk_span_attributes, 1),
+        "spans_made": spans_made,
         # Other work on the machine skews every figure: say how busy it was.
         "load_avg_1m": [round(load, 2), round(os.getloadavg()[0], 2)],
     }
