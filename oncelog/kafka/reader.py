@@ -10,7 +10,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import stamina
 from confluent_kafka import (
@@ -21,6 +21,9 @@ from confluent_kafka import (
     Message,
     TopicPartition,
 )
+
+if TYPE_CHECKING:
+    from confluent_kafka.admin import TopicMetadata
 
 from oncelog.errors import KafkaOperationError, LedgerTimeoutError, TopicMissingError
 from oncelog.kafka.failures import (
@@ -174,15 +177,16 @@ def _asking_until_led(
     """``ask()``, retried while ``topic`` has no leader yet; errors named ``what``.
 
     Retried with a jittered exponential backoff (stamina), bounded in total by the
-    metadata timeout, instead of asking again at once in a tight loop. ``partition``
-    (when ``ask`` reads one): an answer that the client does not know it is retried too,
-    as long as the broker's metadata lists it (see :func:`_partition_listed`).
+    metadata timeout, instead of asking again at once in a tight loop. ``partition``, the
+    one ``ask`` reads if it reads one: librdkafka's "unknown partition" for it is retried
+    too while the broker's metadata lists it (:func:`_partition_listed`).
     """
 
     def pending(exc: Exception) -> bool:
         if _leader_pending(exc):
             return True
-        unknown = _code(exc) == KafkaError._UNKNOWN_PARTITION
+        error = _kafka_error(exc)
+        unknown = error is not None and error.code() == KafkaError._UNKNOWN_PARTITION
         return unknown and partition >= 0 and _partition_listed(consumer, topic, partition)
 
     try:
@@ -197,7 +201,8 @@ def _asking_until_led(
                 return ask()
     except KafkaException as exc:
         # An unauthorized topic looks like an unknown partition here: ask the metadata
-        # (only now: a refresh while retrying could replace a good cached answer).
+        # (after the retries: a refresh while a leader is elected could replace a good
+        # cached answer).
         denied = _denial(consumer, topic)
         raise kafka_failure(what, topic, denied or exc) from exc
     raise AssertionError("stamina retries until it returns or raises")  # pragma: no cover
@@ -205,16 +210,14 @@ def _asking_until_led(
 
 def _leader_pending(exc: Exception) -> bool:
     """A watermark error worth asking again: retriable, or a partition without a leader yet."""
-    if not isinstance(exc, KafkaException):
-        return False
-    error = exc.args[0] if exc.args else None
-    return isinstance(error, KafkaError) and (error.retriable() or error.code() in _LEADERLESS)
+    error = _kafka_error(exc)
+    return error is not None and (error.retriable() or error.code() in _LEADERLESS)
 
 
-def _code(exc: Exception) -> int | None:
-    """The librdkafka error code a ``KafkaException`` carries, else None."""
+def _kafka_error(exc: Exception) -> KafkaError | None:
+    """The librdkafka error a ``KafkaException`` carries, else None."""
     error = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
-    return error.code() if isinstance(error, KafkaError) else None
+    return error if isinstance(error, KafkaError) else None
 
 
 def _partition_listed(consumer: Consumer, topic: str, partition: int) -> bool:
@@ -223,23 +226,25 @@ def _partition_listed(consumer: Consumer, topic: str, partition: int) -> bool:
     librdkafka answers a partition missing from its own metadata with a local "unknown
     partition" (``_UNKNOWN_PARTITION``). That is final for a partition the topic does not
     have, and for a topic the ACLs hide (its metadata carries the denial, no partitions);
-    but right after a network partition between the brokers heals, a client's metadata can
-    lack a partition the topic has (the fault drills met it on three nodes), and asking
-    again finds it. So such an answer is retried while the broker lists the partition.
+    but just after a network partition between brokers heals, a client's metadata can lack
+    a partition the topic has, and asking again (this look refreshes it) finds it.
     """
-    try:
-        meta = consumer.list_topics(topic, timeout=5.0).topics.get(topic)
-    except KafkaException:
-        return False
+    meta = _fresh_metadata(consumer, topic)
     return meta is not None and meta.error is None and partition in meta.partitions
+
+
+def _fresh_metadata(consumer: Consumer, topic: str) -> TopicMetadata | None:
+    """``topic``'s metadata asked of the broker now, or None (no answer, or no such topic)."""
+    try:
+        meta: TopicMetadata | None = consumer.list_topics(topic, timeout=5.0).topics.get(topic)
+    except KafkaException:
+        return None
+    return meta
 
 
 def _denial(consumer: Consumer, topic: str) -> KafkaError | None:
     """The metadata's authorization error for ``topic``, if the ACLs hide it."""
-    try:
-        meta = consumer.list_topics(topic, timeout=5.0).topics.get(topic)
-    except KafkaException:
-        return None
+    meta = _fresh_metadata(consumer, topic)
     error: KafkaError | None = None if meta is None else meta.error
     return error if is_authorization(error) else None
 
