@@ -47,6 +47,9 @@ _LEADERLESS = frozenset(
         KafkaError._TIMED_OUT,
         # A leader just elected answers this until it knows its high watermark.
         KafkaError.OFFSET_NOT_AVAILABLE,
+        # The broker asked went out of the metadata (a node killed) while the question
+        # was on its way: the partition's next leader answers.
+        KafkaError._DESTROY_BROKER,
     }
 )
 

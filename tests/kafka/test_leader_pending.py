@@ -17,6 +17,9 @@ def test_a_new_leader_without_its_high_watermark_is_asked_again() -> None:
     assert _leader_pending(_raised(KafkaError.OFFSET_NOT_AVAILABLE))
     assert _leader_pending(_raised(KafkaError.NOT_LEADER_FOR_PARTITION))
     assert _leader_pending(_raised(KafkaError.LEADER_NOT_AVAILABLE))
+    # A killed node's broker handle torn down under a question (the clock drill's serve
+    # stopped on it at an assignment, after a leader kill).
+    assert _leader_pending(_raised(KafkaError._DESTROY_BROKER))
 
 
 def test_a_refusal_is_not_asked_again() -> None:
