@@ -70,7 +70,8 @@ def _wrap(owner: Any, name: str, on_return: Callable[[int, int], None]) -> None:
 
 def serve_stamped(args: list[str]) -> None:
     """``oncelog serve ARGS``, keeping (batch entry, fold end, published, size) per batch in
-    the file ``$ONCELOG_BENCH_STAMPS`` (rewritten every 50 batches and at exit)."""
+    the file ``$ONCELOG_BENCH_STAMPS``, written as ``serve`` stops (and every 1,000 batches,
+    should it not stop cleanly)."""
     from oncelog.projector import batch, publisher, service  # noqa: PLC0415
 
     out = Path(os.environ[_STAMPS_ENV])
@@ -85,7 +86,7 @@ def serve_stamped(args: list[str]) -> None:
         began = time.time_ns()
         process_batch(self, messages)
         rows.append((began, folds[-1], published[-1], len(messages)))
-        if len(rows) % 50 == 0:
+        if len(rows) % 1000 == 0:
             out.write_text(json.dumps(rows))
 
     service.Projector._process = stamped  # type: ignore[method-assign]

@@ -34,6 +34,7 @@ OTHER_NAMES: Final = frozenset(
         "ONCELOG_REQUIRE_GO",
         "ONCELOG_THOROUGH",
         "ONCELOG_BENCH_TRACING",
+        "ONCELOG_BENCH_STAMPS",
         "ONCELOG_VECTORS",
         "ONCELOG_PHOENIX",
         # The compiled core's switch back to its source (oncelog._compiled).

@@ -13,6 +13,7 @@ from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from oncelog.errors import KafkaOperationError
 from oncelog.kafka.reader import _METADATA_TIMEOUT_S, offsets_at, plain_consumer, watermarks
+from oncelog.waiting import poll_until
 from tests.conftest import BrokerSource
 
 
@@ -53,6 +54,11 @@ def test_a_partition_the_client_has_not_seen_yet_is_asked_again(kafka: BrokerSou
     try:
         assert watermarks(consumer, TopicPartition(topic, 0)) == (0, 0)
         admin.create_partitions([NewPartitions(topic, 2)])[topic].result(timeout=30)
+
+        def broker_lists_both() -> bool:  # asked through the admin: the consumer stays behind
+            return len(admin.list_topics(topic, timeout=5).topics[topic].partitions) == 2
+
+        assert poll_until(time.monotonic() + 30, broker_lists_both)
         assert watermarks(consumer, TopicPartition(topic, 1)) == (0, 0)
     finally:
         consumer.close()
