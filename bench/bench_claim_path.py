@@ -39,10 +39,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.common import on_broker
+from bench.common import bench_settings, on_broker
 from bench.peers import cpu, jit, workload
 from bench.peers.oncelog_peer import OncelogPeer
-from oncelog.projector import process
+from oncelog.producer import dispatch, listener
+from oncelog.producer.client import LedgerClient
+from oncelog.producer.dispatch import Timeouts
+from oncelog.projector import batch, process, publisher, service
 from oncelog.settings import Settings
 
 _STAMPS_ENV = "ONCELOG_BENCH_STAMPS"
@@ -72,8 +75,6 @@ def serve_stamped(args: list[str]) -> None:
     """``oncelog serve ARGS``, keeping (batch entry, fold end, published, size) per batch in
     the file ``$ONCELOG_BENCH_STAMPS``, written as ``serve`` stops (and every 1,000 batches,
     should it not stop cleanly)."""
-    from oncelog.projector import batch, publisher, service  # noqa: PLC0415
-
     out = Path(os.environ[_STAMPS_ENV])
     folds: list[int] = []
     published: list[int] = []
@@ -102,8 +103,6 @@ def serve_stamped(args: list[str]) -> None:
 
 def _stamp_client() -> Stamps:
     """Patch the client's send, listener read, hand-off and resumption; their stamps."""
-    from oncelog.producer import dispatch, listener  # noqa: PLC0415
-
     stamps: Stamps = {"send": [], "read": [], "loop": [], "task": []}
     _wrap(dispatch.Dispatcher, "_send", lambda b, _e: stamps["send"].append(b))
     _wrap(listener.DecisionListener, "_answers", lambda b, e: stamps["read"].append((b, e)))
@@ -113,9 +112,6 @@ def _stamp_client() -> Stamps:
 
 
 async def _claims(settings: Settings, count: int, stamps: Stamps) -> list[tuple[int, int]]:
-    from oncelog.producer.client import LedgerClient  # noqa: PLC0415
-    from oncelog.producer.dispatch import Timeouts  # noqa: PLC0415
-
     async with LedgerClient(settings, timeouts=Timeouts(60, 20)) as client:
         peer, run = OncelogPeer(client), uuid.uuid4().hex[:6]
         await workload.window(_WORKERS, 2.0, workload.fresh_cycles(peer, f"{run}-warm"))
@@ -178,8 +174,6 @@ STAGES = (
 
 def measure(count: int, bootstrap: str, tmp: Path) -> dict[str, Any]:
     """The split of ``count`` sequential claims against a stamped ``serve``."""
-    from bench.common import bench_settings  # noqa: PLC0415
-
     settings = bench_settings(bootstrap, tmp, "claim-path")
     env = {**process.serve_env(settings), _STAMPS_ENV: str(tmp / "serve-stamps.json")}
     log = tmp / "serve.log"

@@ -17,12 +17,18 @@ from oncelog.waiting import poll_until
 from tests.conftest import BrokerSource
 
 
+def _new_topic(bootstrap: str, name: str) -> tuple[AdminClient, str]:
+    """A fresh topic of one partition named after ``name``, and the admin that made it."""
+    topic = f"{name}-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=30)
+    return admin, topic
+
+
 @pytest.mark.kafka
 def test_listing_offsets_of_an_unknown_partition_is_a_typed_error(kafka: BrokerSource) -> None:
     bootstrap = kafka[0]
-    topic = f"unknown-partition-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=30)
+    _, topic = _new_topic(bootstrap, "unknown-partition")
     consumer = plain_consumer({"bootstrap.servers": bootstrap})
     try:
         assert offsets_at(consumer, topic, 1, -1) == {0: 0}
@@ -45,9 +51,7 @@ def test_a_partition_the_client_has_not_seen_yet_is_asked_again(kafka: BrokerSou
     # added after the client first read the topic): librdkafka answers "unknown partition",
     # and asking again once the broker lists it finds the watermarks.
     bootstrap = kafka[0]
-    topic = f"grown-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=30)
+    admin, topic = _new_topic(bootstrap, "grown")
     consumer = plain_consumer(
         {"bootstrap.servers": bootstrap, "topic.metadata.refresh.interval.ms": 600_000}
     )
@@ -67,9 +71,7 @@ def test_a_partition_the_client_has_not_seen_yet_is_asked_again(kafka: BrokerSou
 @pytest.mark.kafka
 def test_a_partition_the_topic_lacks_is_refused_without_waiting(kafka: BrokerSource) -> None:
     bootstrap = kafka[0]
-    topic = f"one-partition-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=30)
+    _, topic = _new_topic(bootstrap, "one-partition")
     consumer = plain_consumer({"bootstrap.servers": bootstrap})
     try:
         began = time.monotonic()
