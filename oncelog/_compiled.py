@@ -9,8 +9,9 @@ as it is.
 ``ONCELOG_INTERPRETED=1`` at run time imports the source even where an extension
 exists (a debugger, a profiler that reads lines, a suspected compiler difference).
 In a source checkout an extension older than its ``.py`` is stale (the source was
-edited since ``make venv`` built it): the source is imported instead, with a
-warning, so an edit always takes effect. Standard library only: ``setup.py``
+edited since ``make venv`` built it): then every listed module's source is imported
+instead (the compiled modules call one another directly), with a warning, so an edit
+always takes effect. Standard library only: ``setup.py``
 reads :data:`COMPILED` from here before any dependency is installed.
 """
 
@@ -43,6 +44,7 @@ COMPILED: Final = (
     "oncelog.schemas.request_reader_previous",
     "oncelog.schemas.decision_reader",
     "oncelog.schemas.decision_reader_previous",
+    "oncelog.schemas.avro_read",
     "oncelog.schemas.avro_write",
     "oncelog.schemas.byte_budget",
     "oncelog.schemas.record_writers",
@@ -106,13 +108,17 @@ def routed(environ: Mapping[str, str]) -> frozenset[str]:
     """The compiled modules to import from source under ``environ``, each stale one warned of."""
     if environ.get(INTERPRETED_ENV) == "1":
         return frozenset(COMPILED)
-    names = frozenset(name for name in COMPILED if _stale(name))
-    if names:
-        logging.getLogger("oncelog").warning(
-            "compiled %s older than its source: importing the source (make venv rebuilds)",
-            ", ".join(sorted(names)),
-        )
-    return names
+    stale = sorted(name for name in COMPILED if _stale(name))
+    if not stale:
+        return frozenset()
+    # The extensions call each other's functions directly, not through the import system:
+    # one edited module takes effect only if all of them run from source.
+    logging.getLogger("oncelog").warning(
+        "compiled %s older than its source: importing every compiled module's source "
+        "(make venv rebuilds)",
+        ", ".join(stale),
+    )
+    return frozenset(COMPILED)
 
 
 def install(environ: Mapping[str, str] = os.environ) -> frozenset[str]:

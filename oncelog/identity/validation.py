@@ -152,7 +152,8 @@ def _validate_json(field: str, value: Any) -> bytes:
 
 def validate_params(params: Mapping[str, Any]) -> bytes:
     """Check tool params (a JSON object of at most 1 MiB) and return their canonical bytes."""
-    if not isinstance(params, Mapping):
+    # A dict first: the ABC's isinstance check runs an interpreted frame.
+    if type(params) is not dict and not isinstance(params, Mapping):
         raise InvalidArgumentError(f"params must be a mapping, got {type(params).__name__}")
     return _validate_json("params", params)
 

@@ -85,7 +85,7 @@ class Execution:
             state.request_hash,
             ids.idempotency_key(state.operation_id, state.request_hash),
             state.epoch,
-            state.status.value.lower(),
+            state.status.lower(),  # str.lower of the StrEnum member, not its interpreted .value
             state.worker_id,
             state.lease_deadline_ms,
             state.cancel_requested,

@@ -29,49 +29,13 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
+from oncelog.schemas.avro_read import UnsureError, read_raw, read_text
 from oncelog.schemas.emitter import Emitter
 from oncelog.schemas.layout import model_fields, model_of, named_types
 
 
-class UnsureError(Exception):
-    """The bytes are not plainly valid for the schema: let fastavro judge."""
-
-
 class UnsupportedError(Exception):
     """The schema has a type the generator does not read (fastavro reads it)."""
-
-
-def read_long(data: bytes, pos: int) -> tuple[int, int]:
-    """A zig-zag varint at ``pos``: (value, position after)."""
-    n = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        n |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-        if shift > 63:  # over 10 bytes: fastavro would wrap, stay out of it
-            raise UnsureError
-    if n >> 64:  # the 10th byte carried bits beyond 64
-        raise UnsureError
-    return (n >> 1) ^ -(n & 1), pos
-
-
-def read_raw(data: bytes, pos: int) -> tuple[bytes, int]:
-    """Avro ``bytes`` at ``pos``."""
-    size, pos = read_long(data, pos)
-    end = pos + size
-    if size < 0 or end > len(data):
-        raise UnsureError
-    return data[pos:end], end
-
-
-def read_text(data: bytes, pos: int) -> tuple[str, int]:
-    """Avro ``string`` at ``pos`` (strict UTF-8, as fastavro decodes it)."""
-    raw, pos = read_raw(data, pos)
-    return raw.decode(), pos
 
 
 _INT_MIN = -(1 << 31)
@@ -260,7 +224,7 @@ import struct
 from typing import Any
 
 from oncelog.schemas import models
-from oncelog.schemas.inline_reader import UnsureError, read_raw, read_text
+from oncelog.schemas.avro_read import UnsureError, read_raw, read_text
 
 unpack_f = struct.Struct("<f").unpack_from
 unpack_d = struct.Struct("<d").unpack_from

@@ -9,7 +9,7 @@ import struct
 from typing import Any
 
 from oncelog.schemas import models
-from oncelog.schemas.inline_reader import UnsureError, read_raw, read_text
+from oncelog.schemas.avro_read import UnsureError, read_raw, read_text
 
 unpack_f = struct.Struct("<f").unpack_from
 unpack_d = struct.Struct("<d").unpack_from
