@@ -45,6 +45,7 @@ COMPILED: Final = (
     "oncelog.schemas.decision_reader",
     "oncelog.schemas.decision_reader_previous",
     "oncelog.schemas.avro_read",
+    "oncelog.schemas.previous",
     "oncelog.schemas.avro_write",
     "oncelog.schemas.byte_budget",
     "oncelog.schemas.record_writers",

@@ -175,6 +175,11 @@ class _Emitter(Emitter):
         args = ", ".join(local[field] for field in model_fields(cls))
         if hasattr(cls, "_fields"):  # a NamedTuple: as its _make makes it, with no frame
             self.add(indent, f"{target} = tuple.__new__({name}, ({args},))")
+        elif _slotted_dataclass(cls):  # every slot set through its descriptor, with no frame
+            self.add(indent, f"{target} = object.__new__({name})")
+            for field in model_fields(cls):
+                setter = self.bind(f"S_{cls.__name__}_", getattr(cls, field).__set__)
+                self.add(indent, f"{setter}({target}, {local[field]})")
         else:
             self.add(indent, f"{target} = {name}({args})")
 
@@ -188,6 +193,13 @@ class _Emitter(Emitter):
         self.add(indent, f"    for _ in range({count}):")
         self.value(t["items"], item, indent + 8)
         self.add(indent, f"        {items}.append({item})", f"{target} = tuple({items})")
+
+
+def _slotted_dataclass(cls: type) -> bool:
+    """A dataclass whose fields are all slots and that has no ``__post_init__`` to run."""
+    names = set(getattr(cls, "__dataclass_fields__", {}))
+    slots = set(getattr(cls, "__slots__", ()))
+    return bool(names) and names == slots and not hasattr(cls, "__post_init__")
 
 
 def _reader_lines(schema: Any, signature: str) -> _Emitter:
@@ -242,6 +254,10 @@ def module_source(schema: Any, avsc: str) -> str:
     for name, value in emitter.scope.items():
         if name.startswith("C_"):
             lines.append(f"{name} = models.{value.__name__}")
+        elif name.startswith("S_"):  # a slot's setter: the member descriptor's __set__
+            slot = value.__self__
+            owner = slot.__objclass__.__name__
+            lines.append(f"{name}: Any = vars(models.{owner})[{slot.__name__!r}].__set__")
         elif name.startswith("E_"):
             lines.append(f"{name} = tuple(models.{type(value[0]).__name__})")
         elif name.startswith("D_") and (value is None or type(value) in (bool, int, str)):

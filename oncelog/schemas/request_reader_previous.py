@@ -17,16 +17,38 @@ unpack_d = struct.Struct("<d").unpack_from
 C_Request_1 = models.Request
 C_Claim_8 = models.Claim
 E_15 = tuple(models.Effect)
-C_Heartbeat_17 = models.Heartbeat
-C_Complete_19 = models.Complete
-C_Fail_21 = models.Fail
-C_Release_24 = models.Release
-C_Cancel_25 = models.Cancel
-C_Sweep_27 = models.Sweep
-C_Get_28 = models.Get
-C_Inherit_29 = models.Inherit
-E_37 = tuple(models.Effect)
-D_approval_43 = None
+S_Claim_17: Any = vars(models.Claim)['tool_name'].__set__
+S_Claim_18: Any = vars(models.Claim)['params'].__set__
+S_Claim_19: Any = vars(models.Claim)['request_hash'].__set__
+S_Claim_20: Any = vars(models.Claim)['lease_ms'].__set__
+S_Claim_21: Any = vars(models.Claim)['retention_ms'].__set__
+S_Claim_22: Any = vars(models.Claim)['effect'].__set__
+S_Claim_23: Any = vars(models.Claim)['worker_id'].__set__
+C_Heartbeat_24 = models.Heartbeat
+S_Heartbeat_26: Any = vars(models.Heartbeat)['lease_ms'].__set__
+C_Complete_27 = models.Complete
+S_Complete_29: Any = vars(models.Complete)['result'].__set__
+C_Fail_30 = models.Fail
+S_Fail_33: Any = vars(models.Fail)['error'].__set__
+S_Fail_34: Any = vars(models.Fail)['retryable'].__set__
+C_Release_35 = models.Release
+C_Cancel_36 = models.Cancel
+S_Cancel_38: Any = vars(models.Cancel)['reason'].__set__
+C_Sweep_39 = models.Sweep
+C_Get_40 = models.Get
+C_Inherit_41 = models.Inherit
+E_49 = tuple(models.Effect)
+S_Inherit_53: Any = vars(models.Inherit)['from_channel'].__set__
+S_Inherit_54: Any = vars(models.Inherit)['from_partition'].__set__
+S_Inherit_55: Any = vars(models.Inherit)['from_offset'].__set__
+S_Inherit_56: Any = vars(models.Inherit)['tool_name'].__set__
+S_Inherit_57: Any = vars(models.Inherit)['params'].__set__
+S_Inherit_58: Any = vars(models.Inherit)['request_hash'].__set__
+S_Inherit_59: Any = vars(models.Inherit)['effect'].__set__
+S_Inherit_60: Any = vars(models.Inherit)['result'].__set__
+S_Inherit_61: Any = vars(models.Inherit)['retention_ms'].__set__
+S_Inherit_62: Any = vars(models.Inherit)['adopted'].__set__
+D_approval_65 = None
 
 
 def read(data: bytes, pos: int) -> Any:
@@ -36,28 +58,28 @@ def read(data: bytes, pos: int) -> Any:
     v13: Any
     v14: Any
     v16: Any
-    v18: Any
     v2: Any
-    v20: Any
-    v22: Any
-    v23: Any
-    v26: Any
+    v25: Any
+    v28: Any
     v3: Any
-    v30: Any
     v31: Any
     v32: Any
-    v33: Any
-    v34: Any
-    v35: Any
-    v36: Any
-    v38: Any
-    v39: Any
+    v37: Any
     v4: Any
-    v40: Any
-    v41: Any
     v42: Any
+    v43: Any
+    v44: Any
+    v45: Any
+    v46: Any
+    v47: Any
+    v48: Any
     v5: Any
+    v50: Any
+    v51: Any
+    v52: Any
     v6: Any
+    v63: Any
+    v64: Any
     v7: Any
     v9: Any
     value: Any
@@ -198,16 +220,23 @@ def read(data: bytes, pos: int) -> Any:
             pos = end
         else:
             v16, pos = read_text(data, pos)
-        v7 = C_Claim_8(v9, v10, v11, v12, v13, v14, v16)
+        v7 = object.__new__(C_Claim_8)
+        S_Claim_17(v7, v9)
+        S_Claim_18(v7, v10)
+        S_Claim_19(v7, v11)
+        S_Claim_20(v7, v12)
+        S_Claim_21(v7, v13)
+        S_Claim_22(v7, v14)
+        S_Claim_23(v7, v16)
     elif b == 2:
         b = data[pos]
         pos += 1
         if b == 0:
-            v18 = None
+            v25 = None
         elif b == 2:
             b = data[pos]
             if b < 0x80:
-                v18 = (b >> 1) ^ -(b & 1)
+                v25 = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
                 n = b & 0x7F
@@ -224,216 +253,67 @@ def read(data: bytes, pos: int) -> Any:
                         raise UnsureError
                 if n >> 64:
                     raise UnsureError
-                v18 = (n >> 1) ^ -(n & 1)
+                v25 = (n >> 1) ^ -(n & 1)
         else:
             raise UnsureError
-        v7 = C_Heartbeat_17(v18)
+        v7 = object.__new__(C_Heartbeat_24)
+        S_Heartbeat_26(v7, v25)
     elif b == 4:
         b = data[pos]
         if b < 0x80 and not b & 1:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v20 = data[pos + 1:end]
+            v28 = data[pos + 1:end]
             pos = end
         else:
-            v20, pos = read_raw(data, pos)
-        v7 = C_Complete_19(v20)
+            v28, pos = read_raw(data, pos)
+        v7 = object.__new__(C_Complete_27)
+        S_Complete_29(v7, v28)
     elif b == 6:
         b = data[pos]
         if b < 0x80 and not b & 1:
             end = pos + 1 + (b >> 1)
             if end > size:
                 raise UnsureError
-            v22 = data[pos + 1:end].decode()
+            v31 = data[pos + 1:end].decode()
             pos = end
         else:
-            v22, pos = read_text(data, pos)
+            v31, pos = read_text(data, pos)
         b = data[pos]
         if b > 1:
             raise UnsureError
-        v23 = b == 1
+        v32 = b == 1
         pos += 1
-        v7 = C_Fail_21(v22, v23)
+        v7 = object.__new__(C_Fail_30)
+        S_Fail_33(v7, v31)
+        S_Fail_34(v7, v32)
     elif b == 8:
-        v7 = C_Release_24()
+        v7 = C_Release_35()
     elif b == 10:
         b = data[pos]
         pos += 1
         if b == 0:
-            v26 = None
+            v37 = None
         elif b == 2:
             b = data[pos]
             if b < 0x80 and not b & 1:
                 end = pos + 1 + (b >> 1)
                 if end > size:
                     raise UnsureError
-                v26 = data[pos + 1:end].decode()
+                v37 = data[pos + 1:end].decode()
                 pos = end
             else:
-                v26, pos = read_text(data, pos)
+                v37, pos = read_text(data, pos)
         else:
             raise UnsureError
-        v7 = C_Cancel_25(v26)
+        v7 = object.__new__(C_Cancel_36)
+        S_Cancel_38(v7, v37)
     elif b == 12:
-        v7 = C_Sweep_27()
+        v7 = C_Sweep_39()
     elif b == 14:
-        v7 = C_Get_28()
+        v7 = C_Get_40()
     elif b == 16:
-        b = data[pos]
-        if b < 0x80 and not b & 1:
-            end = pos + 1 + (b >> 1)
-            if end > size:
-                raise UnsureError
-            v30 = data[pos + 1:end].decode()
-            pos = end
-        else:
-            v30, pos = read_text(data, pos)
-        b = data[pos]
-        if b < 0x80:
-            v31 = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            n = b & 0x7F
-            shift = 7
-            pos += 1
-            while True:
-                b = data[pos]
-                pos += 1
-                n |= (b & 0x7F) << shift
-                if b < 0x80:
-                    break
-                shift += 7
-                if shift > 63:
-                    raise UnsureError
-            if n >> 64:
-                raise UnsureError
-            v31 = (n >> 1) ^ -(n & 1)
-        if not -2147483648 <= v31 <= 2147483647:
-            raise UnsureError
-        b = data[pos]
-        if b < 0x80:
-            v32 = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            n = b & 0x7F
-            shift = 7
-            pos += 1
-            while True:
-                b = data[pos]
-                pos += 1
-                n |= (b & 0x7F) << shift
-                if b < 0x80:
-                    break
-                shift += 7
-                if shift > 63:
-                    raise UnsureError
-            if n >> 64:
-                raise UnsureError
-            v32 = (n >> 1) ^ -(n & 1)
-        b = data[pos]
-        if b < 0x80 and not b & 1:
-            end = pos + 1 + (b >> 1)
-            if end > size:
-                raise UnsureError
-            v33 = data[pos + 1:end].decode()
-            pos = end
-        else:
-            v33, pos = read_text(data, pos)
-        b = data[pos]
-        if b < 0x80 and not b & 1:
-            end = pos + 1 + (b >> 1)
-            if end > size:
-                raise UnsureError
-            v34 = data[pos + 1:end]
-            pos = end
-        else:
-            v34, pos = read_raw(data, pos)
-        b = data[pos]
-        if b < 0x80 and not b & 1:
-            end = pos + 1 + (b >> 1)
-            if end > size:
-                raise UnsureError
-            v35 = data[pos + 1:end].decode()
-            pos = end
-        else:
-            v35, pos = read_text(data, pos)
-        b = data[pos]
-        if b & 1 or b >= 4:
-            raise UnsureError
-        v36 = E_37[b >> 1]
-        pos += 1
-        b = data[pos]
-        if b < 0x80 and not b & 1:
-            end = pos + 1 + (b >> 1)
-            if end > size:
-                raise UnsureError
-            v38 = data[pos + 1:end]
-            pos = end
-        else:
-            v38, pos = read_raw(data, pos)
-        b = data[pos]
-        if b < 0x80:
-            v39 = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            n = b & 0x7F
-            shift = 7
-            pos += 1
-            while True:
-                b = data[pos]
-                pos += 1
-                n |= (b & 0x7F) << shift
-                if b < 0x80:
-                    break
-                shift += 7
-                if shift > 63:
-                    raise UnsureError
-            if n >> 64:
-                raise UnsureError
-            v39 = (n >> 1) ^ -(n & 1)
-        b = data[pos]
-        if b > 1:
-            raise UnsureError
-        v40 = b == 1
-        pos += 1
-        v7 = C_Inherit_29(v30, v31, v32, v33, v34, v35, v36, v38, v39, v40)
-    else:
-        raise UnsureError
-    b = data[pos]
-    pos += 1
-    if b == 0:
-        v41 = None
-    elif b == 2:
-        b = data[pos]
-        if b < 0x80:
-            v41 = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            n = b & 0x7F
-            shift = 7
-            pos += 1
-            while True:
-                b = data[pos]
-                pos += 1
-                n |= (b & 0x7F) << shift
-                if b < 0x80:
-                    break
-                shift += 7
-                if shift > 63:
-                    raise UnsureError
-            if n >> 64:
-                raise UnsureError
-            v41 = (n >> 1) ^ -(n & 1)
-        if not -2147483648 <= v41 <= 2147483647:
-            raise UnsureError
-    else:
-        raise UnsureError
-    b = data[pos]
-    pos += 1
-    if b == 0:
-        v42 = None
-    elif b == 2:
         b = data[pos]
         if b < 0x80 and not b & 1:
             end = pos + 1 + (b >> 1)
@@ -443,9 +323,173 @@ def read(data: bytes, pos: int) -> Any:
             pos = end
         else:
             v42, pos = read_text(data, pos)
+        b = data[pos]
+        if b < 0x80:
+            v43 = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            n = b & 0x7F
+            shift = 7
+            pos += 1
+            while True:
+                b = data[pos]
+                pos += 1
+                n |= (b & 0x7F) << shift
+                if b < 0x80:
+                    break
+                shift += 7
+                if shift > 63:
+                    raise UnsureError
+            if n >> 64:
+                raise UnsureError
+            v43 = (n >> 1) ^ -(n & 1)
+        if not -2147483648 <= v43 <= 2147483647:
+            raise UnsureError
+        b = data[pos]
+        if b < 0x80:
+            v44 = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            n = b & 0x7F
+            shift = 7
+            pos += 1
+            while True:
+                b = data[pos]
+                pos += 1
+                n |= (b & 0x7F) << shift
+                if b < 0x80:
+                    break
+                shift += 7
+                if shift > 63:
+                    raise UnsureError
+            if n >> 64:
+                raise UnsureError
+            v44 = (n >> 1) ^ -(n & 1)
+        b = data[pos]
+        if b < 0x80 and not b & 1:
+            end = pos + 1 + (b >> 1)
+            if end > size:
+                raise UnsureError
+            v45 = data[pos + 1:end].decode()
+            pos = end
+        else:
+            v45, pos = read_text(data, pos)
+        b = data[pos]
+        if b < 0x80 and not b & 1:
+            end = pos + 1 + (b >> 1)
+            if end > size:
+                raise UnsureError
+            v46 = data[pos + 1:end]
+            pos = end
+        else:
+            v46, pos = read_raw(data, pos)
+        b = data[pos]
+        if b < 0x80 and not b & 1:
+            end = pos + 1 + (b >> 1)
+            if end > size:
+                raise UnsureError
+            v47 = data[pos + 1:end].decode()
+            pos = end
+        else:
+            v47, pos = read_text(data, pos)
+        b = data[pos]
+        if b & 1 or b >= 4:
+            raise UnsureError
+        v48 = E_49[b >> 1]
+        pos += 1
+        b = data[pos]
+        if b < 0x80 and not b & 1:
+            end = pos + 1 + (b >> 1)
+            if end > size:
+                raise UnsureError
+            v50 = data[pos + 1:end]
+            pos = end
+        else:
+            v50, pos = read_raw(data, pos)
+        b = data[pos]
+        if b < 0x80:
+            v51 = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            n = b & 0x7F
+            shift = 7
+            pos += 1
+            while True:
+                b = data[pos]
+                pos += 1
+                n |= (b & 0x7F) << shift
+                if b < 0x80:
+                    break
+                shift += 7
+                if shift > 63:
+                    raise UnsureError
+            if n >> 64:
+                raise UnsureError
+            v51 = (n >> 1) ^ -(n & 1)
+        b = data[pos]
+        if b > 1:
+            raise UnsureError
+        v52 = b == 1
+        pos += 1
+        v7 = object.__new__(C_Inherit_41)
+        S_Inherit_53(v7, v42)
+        S_Inherit_54(v7, v43)
+        S_Inherit_55(v7, v44)
+        S_Inherit_56(v7, v45)
+        S_Inherit_57(v7, v46)
+        S_Inherit_58(v7, v47)
+        S_Inherit_59(v7, v48)
+        S_Inherit_60(v7, v50)
+        S_Inherit_61(v7, v51)
+        S_Inherit_62(v7, v52)
     else:
         raise UnsureError
-    value = tuple.__new__(C_Request_1, (v2, v3, v4, v5, v6, v7, v41, v42, D_approval_43,))
+    b = data[pos]
+    pos += 1
+    if b == 0:
+        v63 = None
+    elif b == 2:
+        b = data[pos]
+        if b < 0x80:
+            v63 = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            n = b & 0x7F
+            shift = 7
+            pos += 1
+            while True:
+                b = data[pos]
+                pos += 1
+                n |= (b & 0x7F) << shift
+                if b < 0x80:
+                    break
+                shift += 7
+                if shift > 63:
+                    raise UnsureError
+            if n >> 64:
+                raise UnsureError
+            v63 = (n >> 1) ^ -(n & 1)
+        if not -2147483648 <= v63 <= 2147483647:
+            raise UnsureError
+    else:
+        raise UnsureError
+    b = data[pos]
+    pos += 1
+    if b == 0:
+        v64 = None
+    elif b == 2:
+        b = data[pos]
+        if b < 0x80 and not b & 1:
+            end = pos + 1 + (b >> 1)
+            if end > size:
+                raise UnsureError
+            v64 = data[pos + 1:end].decode()
+            pos = end
+        else:
+            v64, pos = read_text(data, pos)
+    else:
+        raise UnsureError
+    value = tuple.__new__(C_Request_1, (v2, v3, v4, v5, v6, v7, v63, v64, D_approval_65,))
     if pos != size:
         raise UnsureError
     return value
