@@ -25,8 +25,8 @@ MAX_FUNCTION_LINES = 60
 #: A new entry says why, next to its length.
 ALLOWED: dict[str, int] = {
     # Generated from the Avro schemas (oncelog.schemas.inline_reader), straight-line on purpose.
-    "schemas/request_reader.py:read": 598,
-    "schemas/request_reader_previous.py:read": 420,
+    "schemas/request_reader.py:read": 627,
+    "schemas/request_reader_previous.py:read": 442,
     "schemas/decision_reader.py:read": 1344,
     "schemas/decision_reader_previous.py:read": 1155,
 }
