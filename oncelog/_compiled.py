@@ -46,6 +46,7 @@ COMPILED: Final = (
     "oncelog.schemas.decision_reader_previous",
     "oncelog.schemas.avro_read",
     "oncelog.schemas.previous",
+    "oncelog.schemas.decision_derived",
     "oncelog.schemas.avro_write",
     "oncelog.schemas.byte_budget",
     "oncelog.schemas.record_writers",

@@ -87,7 +87,7 @@ def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerSource]:
     try:
         yield info.bootstrap, f"local broker (started in {info.started_in_s:.1f}s)"
     finally:
-        broker.stop()
+        broker.stop(graceful=False)  # its data goes with the session
 
 
 COMPOSE_FILE = Path(__file__).resolve().parent.parent / "docker-compose.yml"

@@ -21,6 +21,7 @@ from oncelog.broker.kraft import (
     Jvm,
     Route,
     formatted,
+    kill_pid,
     log_tail,
     new_cluster_id,
     pid_alive,
@@ -135,13 +136,20 @@ class LocalBroker:
         self._wait(running)
         return running
 
-    def stop(self) -> bool:
-        """SIGTERM, a bounded wait, then SIGKILL. False when nothing was running."""
+    def stop(self, *, graceful: bool = True) -> bool:
+        """SIGTERM, a bounded wait, then SIGKILL. False when nothing was running.
+
+        ``graceful=False`` sends SIGKILL at once: for a broker whose data nobody keeps
+        (a test session's), whose orderly shutdown of every log would only cost time.
+        """
         info = self.status()
         self._info_path.unlink(missing_ok=True)
         if info is None:
             return False
-        stop_pid(info.pid)
+        if graceful:
+            stop_pid(info.pid)
+        else:
+            kill_pid(info.pid)
         return True
 
     def client_settings(self, user: str = ADMIN) -> Settings:

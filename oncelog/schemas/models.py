@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple, TypeVar
 
+from oncelog.schemas import decision_derived
+
 T = TypeVar("T")
 
 
@@ -401,29 +403,26 @@ class Decision(NamedTuple):
     source_partition: int = -1
     source_offset: int = -1
 
+    # Each reads ``state`` in a compiled function, which the generated writers call directly.
     @property
     def version(self) -> int:
         """The state version after the decision; 0 while absent."""
-        return 0 if self.state is None else self.state.version
+        return decision_derived.version(self)
 
     @property
     def holder_worker_id(self) -> str | None:
         """The worker holding the lease, when the state is CLAIMED."""
-        state = self.state
-        return state.worker_id if state is not None and state.status is Status.CLAIMED else None
+        return decision_derived.holder_worker_id(self)
 
     @property
     def lease_deadline_ms(self) -> int | None:
         """The holder's lease deadline (log time), when the state is CLAIMED."""
-        state = self.state
-        if state is not None and state.status is Status.CLAIMED:
-            return state.lease_deadline_ms
-        return None
+        return decision_derived.lease_deadline_ms(self)
 
     @property
     def cancel_requested(self) -> bool:
         """Whether a cancel is pending for the current holder."""
-        return self.state is not None and self.state.cancel_requested
+        return decision_derived.cancel_requested(self)
 
 
 class CheckpointKind(StrEnum):

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
-from oncelog.schemas import avro_write, previous
+from oncelog.schemas import avro_write, decision_derived, models, previous
 from oncelog.schemas.avro_write import StateBodies, write_long
 from oncelog.schemas.emitter import Emitter
 from oncelog.schemas.inline_reader import UnsupportedError
@@ -75,6 +75,7 @@ class _Emitter(Emitter):
         scope: dict[str, Any] = {name: getattr(avro_write, name) for name in _PRIMITIVES}
         scope["long"] = write_long
         scope["Any"] = Any
+        scope["decision_derived"] = decision_derived
         super().__init__(named, scope)
         self.nested = nested
         self.unmemoized = unmemoized
@@ -168,7 +169,7 @@ class _Emitter(Emitter):
         if fields and tuple(fields) == model_fields(cls) and hasattr(cls, "_fields"):
             lines.append(f"    ({', '.join(local.values())},) = o")  # a NamedTuple in order
         else:  # by attribute: a dataclass, another order, or a field the model derives
-            lines.extend(f"    {local[field]} = o.{field}" for field in fields)
+            lines.extend(f"    {local[field]} = {_attribute(cls, field)}" for field in fields)
         body = "".join(f"{part}, " for part in parts)
         lines.append(f"    return b''.join(({body}))" if parts else "    return b''")
         self.lines.extend(lines)
@@ -184,6 +185,18 @@ class _Emitter(Emitter):
 
 
 _branch: Final = avro_write.branch
+
+# The models whose derived fields are properties over the functions of a compiled module:
+# the writer calls the function, not the property (an interpreted frame a field).
+_DERIVED_BY: Final[Mapping[type, str]] = {models.Decision: "decision_derived"}
+
+
+def _attribute(cls: type, field: str) -> str:
+    """How a writer reads ``field`` of ``o``, a ``cls``."""
+    module = _DERIVED_BY.get(cls)
+    if module is not None and field not in model_fields(cls):
+        return f"{module}.{field}(o)"
+    return f"o.{field}"
 
 
 def compile_writer(
@@ -220,7 +233,7 @@ output. It is a file, not an exec'd string, so that mypyc compiles it (setup.py)
 from collections.abc import Callable
 from typing import Any
 
-from oncelog.schemas import models, previous
+from oncelog.schemas import decision_derived, models, previous
 from oncelog.schemas.avro_write import (
     FALSE,
     NULL,

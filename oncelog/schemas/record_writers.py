@@ -8,7 +8,7 @@ output. It is a file, not an exec'd string, so that mypyc compiles it (setup.py)
 from collections.abc import Callable
 from typing import Any
 
-from oncelog.schemas import models, previous
+from oncelog.schemas import decision_derived, models, previous
 from oncelog.schemas.avro_write import (
     FALSE,
     NULL,
@@ -237,15 +237,15 @@ def write_Decision_184(o: Any) -> bytes:
     f189 = o.outcome
     f190 = o.changed
     f191 = o.retried
-    f192 = o.version
+    f192 = decision_derived.version(o)
     f193 = o.epoch
     f194 = o.stored_hash
     f195 = o.request_hash
     f196 = o.result
     f197 = o.error
-    f198 = o.holder_worker_id
-    f199 = o.lease_deadline_ms
-    f200 = o.cancel_requested
+    f198 = decision_derived.holder_worker_id(o)
+    f199 = decision_derived.lease_deadline_ms(o)
+    f200 = decision_derived.cancel_requested(o)
     f201 = o.duplicate_effect_suspected
     f202 = o.previous
     f203 = o.source_partition
@@ -274,15 +274,15 @@ def write_Decision_228(o: Any) -> bytes:
     f233 = o.outcome
     f234 = o.changed
     f235 = o.retried
-    f236 = o.version
+    f236 = decision_derived.version(o)
     f237 = o.epoch
     f238 = o.stored_hash
     f239 = o.request_hash
     f240 = o.result
     f241 = o.error
-    f242 = o.holder_worker_id
-    f243 = o.lease_deadline_ms
-    f244 = o.cancel_requested
+    f242 = decision_derived.holder_worker_id(o)
+    f243 = decision_derived.lease_deadline_ms(o)
+    f244 = decision_derived.cancel_requested(o)
     f245 = o.duplicate_effect_suspected
     f246 = o.previous
     f247 = o.source_partition

@@ -10,6 +10,7 @@ import pytest
 
 from oncelog.broker import jars
 from oncelog.broker.java import find_java, parse_java_version
+from oncelog.broker.kraft import pid_alive
 from oncelog.broker.local import (
     BrokerInfo,
     LocalBroker,
@@ -111,6 +112,9 @@ def test_start_twice_reuses_then_stop_start_works_offline(
         assert restarted.pid != first.pid
         assert restarted.bootstrap == first.bootstrap  # ports are kept when free
         assert resolve_bootstrap(settings) == restarted.bootstrap
+        assert broker.stop(graceful=False) is True  # SIGKILL: gone, nothing left running
+        assert broker.status() is None
+        assert not pid_alive(restarted.pid)
     finally:
         broker.stop()
     assert broker.stop() is False

@@ -21,4 +21,4 @@ def secure_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalBro
     try:
         yield broker
     finally:
-        broker.stop()
+        broker.stop(graceful=False)  # its data goes with the session
