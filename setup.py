@@ -55,8 +55,11 @@ class ParallelBuildExt(build_ext):
     def build_extensions(self) -> None:
         compile_some: Callable[..., list[str]] = self.compiler.compile
 
+        # The cores this process may run on, as `nproc` counts them (not the host's).
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
         def compile_all(sources: list[str], *args: Any, **kwargs: Any) -> list[str]:
-            with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+            with ThreadPoolExecutor(cores or 1) as pool:
                 done = pool.map(lambda source: compile_some([source], *args, **kwargs), sources)
                 return [obj for objects in done for obj in objects]
 
