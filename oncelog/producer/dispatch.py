@@ -266,9 +266,12 @@ class Dispatcher:
         seen = self.decisions_received
         # The caller's trace context (None when tracing is off), the same on every re-send.
         headers = propagation.current_headers()
+        first = True
         try:
             while True:
-                wait = _send_again(self, request, deadline - time.monotonic(), seen, headers)
+                left = deadline - time.monotonic()
+                wait = _send_again(self, request, left, seen, headers, first=first)
+                first = False
                 try:
                     return self._traced(request, answer.result(timeout=wait), headers)
                 except FutureTimeout:
@@ -280,8 +283,7 @@ class Dispatcher:
             self._listener.forget(request.request_id)
 
     def _traced(self, request: Request, decision: Decision, headers: Headers | None) -> Decision:
-        """Note the decision (:class:`OwnWrites`); link the call's span to the span that
-        folded its request (tracing on)."""
+        """Note the decision (:class:`OwnWrites`); tracing on, link the span that folded it."""
         self._own.saw(decision)
         if headers is not None:
             propagation.link_current(self._listener.take_trace(request.request_id), "fold")
@@ -372,7 +374,7 @@ class _Resender:
 
     def start(self, queue: ResendQueue) -> None:
         """The first send; its re-send waits in ``queue`` (or on a timer, if refused)."""
-        wait = self._attempt()
+        wait = self._attempt(first=True)
         if wait is not None:
             if queue.add(self, wait):
                 self._queue = queue
@@ -385,14 +387,15 @@ class _Resender:
         if wait is not None:
             self._handle = self._loop.call_later(wait, self)
 
-    def _attempt(self) -> float | None:
+    def _attempt(self, *, first: bool = False) -> float | None:
         """Send; how long to wait for the answer before the next attempt, or None when
         the call is over (answered, or failed here at its deadline or on a denial)."""
         if self._answer.done():
             return None
         try:
             left = self._deadline - self._loop.time()
-            return _send_again(self._dispatcher, self._request, left, self._seen, self._headers)
+            d, r = self._dispatcher, self._request
+            return _send_again(d, r, left, self._seen, self._headers, first=first)
         except (LedgerTimeoutError, NotAuthorizedError) as exc:
             self._answer.set_exception(exc)
             return None
@@ -406,17 +409,25 @@ class _Resender:
 
 
 def _send_again(
-    dispatcher: Dispatcher, request: Request, left_s: float, seen: int, headers: Headers | None
+    dispatcher: Dispatcher,
+    request: Request,
+    left_s: float,
+    seen: int,
+    headers: Headers | None,
+    *,
+    first: bool = False,
 ) -> float:
     """One attempt of a call (blocking or async): send, and return how long to wait for
     the answer before the next attempt; the timeout error once no time is left.
 
-    ``seen`` is the count of decisions the client had read when the call began.
+    ``seen`` is the count of decisions the client had read when the call began. The
+    ``first`` attempt is sent whatever is left: a call that times out has always sent
+    its request, so its outcome is one of the two a caller must already handle.
     """
-    if left_s <= 0:
+    if left_s <= 0 and not first:
         raise dispatcher.timeout_error(request, seen)
     _try_send(dispatcher, request, headers)
-    return min(left_s, dispatcher.timeouts.resend_after_s)
+    return max(0.0, min(left_s, dispatcher.timeouts.resend_after_s))
 
 
 def _try_send(dispatcher: Dispatcher, request: Request, headers: Headers | None) -> None:

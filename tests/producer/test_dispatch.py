@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 
 import pytest
 
 from oncelog.errors import LedgerTimeoutError
+from oncelog.producer import dispatch
 from oncelog.producer.dispatch import Dispatcher, Timeouts
 from oncelog.producer.protocol import Route, build_get
 from oncelog.schemas.models import Request
@@ -37,6 +39,19 @@ def silent() -> Iterator[Dispatcher]:
     dispatcher._sender.close(timeout_s=0)  # nothing will ever be delivered: do not flush
 
 
+def _counting(dispatcher: Dispatcher, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the requests `dispatcher` sends from now on, in order."""
+    sent: list[str] = []
+    send = dispatcher._send
+
+    def counted(request: Request, headers: Headers | None = None) -> None:
+        sent.append(request.request_id)
+        send(request, headers)
+
+    monkeypatch.setattr(dispatcher, "_send", counted)
+    return sent
+
+
 def test_a_blocking_call_gives_up_at_its_deadline(silent: Dispatcher) -> None:
     started = time.monotonic()
     with pytest.raises(LedgerTimeoutError, match=f"within {TOTAL_S}s"):
@@ -54,14 +69,7 @@ async def test_an_async_call_gives_up_at_its_deadline(silent: Dispatcher) -> Non
 async def test_concurrent_async_calls_each_resend_their_own_request_until_the_deadline(
     silent: Dispatcher, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sent: list[str] = []
-    send = silent._send
-
-    def counted(request: Request, headers: Headers | None = None) -> None:
-        sent.append(request.request_id)
-        send(request, headers)
-
-    monkeypatch.setattr(silent, "_send", counted)
+    sent = _counting(silent, monkeypatch)
     requests = [build_get(Route("run-1", f"step-{i}")) for i in range(3)]
     outcomes = await asyncio.gather(*(silent.acall(r) for r in requests), return_exceptions=True)
     assert all(isinstance(o, LedgerTimeoutError) for o in outcomes)
@@ -69,3 +77,38 @@ async def test_concurrent_async_calls_each_resend_their_own_request_until_the_de
         # Its own re-sends (at least one), never more than the timeouts allow.
         assert 2 <= sent.count(request.request_id) <= MAX_SENDS
     assert len(silent._resends or []) == 0  # nothing left queued
+
+
+class _LateClock:
+    """A clock that jumps past every deadline once it has been read ``reads`` times: the
+    call was set up, then stalled (a loaded machine) before it could send."""
+
+    def __init__(self, clock: Callable[[], float], reads: int = 1) -> None:
+        self._clock, self._reads = clock, reads
+
+    def __call__(self) -> float:
+        self._reads -= 1
+        return self._clock() + (0.0 if self._reads >= 0 else 10 * TOTAL_S)
+
+
+def test_a_blocking_call_past_its_deadline_before_sending_still_sends_once(
+    silent: Dispatcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent = _counting(silent, monkeypatch)
+    monkeypatch.setattr(dispatch, "time", SimpleNamespace(monotonic=_LateClock(time.monotonic)))
+    request = build_get(Route("run-1", "step-1"))
+    with pytest.raises(LedgerTimeoutError):
+        silent.call(request)
+    assert sent == [request.request_id]  # sent: its outcome is unknown, never "not sent"
+
+
+async def test_an_async_call_past_its_deadline_before_sending_still_sends_once(
+    silent: Dispatcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent = _counting(silent, monkeypatch)
+    loop = asyncio.get_running_loop()
+    monkeypatch.setattr(loop, "time", _LateClock(loop.time))
+    request = build_get(Route("run-1", "step-1"))
+    with pytest.raises(LedgerTimeoutError):
+        await silent.acall(request)
+    assert sent == [request.request_id]
