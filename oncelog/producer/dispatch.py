@@ -394,8 +394,9 @@ class _Resender:
             return None
         try:
             left = self._deadline - self._loop.time()
-            d, r = self._dispatcher, self._request
-            return _send_again(d, r, left, self._seen, self._headers, first=first)
+            return _send_again(
+                self._dispatcher, self._request, left, self._seen, self._headers, first=first
+            )
         except (LedgerTimeoutError, NotAuthorizedError) as exc:
             self._answer.set_exception(exc)
             return None
