@@ -16,7 +16,8 @@ from typing import Any, Final
 import duckdb
 
 from oncelog.projector.checkpoint_fold import CheckpointChanges
-from oncelog.projector.store import DeadLetter, Store, registered, store_failure
+from oncelog.projector.store import DeadLetter, Store, registered
+from oncelog.projector.store_file import store_failure
 from oncelog.projector.tables import (
     CHECKPOINT_POSITIONS,
     CHECKPOINTS,

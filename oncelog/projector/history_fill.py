@@ -32,7 +32,8 @@ from confluent_kafka import TopicPartition
 
 from oncelog.kafka.reader import plain_consumer, watermarks
 from oncelog.projector.rebuild import rebuild_from_requests
-from oncelog.projector.store import Store, registered, store_failure
+from oncelog.projector.store import Store, registered
+from oncelog.projector.store_file import store_failure
 from oncelog.projector.tables import DEAD_LETTERS, HISTORY, REQUESTS, column_list
 from oncelog.settings import Settings
 

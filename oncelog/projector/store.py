@@ -55,10 +55,11 @@ from typing import Any, Final
 
 import duckdb
 
-from oncelog.errors import DiskFullError, StoreError
+from oncelog.errors import StoreError
 from oncelog.projector.migrate import migrate
 from oncelog.projector.rows import audit_row, execution_row, history_row
 from oncelog.projector.state_blob import decode_state, encode_state
+from oncelog.projector.store_file import Config, make_folder, open_file, store_failure
 from oncelog.projector.tables import (
     DEAD_LETTERS,
     EXECUTIONS,
@@ -314,7 +315,7 @@ class Store:
         self._after_commit = after_commit
         self._timed_checkpoints = WalSchedule(checkpoint_every_s, clock)
         self.read_only = read_only
-        config: dict[str, str | bool | int | float | list[str]] = {}
+        config: Config = {}
         if threads is not None:
             config["threads"] = threads
         if checkpoint_mb is not None:
@@ -322,9 +323,9 @@ class Store:
         if memory_limit_mb is not None:
             config["memory_limit"] = f"{memory_limit_mb}MiB"
         if not read_only:
-            _make_folder(self.path)
+            make_folder(self.path)
         try:
-            self._con = duckdb.connect(str(self.path), read_only=read_only, config=config)
+            self._con = open_file(self.path, read_only=read_only, config=config)
             if not read_only:
                 migrate(self._con)  # a file of an older version, before the DDL
                 for ddl in SCHEMA_DDL:
@@ -497,30 +498,6 @@ def registered(con: duckdb.DuckDBPyConnection, tables: Mapping[str, Any]) -> Ite
     finally:
         for name in tables:
             con.unregister(name)
-
-
-#: How DuckDB words a write the volume had no room for (its IO errors carry no errno).
-_NO_SPACE = ("no space left on device", "disk is full", "not enough space")
-
-
-def store_failure(what: str, path: Path, exc: duckdb.Error) -> StoreError:
-    """``exc`` of ``what`` on ``path`` as a :class:`StoreError`; a :class:`DiskFullError`
-    when the volume had no room, which says what to do."""
-    if any(words in str(exc).lower() for words in _NO_SPACE):
-        return DiskFullError(
-            f"{what} failed on {path}: its volume is full ({exc}). Free space there (or "
-            "move ONCELOG_DB_PATH) and start serve again: it resumes from its last commit, "
-            "and nothing acknowledged is lost (it is on the log)"
-        )
-    return StoreError(f"{what} failed on {path}: {exc}")
-
-
-def _make_folder(path: Path) -> None:
-    """The file's folder (the default file's, ONCELOG_DATA_DIR/ledgers, is made on first use)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreError(f"cannot make the folder of {path}: {exc}") from exc
 
 
 def _history_is_keyed(con: duckdb.DuckDBPyConnection) -> bool:
