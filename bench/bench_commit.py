@@ -24,6 +24,10 @@ from oncelog.projector.store import AuditEntry, Batch, Position, Store
 from oncelog.referee.fold import PartitionClock, snapshot_of
 from oncelog.referee.judge import judge
 from oncelog.schemas.models import ExecutionState
+from oncelog.settings import Settings
+
+#: ``serve``'s checkpoint threshold (``ONCELOG_DUCKDB_CHECKPOINT_MB``), the bench's default.
+SERVE_CHECKPOINT_MB: int = Settings.model_fields["duckdb_checkpoint_mb"].default
 
 
 def fold_batches(records: int, size: int) -> list[Batch]:
@@ -50,7 +54,7 @@ def fold_batches(records: int, size: int) -> list[Batch]:
 
 
 def measure(
-    records: int, size: int, threads: int | None = None, checkpoint_mb: int = 32
+    records: int, size: int, threads: int | None = None, checkpoint_mb: int = SERVE_CHECKPOINT_MB
 ) -> dict[str, Any]:
     """CPU microseconds per record of committing ``records`` in batches of ``size``, in all
     and by fifth of the batches (``threads``: DuckDB's worker threads; None: its default,
@@ -82,7 +86,12 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--batch", type=int, nargs="+", default=[64, 500, 5000])
     parser.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: all)")
-    parser.add_argument("--checkpoint-mb", type=int, default=32, help="as ONCELOG_DUCKDB_...")
+    parser.add_argument(
+        "--checkpoint-mb",
+        type=int,
+        default=SERVE_CHECKPOINT_MB,
+        help="as ONCELOG_DUCKDB_CHECKPOINT_MB",
+    )
     parser.add_argument("--row-group-rows", type=int, default=store_file.ROW_GROUP_ROWS)
     args = parser.parse_args()
     store_file.ROW_GROUP_ROWS = args.row_group_rows  # type: ignore[misc]  # a bench's knob
