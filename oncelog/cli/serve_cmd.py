@@ -237,13 +237,15 @@ def _start_api(
     progress: FoldProgress,
 ) -> HttpServer:
     """The API, answering for every channel of the group (see oncelog.query.routing);
-    its checkpoint reads wait on ``progress`` for the position a saver names."""
+    its checkpoint reads wait on ``progress`` for the position a saver names, and its
+    gathered answers for the partitions the asking instance's view gives it."""
     router = QueryRouter(
         GroupOwners(settings, bootstrap),
         settings.projector_id,
         token=settings.http_token,
         timeout_s=settings.http_forward_timeout_s,
         redact_results=settings.http_redact_results,
+        held=progress,
     )
     return start_http(
         store,

@@ -66,6 +66,22 @@ class FoldProgress:
                     self._next[p] = max(self._next.get(p, 0), offset)
             self._changed.notify_all()
 
+    def await_held(self, partitions: Collection[int], timeout_s: float) -> frozenset[int]:
+        """Block until this process folds each of ``partitions`` (the projector holds it
+        and the checkpoints' folder follows it); those still not folded here when
+        ``timeout_s`` passes (empty: all are). A group member's answer counts for the
+        partitions the gathering instance's view gives it, which it may learn a moment
+        after the group's coordinator says so, or never when that view is stale."""
+        wanted = frozenset(partitions)
+        deadline = time.monotonic() + timeout_s
+        with self._changed:
+            while missing := wanted - (self._held & frozenset(self._assigned())):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return missing
+                self._changed.wait(left)
+        return frozenset()
+
     def _behind(self, targets: Mapping[int, int], mine_only: bool) -> dict[int, int]:
         mine = self._held | frozenset(self._assigned())
         return {

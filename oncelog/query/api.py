@@ -57,6 +57,9 @@ REDACT: Final = "oncelog-redact-results"
 setting (the forwarding member redacts)."""
 REDACTED: Final = "oncelog-results-redacted"
 """An answer header (value ``true``): :func:`redacted` was applied to this answer."""
+OWNED: Final = "oncelog-owned-partitions"
+"""A gathered request's header (``1,3,5``): the partitions the gathering instance's view
+gives the member asked, which answers once it folds them (else ``no_owner``)."""
 
 Answerer = Literal["here", "owner", "every"]
 Merge = Callable[[Mapping[str, Any], OwnerView], BaseModel]

@@ -46,11 +46,14 @@ class MemberClient:
         if self._http is not None:
             await self._http.aclose()
 
-    async def fetch(self, member: Member, target: str) -> httpx.Response:
-        """The member's whole answer to ``target``, within the timeout."""
+    async def fetch(
+        self, member: Member, target: str, headers: Mapping[str, str] | None = None
+    ) -> httpx.Response:
+        """The member's whole answer to ``target`` (with ``headers`` besides this client's
+        own), within the timeout."""
 
         async def whole() -> httpx.Response:
-            response = await self.open(member, target)
+            response = await self.open(member, target, headers)
             try:
                 await response.aread()
             finally:
@@ -66,13 +69,15 @@ class MemberClient:
         except (TimeoutError, httpx.HTTPError) as exc:
             raise MemberDownError(member, f"{type(exc).__name__}: {exc}".rstrip(": ")) from exc
 
-    async def open(self, member: Member, target: str) -> httpx.Response:
+    async def open(
+        self, member: Member, target: str, headers: Mapping[str, str] | None = None
+    ) -> httpx.Response:
         """GET ``target`` (path and query string) from ``member``: the status and headers."""
         if member.url is None:
             raise MemberDownError(member, "it serves no query API")
         client = self._client()
         request = client.build_request(
-            "GET", member.url.rstrip("/") + target, headers=self._headers
+            "GET", member.url.rstrip("/") + target, headers={**self._headers, **(headers or {})}
         )
         response = await client.send(request, stream=True)
         if response.status_code in (401, 403):

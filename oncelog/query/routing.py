@@ -15,7 +15,13 @@ Who answers a request is the ``answerer`` of its entry in the route table
   its owner.
 
 A forwarded request carries ``Oncelog-Forwarded-By: <projector id>`` and is always
-answered locally, so a query takes at most one hop: no loop is possible. The
+answered locally, so a query takes at most one hop: no loop is possible. A gathered one
+also names the partitions the gathering instance's view gives the member
+(``Oncelog-Owned-Partitions``): the merge keeps each partition's rows from that member
+only, so it answers once it folds them (bounded; a member learns its assignment a moment
+after the coordinator states it). When a member, or this instance, does not fold what
+the view gives it, the view was stale: the gather is asked again with a fresh view, and
+a ``no_owner`` 503 (retry) says so when that does not settle it either. The
 forwarding instance sends its own bearer token, only in the ``Authorization``
 header and only to members of the group; nothing of the caller's request but its
 path and query string goes along. Each member gets ``timeout_s``; a member that
@@ -34,7 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import urllib.parse
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, TypeVar
 
@@ -48,7 +54,15 @@ from starlette.routing import Match, Route
 
 from oncelog.errors import NoOwnerError, OwnerUnavailableError
 from oncelog.identity.partitioner import partition_for
-from oncelog.query.api import FORWARDED_BY, REDACT, REDACTED, ROUTES, ApiRoute, redacted
+from oncelog.query.api import (
+    FORWARDED_BY,
+    OWNED,
+    REDACT,
+    REDACTED,
+    ROUTES,
+    ApiRoute,
+    redacted,
+)
 from oncelog.query.member_client import MemberClient, MemberDownError
 from oncelog.query.owners import Member, OwnerView
 from oncelog.schemas import read_api
@@ -59,6 +73,8 @@ CallNext = Callable[[Request], Awaitable[Response]]
 T = TypeVar("T")
 # What of an owner's answer is passed on: its body is exactly the bytes these describe.
 _PASSED_HEADERS: Final = ("content-type", "content-length", REDACTED)
+# Views a gather is asked with: the cached one, then fresh ones while members' folds lag it.
+_GATHER_VIEWS: Final = 3
 
 
 @dataclass(frozen=True)
@@ -78,6 +94,46 @@ class OwnerSource(Protocol):
     def refreshed(self) -> OwnerView: ...
 
 
+class HeldWaiter(Protocol):
+    """What this process folds (:class:`oncelog.projector.checkpoints.FoldProgress`)."""
+
+    def await_held(self, partitions: Collection[int], timeout_s: float) -> frozenset[int]:
+        """Wait (bounded) until each of ``partitions`` is folded here; those still not."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Stale:
+    """A gather's answer when its view was stale: the view to ask with next, when known."""
+
+    fresh: OwnerView | None = None
+
+
+class FoldGate:
+    """Whether this process folds the partitions a gather's view gives it, waiting at most
+    ``wait_s``; ``held`` None: a query server of no projector (it never waits)."""
+
+    def __init__(self, held: HeldWaiter | None, projector_id: str, wait_s: float) -> None:
+        self._held, self._id, self._wait_s = held, projector_id, wait_s
+
+    async def unfolded(self, partitions: Collection[int]) -> frozenset[int]:
+        """Those of ``partitions`` this process does not fold within the wait."""
+        if self._held is None or not partitions or not self._held.await_held(partitions, 0):
+            return frozenset()
+        return await run_in_threadpool(self._held.await_held, partitions, self._wait_s)
+
+    async def require(self, partitions: Collection[int]) -> None:
+        """Return once this process folds ``partitions`` (a gather's member); else raise
+        ``NoOwnerError`` (the asking instance asks again with a fresh view)."""
+        missing = await self.unfolded(partitions)
+        if missing:
+            raise NoOwnerError(
+                f"{self._id} does not fold partition(s) {sorted(missing)} that the asking "
+                "instance's view of the projector group gives it (a rebalance in progress, "
+                "or that view is stale); retry"
+            )
+
+
 class QueryRouter:
     """The routing middleware's logic; one per API, shared by its requests."""
 
@@ -89,10 +145,12 @@ class QueryRouter:
         token: SecretStr | None,
         timeout_s: float,
         redact_results: bool = False,
+        held: HeldWaiter | None = None,
     ) -> None:
         self._owners = owners
         self._id = projector_id
         self._timeout_s = timeout_s
+        self._gate = FoldGate(held, projector_id, timeout_s / 2)
         self._redact = redact_results
         headers = {FORWARDED_BY: projector_id}
         if redact_results:
@@ -119,6 +177,8 @@ class QueryRouter:
 
     async def dispatch(self, request: Request, call_next: CallNext) -> Response:
         """Answer locally, forward to the owner, or gather; raises ``LedgerError``s."""
+        if FORWARDED_BY in request.headers and OWNED in request.headers:
+            await self._gate.require(_partitions(request.headers[OWNED]))
         question = self.question(request)
         if question is None:
             return await call_next(request)
@@ -230,39 +290,52 @@ class QueryRouter:
     ) -> BaseModel | Response:
         """The members' answers merged, or this instance's own answer when it is an error."""
         view = await run_in_threadpool(self._owners.view)
-        others = [m for m in view.members if m.projector_id != self._id]
-        mine, remote = await asyncio.gather(
-            local(), asyncio.gather(*(self._member_answer(m, question) for m in others))
-        )
-        if isinstance(mine, Response):
-            return mine  # the question itself is wrong (400): every member says so
-        down = [r for r in remote if isinstance(r, MemberDownError)]
-        if down:
-            view = await self._still_members(view, down)
-        answers: dict[str, Any] = {self._id: mine}
-        for member, result in zip(others, remote, strict=True):
-            if not isinstance(result, MemberDownError):
-                answers[member.projector_id] = result
+        answers = await self._gather(question, local, view)
+        for _ in range(_GATHER_VIEWS - 1):
+            if not isinstance(answers, _Stale):
+                break
+            fresh = answers.fresh
+            view = fresh if fresh is not None else await run_in_threadpool(self._owners.refreshed)
+            answers = await self._gather(question, local, view)
+        if isinstance(answers, _Stale):
+            raise NoOwnerError(
+                "the projector group is rebalancing: a member does not fold yet the partitions "
+                "the group's coordinator gives it, so a merged answer would miss their rows; "
+                "retry"
+            )
+        if isinstance(answers, Response):
+            return answers  # the question itself is wrong (400): every member says so
         assert question.route.merge is not None
         merged = question.route.merge(answers, view)
         return redacted(merged) if self._redact and question.route.redact else merged
 
-    async def _still_members(self, view: OwnerView, down: Sequence[MemberDownError]) -> OwnerView:
-        """The fresh view, once every member that did not answer has left the group.
+    async def _gather(
+        self,
+        question: Question,
+        local: Callable[[], Awaitable[BaseModel | Response]],
+        view: OwnerView,
+    ) -> dict[str, Any] | Response | _Stale:
+        """Every member's answer by projector id, asked with ``view``; ``_Stale`` when a
+        member does not fold what the view gives it, or a member that did not answer has
+        left the group (the next view gives its partitions to others)."""
 
-        A member that is gone is not asked (its file cannot be); one still in the
-        group may hold rows nobody else has: then the answer is a 503 naming it.
-        """
-        fresh = await run_in_threadpool(self._owners.refreshed)
-        present = {m.projector_id for m in fresh.members}
-        missing = [d for d in down if d.member.projector_id in present]
-        if missing:
-            names = "; ".join(str(d) for d in missing)
-            raise OwnerUnavailableError(
-                f"{len(missing)} member(s) of the projector group did not answer within "
-                f"{self._timeout_s} s, so the merged answer would be incomplete: {names}"
-            )
-        return fresh
+        async def mine() -> BaseModel | Response | _Stale:
+            if await self._gate.unfolded(_owned_by(view, self._id)):
+                return _Stale()
+            return await local()
+
+        others = [m for m in view.members if m.projector_id != self._id]
+        asked = (self._member_answer(m, question, _owned_by(view, m.projector_id)) for m in others)
+        own, remote = await asyncio.gather(mine(), asyncio.gather(*asked))
+        if isinstance(own, Response | _Stale) or any(isinstance(r, _Stale) for r in remote):
+            return own if isinstance(own, Response) else _Stale()
+        down = [r for r in remote if isinstance(r, MemberDownError)]
+        if down:
+            fresh = await run_in_threadpool(self._owners.refreshed)
+            return _Stale(_without_the_silent(fresh, down, self._timeout_s))
+        answers: dict[str, Any] = {self._id: own}
+        answers.update((m.projector_id, r) for m, r in zip(others, remote, strict=True))
+        return answers
 
     async def _local(
         self, question: Question, request: Request, call_next: CallNext
@@ -275,12 +348,20 @@ class QueryRouter:
         model: BaseModel = self._readers[question.route.path].validate_json(body)
         return model
 
-    async def _member_answer(self, member: Member, question: Question) -> Any:
-        """A gathered member's answer, or why it has none (a gather needs every answer)."""
+    async def _member_answer(
+        self, member: Member, question: Question, owned: Collection[int]
+    ) -> Any:
+        """A gathered member's answer, or why it has none (a gather needs every answer):
+        ``_Stale`` when it does not fold ``owned``, the partitions the view gives it."""
+        headers = {OWNED: ",".join(map(str, sorted(owned)))}
         try:
-            response = await self._members.fetch(member, question.target)
+            response = await self._members.fetch(member, question.target, headers)
         except MemberDownError as down:
             return down
+        if response.status_code == NoOwnerError.http_status:
+            error = read_api.error_of(response.status_code, response.content, question.target)
+            if isinstance(error, NoOwnerError):
+                return _Stale()
         if response.status_code != 200:
             why = f"answered HTTP {response.status_code}: {response.content[:300]!r}"
             return MemberDownError(member, why)
@@ -302,3 +383,35 @@ class QueryRouter:
         headers = {REDACTED: "true"} if self._redact and route.redact else None
         body = answer.model_dump_json().encode()
         return Response(body, 200, headers=headers, media_type="application/json")
+
+
+def _owned_by(view: OwnerView, projector_id: str) -> list[int]:
+    """The partitions ``view`` gives the member ``projector_id``."""
+    return sorted(p for p, m in view.owners.items() if m.projector_id == projector_id)
+
+
+def _partitions(header: str) -> list[int]:
+    """``1,3,5`` as partitions (an unreadable header names none: nothing is waited for)."""
+    try:
+        return [int(p) for p in header.split(",") if p]
+    except ValueError:
+        return []
+
+
+def _without_the_silent(
+    fresh: OwnerView, down: Sequence[MemberDownError], timeout_s: float
+) -> OwnerView:
+    """``fresh``, once every member that did not answer has left the group.
+
+    A member that is gone is not asked (its file cannot be); one still in the group may
+    hold rows nobody else has: then the answer is a 503 naming it.
+    """
+    present = {m.projector_id for m in fresh.members}
+    missing = [d for d in down if d.member.projector_id in present]
+    if missing:
+        names = "; ".join(str(d) for d in missing)
+        raise OwnerUnavailableError(
+            f"{len(missing)} member(s) of the projector group did not answer within "
+            f"{timeout_s} s, so the merged answer would be incomplete: {names}"
+        )
+    return fresh

@@ -43,3 +43,26 @@ def test_positions_of_partitions_held_elsewhere_are_ignored_and_never_go_back() 
     progress.advanced({0: 6, 2: 100})
     assert progress.wait({0: 8}, 0) == {}
     assert progress.wait({2: 1}, 0, mine_only=False) == {2: 1}
+
+
+def test_a_partition_is_folded_here_once_the_projector_holds_it_and_the_folder_follows() -> None:
+    progress = FoldProgress()
+    assigned = [1, 3]
+    progress.follow(lambda: assigned)
+    assert progress.await_held([1, 3], 0) == {1, 3}  # the folder has not followed yet
+    progress.hold({1, 3}, {})
+    assert progress.await_held([1, 3], 0) == set()
+    assigned.remove(3)  # revoked: the folder still holds it for a moment
+    assert progress.await_held([1, 3], 0) == {3}
+    assert progress.await_held([], 0) == set()
+
+
+def test_a_member_waiting_to_fold_its_partitions_wakes_when_the_folder_follows() -> None:
+    progress = FoldProgress()
+    progress.follow(lambda: [2])
+    answers: list[frozenset[int]] = []
+    waiter = threading.Thread(target=lambda: answers.append(progress.await_held([2], 60)))
+    waiter.start()
+    progress.hold({2}, {})
+    waiter.join(timeout=60)
+    assert answers == [frozenset()]
