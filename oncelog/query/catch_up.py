@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from oncelog.errors import LedgerTimeoutError
+from oncelog.errors import LedgerTimeoutError, NoOwnerError
 from oncelog.query.models import Positions
 
 # The projector commits at least once a second while records arrive: polling a few
@@ -44,17 +44,25 @@ def wait_until_folded(
     """Return the positions once every partition reached its target offset.
 
     Raises :class:`LedgerTimeoutError` naming the partitions still behind when
-    ``timeout_s`` passes first.
+    ``timeout_s`` passes first. A group that is rebalancing (``no_owner``) is asked
+    again, as one that is behind is.
     """
     deadline = clock() + timeout_s
     while True:
-        positions = source.positions()
-        missing = behind(positions, targets)
-        if not missing:
-            return positions
-        if clock() >= deadline:
-            raise LedgerTimeoutError(
-                f"the projection did not fold the requests topic up to {dict(targets)} within "
-                f"{timeout_s} s; records missing per partition: {missing}"
-            )
+        try:
+            missing = behind(positions := source.positions(), targets)
+        except NoOwnerError as exc:
+            if clock() >= deadline:
+                raise LedgerTimeoutError(
+                    f"the projector group had no owner for every partition within {timeout_s} "
+                    f"s: {exc}"
+                ) from exc
+        else:
+            if not missing:
+                return positions
+            if clock() >= deadline:
+                raise LedgerTimeoutError(
+                    f"the projection did not fold the requests topic up to {dict(targets)} "
+                    f"within {timeout_s} s; records missing per partition: {missing}"
+                )
         pause(_POLL_S)

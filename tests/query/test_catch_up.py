@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from oncelog.errors import LedgerTimeoutError
+from oncelog.errors import LedgerTimeoutError, NoOwnerError
 from oncelog.query.catch_up import behind, wait_until_folded
 from oncelog.query.models import Positions
 
@@ -12,7 +12,7 @@ from oncelog.query.models import Positions
 class Steps:
     """A source whose positions advance one answer per poll, and a clock that poll moves."""
 
-    def __init__(self, answers: list[dict[int, int]]) -> None:
+    def __init__(self, answers: list[dict[int, int] | None]) -> None:
         self.answers = answers
         self.polls = 0
         self.now = 0.0
@@ -20,6 +20,8 @@ class Steps:
     def positions(self) -> Positions:
         answer = self.answers[min(self.polls, len(self.answers) - 1)]
         self.polls += 1
+        if answer is None:
+            raise NoOwnerError("the group is rebalancing; retry")
         return Positions(next_offsets=answer)
 
     def clock(self) -> float:
@@ -49,3 +51,14 @@ def test_times_out_naming_the_partitions_behind() -> None:
     assert caught.value.code == "timeout"
     assert "{1: 1}" in str(caught.value)
     assert source.now >= 1.0  # it waited the whole bound, not less
+
+
+def test_a_rebalancing_group_is_asked_again_within_the_bound() -> None:
+    source = Steps([None, None, {0: 3}])
+    got = wait_until_folded(source, {0: 3}, 10, clock=source.clock, pause=source.pause)
+    assert (got.next_offsets, source.polls) == ({0: 3}, 3)
+    never = Steps([None])
+    with pytest.raises(LedgerTimeoutError) as caught:
+        wait_until_folded(never, {0: 3}, 1.0, clock=never.clock, pause=never.pause)
+    assert "rebalancing" in str(caught.value)
+    assert never.now >= 1.0
