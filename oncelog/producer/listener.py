@@ -184,28 +184,34 @@ class DecisionListener:
 
     def _looked(self, consumer: Consumer) -> Consumer:
         """The consumer to read on with: ``consumer``, or a new one from the next offset to
-        read when decisions on the reply partition have waited unread for the stall time."""
+        read when decisions on the reply partition have waited unread for the stall time.
+
+        A consumer that answers nothing may be cut off from every broker for good
+        (librdkafka can drop them all after faults, docs/reliability.md), while a new client
+        bootstraps again: a new one is asked then, and reads on if the stall is confirmed.
+        None answering is an outage, not a stall."""
         tp = TopicPartition(self._topic, self.reply_partition)
-        try:
-            high = consumer.get_watermark_offsets(tp, timeout=_LOOK_TIMEOUT_S, cached=False)[1]
-        except KafkaException:  # no answer: an outage, not a stall
-            return consumer
-        finally:
-            self.looks += 1
+        high, fresh = _reply_end(consumer, tp), None
+        if high is None:
+            fresh = self._new_consumer()
+            high = _reply_end(fresh, tp)
+        self.looks += 1
         at = self._next_offset
-        if not self._fetch_watch.stalled(at, high):
+        if high is None or not self._fetch_watch.stalled(at, high):
+            if fresh is not None:
+                _close(fresh)
             return consumer
         _LOG.warning(
             "oncelog: the client's reader of %s[%d] had left decisions unread for %.0fs "
-            "(%d waiting); a new one reads on from offset %d",
-            self._topic, self.reply_partition, self._fetch_watch.stall_s, high - at, at,
+            "(%d waiting%s); a new one reads on from offset %d",
+            self._topic, self.reply_partition, self._fetch_watch.stall_s, high - at,
+            "" if fresh is None else ", and it reached no broker", at,
         )  # fmt: skip
-        new = self._new_consumer()
+        new = fresh if fresh is not None else self._new_consumer()
         new.assign([TopicPartition(self._topic, self.reply_partition, at)])
         self._consumer = new
         self.refetches += 1
-        with contextlib.suppress(KafkaException, RuntimeError):
-            consumer.close()
+        _close(consumer)
         return new
 
     def _loop(self) -> None:
@@ -248,6 +254,20 @@ class DecisionListener:
             with self._lock:
                 if key in self._waiters:  # not forgotten meanwhile: forget() drops it
                     self._traces[key] = traceparent
+
+
+def _reply_end(consumer: Consumer, tp: TopicPartition) -> int | None:
+    """The reply partition's high watermark, asked of the broker through ``consumer``;
+    None when no broker answered it in time."""
+    try:
+        return int(consumer.get_watermark_offsets(tp, timeout=_LOOK_TIMEOUT_S, cached=False)[1])
+    except KafkaException:
+        return None
+
+
+def _close(consumer: Consumer) -> None:
+    with contextlib.suppress(KafkaException, RuntimeError):
+        consumer.close()
 
 
 def deliver(answers: Sequence[tuple[Waiter, Outcome]]) -> None:

@@ -14,7 +14,7 @@ import logging
 import time
 
 import pytest
-from confluent_kafka import Consumer, Message
+from confluent_kafka import Consumer, Message, TopicPartition
 
 from oncelog.errors import LedgerTimeoutError
 from oncelog.kafka.progress_watch import ProgressWatch
@@ -52,6 +52,19 @@ def _mended_then_answered(client: SyncLedgerClient) -> None:
     assert again.status == "claimed"
 
 
+def _unread(topics: Settings, listener: listener_module.DecisionListener) -> bool | None:
+    """Wait (bounded) until a decision is on the listener's reply partition, unread."""
+    config = topics.kafka_config(topics.bootstrap_servers or "")
+    return poll_until(
+        time.monotonic() + 30,
+        lambda: (
+            topic_ends(config, topics.decisions_topic)[listener.reply_partition]
+            > listener._next_offset
+            or None
+        ),
+    )
+
+
 def test_a_stuck_producer_is_renewed_when_a_call_times_out(
     projector: RunningProjector, topics: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -77,11 +90,19 @@ def test_a_stuck_producer_is_renewed_when_a_call_times_out(
         assert sender.acknowledged()
 
 
+@pytest.mark.parametrize(
+    "answers",
+    [True, False],
+    # False: what the network drill met once, a consumer with no broker left that answers
+    # the look no question either, so that it cannot tell a stall through it.
+    ids=["still-answering", "cut-off-from-every-broker"],
+)
 def test_a_reader_that_stopped_fetching_is_replaced_when_a_call_times_out(
     projector: RunningProjector,
     topics: Settings,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    answers: bool,
 ) -> None:
     clock = _Clock()
     with SyncLedgerClient(topics, timeouts=SHORT) as client:
@@ -90,28 +111,23 @@ def test_a_reader_that_stopped_fetching_is_replaced_when_a_call_times_out(
         listener = transport._listener  # type: ignore[attr-defined]
         listener._fetch_watch = ProgressWatch(STALL_S, clock)
         stuck = listener._consumer
-        fetch = consume_available
+        fetch, end = consume_available, listener_module._reply_end
 
         def stuck_fetch(consumer: Consumer, most: int, timeout_s: float) -> list[Message]:
             # The stuck consumer hands nothing on (its fetches go nowhere); a new one does.
             fetched = fetch(consumer, most, timeout_s)
             return [] if consumer is stuck else fetched
 
+        def stuck_end(consumer: Consumer, tp: TopicPartition) -> int | None:
+            return None if consumer is stuck and not answers else end(consumer, tp)
+
         monkeypatch.setattr(listener_module, "consume_available", stuck_fetch)
+        monkeypatch.setattr(listener_module, "_reply_end", stuck_end)
         with pytest.raises(LedgerTimeoutError):
             client.claim_execution("order-1", "charge", tool_name="charge", params={})
         assert poll_until(time.monotonic() + 30, lambda: listener.looks == 1)  # its look
         # Its decision is on the reply partition, unread; the watch notes it once seen.
-        config = topics.kafka_config(topics.bootstrap_servers or "")
-        unread = poll_until(
-            time.monotonic() + 30,
-            lambda: (
-                topic_ends(config, topics.decisions_topic)[listener.reply_partition]
-                > listener._next_offset
-                or None
-            ),
-        )
-        assert unread
+        assert _unread(topics, listener)
         listener.look_for_stall()  # as a timed-out call does: unread, but not for long yet
         assert poll_until(time.monotonic() + 30, lambda: listener.looks == 2)
         assert listener.refetches == 0
@@ -120,3 +136,4 @@ def test_a_reader_that_stopped_fetching_is_replaced_when_a_call_times_out(
             _mended_then_answered(client)
         assert listener.refetches == 1
         assert "had left decisions unread for 60s" in caplog.text
+        assert ("and it reached no broker" in caplog.text) is not answers
