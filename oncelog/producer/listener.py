@@ -193,8 +193,9 @@ class DecisionListener:
         tp = TopicPartition(self._topic, self.reply_partition)
         high, fresh = _reply_end(consumer, tp), None
         if high is None:
-            fresh = self._new_consumer()
-            high = _reply_end(fresh, tp)
+            with contextlib.suppress(KafkaException):  # none made: as if none answered
+                fresh = self._new_consumer()
+            high = None if fresh is None else _reply_end(fresh, tp)
         self.looks += 1
         at = self._next_offset
         if high is None or not self._fetch_watch.stalled(at, high):
