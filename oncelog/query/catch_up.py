@@ -49,20 +49,19 @@ def wait_until_folded(
     """
     deadline = clock() + timeout_s
     while True:
+        rebalancing: NoOwnerError | None = None
         try:
-            missing = behind(positions := source.positions(), targets)
+            positions = source.positions()
         except NoOwnerError as exc:
-            if clock() >= deadline:
-                raise LedgerTimeoutError(
-                    f"the projector group had no owner for every partition within {timeout_s} "
-                    f"s: {exc}"
-                ) from exc
+            rebalancing, why = exc, f"the projector group had no owner for every partition: {exc}"
         else:
+            missing = behind(positions, targets)
             if not missing:
                 return positions
-            if clock() >= deadline:
-                raise LedgerTimeoutError(
-                    f"the projection did not fold the requests topic up to {dict(targets)} "
-                    f"within {timeout_s} s; records missing per partition: {missing}"
-                )
+            why = f"records missing per partition: {missing}"
+        if clock() >= deadline:
+            raise LedgerTimeoutError(
+                f"the projection did not fold the requests topic up to {dict(targets)} within "
+                f"{timeout_s} s; {why}"
+            ) from rebalancing
         pause(_POLL_S)
