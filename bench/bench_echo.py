@@ -1,6 +1,7 @@
 """The floor under a claim and under the projector: a Python echo in the projector's place.
 
     python -m bench.bench_echo [--sequential N] [--seconds S] [--in-flight W] [--rate R]
+                               [--work-us ECHO[,CLIENT]]
 
 Not a test. A child process does what ``oncelog serve`` does with Kafka and nothing else:
 it consumes the requests topic as a member of the projectors' consumer group (the same
@@ -25,6 +26,11 @@ It measures, on one broker in one run, once the broker's JIT is quiet under the 
   ``make bench-peers``' 64 workers; ``--rate`` paces it, e.g. to oncelog's requests/s there).
   The Kafka part of the projector's CPU per request,
   without the referee's work: its floor in this language and client library.
+
+``--work-us`` makes the echo (and the client) spend that much of its thread's CPU on each
+request before it answers (sends) it: the ledger's work at a cost given by hand, for what
+throughput a design with that much work a request could reach here (what a native core's
+decoding, fold, encoding and DuckDB would cost is the caller's estimate).
 
 The last line is one JSON object.
 """
@@ -84,8 +90,20 @@ def _records() -> dict[str, list[str]]:
 # --- the echo (child process) ---------------------------------------------------------
 
 
-def serve_echo(settings: Settings, bootstrap: str, records: dict[str, list[str]]) -> None:
-    """Echo every request as the projector publishes: decision + snapshot, one lane a batch."""
+def spend(us: float) -> None:
+    """Spend ``us`` microseconds of this thread's CPU (the work a request would cost)."""
+    if us <= 0:
+        return
+    until = time.thread_time_ns() + int(us * 1000)
+    while time.thread_time_ns() < until:
+        pass
+
+
+def serve_echo(
+    settings: Settings, bootstrap: str, records: dict[str, list[str]], work_us: float = 0.0
+) -> None:
+    """Echo every request as the projector publishes: decision + snapshot, one lane a batch
+    (after ``work_us`` of CPU for each)."""
     kafka = settings.kafka_config(bootstrap)
     decisions = [bytes.fromhex(h) for h in records["decision"]]
     snapshots = [bytes.fromhex(h) for h in records["snapshot"]]
@@ -105,6 +123,7 @@ def serve_echo(settings: Settings, bootstrap: str, records: dict[str, list[str]]
         for msg in batch:
             if msg.error() is not None:
                 continue
+            spend(work_us)
             kind = (msg.offset() or 0) & 1  # alternate claim-sized and completion-sized
             key = msg.key() or b""
             # A stamped request (the sequential phase) learns when it got here.
@@ -114,11 +133,12 @@ def serve_echo(settings: Settings, bootstrap: str, records: dict[str, list[str]]
 
 
 def _start_echo(
-    settings: Settings, bootstrap: str, records: dict[str, list[str]]
+    settings: Settings, bootstrap: str, records: dict[str, list[str]], work_us: float = 0.0
 ) -> subprocess.Popen[str]:
     # Topic names and partitions travel; everything else comes from the same environment.
     job = json.dumps({"topic_prefix": settings.topic_prefix, "partitions": settings.partitions,
-                      "bootstrap": bootstrap, "records": records})  # fmt: skip
+                      "bootstrap": bootstrap, "records": records,
+                      "work_us": work_us})  # fmt: skip
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench.bench_echo", "--serve"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -155,9 +175,12 @@ class Client(Protocol):
 class EchoClient:
     """Requests through the client's lanes; answers from one reply partition."""
 
-    def __init__(self, settings: Settings, bootstrap: str, requests: list[bytes]) -> None:
+    def __init__(
+        self, settings: Settings, bootstrap: str, requests: list[bytes], work_us: float = 0.0
+    ) -> None:
         kafka = settings.kafka_config(bootstrap)
         self._settings = settings
+        self._work_us = work_us
         self._requests = requests
         self._lanes = Lanes(kafka, BATCH_LINGER_MS)
         self._listener = plain_consumer({**kafka, "fetch.wait.max.ms": 500})
@@ -170,6 +193,7 @@ class EchoClient:
     def send(self, *, alone: bool, stamped: bool = False) -> bytes:
         """One request to a partition in turn; its key (the answer comes back under it).
         ``stamped``: the echo tells when it read it (:meth:`echo_ns`)."""
+        spend(self._work_us)
         key = uuid.uuid4().hex.encode()
         partition = self.sent % self._settings.partitions
         value = self._requests[self.sent & 1]
@@ -248,8 +272,10 @@ def measure(args: argparse.Namespace, bootstrap: str, tmp: Path) -> dict[str, An
     settings = bench_settings(bootstrap, tmp, "echo")
     kafka = settings.kafka_config(bootstrap)
     records = _records()
-    echo = _start_echo(settings, bootstrap, records)
-    client = EchoClient(settings, bootstrap, [bytes.fromhex(h) for h in records["request"]])
+    echo_work, client_work = args.work_us
+    echo = _start_echo(settings, bootstrap, records, echo_work)
+    requests = [bytes.fromhex(h) for h in records["request"]]
+    client = EchoClient(settings, bootstrap, requests, client_work)
     broker = cpu.our_broker_pid(bootstrap)
     try:
         in_flight(client, args.in_flight, args.warmup)
@@ -283,7 +309,24 @@ def measure(args: argparse.Namespace, bootstrap: str, tmp: Path) -> dict[str, An
         "cpu_us_per_request": per_request,
         "record_bytes": {k: [len(h) // 2 for h in v] for k, v in records.items()},
         "broker_jit_warmup_s": round(warmed_s, 1),
+        "work_us": {"echo": echo_work, "client": client_work},
     }
+
+
+def _work_us(text: str) -> tuple[float, float]:
+    """``ECHO`` or ``ECHO,CLIENT``: microseconds of CPU a request, never negative."""
+    try:
+        parts = [float(part) for part in text.split(",")]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not microseconds: {text!r}") from exc
+    if len(parts) > 2 or min(parts) < 0:
+        raise argparse.ArgumentTypeError(f"ECHO[,CLIENT], each >= 0: {text!r}")
+    return parts[0], parts[1] if len(parts) == 2 else 0.0
+
+
+def _work_said(work_us: tuple[float, float]) -> str:
+    echo, client = work_us
+    return "no work" if not (echo or client) else f"work a request: echo {echo} µs, client {client}"
 
 
 def main() -> None:
@@ -294,17 +337,23 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=5.0, help="load before measuring")
     parser.add_argument("--in-flight", type=int, default=64, help="requests in flight")
     parser.add_argument("--rate", type=float, help="at most this many requests/s")
+    parser.add_argument(
+        "--work-us",
+        type=_work_us,
+        default=(0.0, 0.0),
+        help="CPU µs the echo (and, after a comma, the client) spends on each request",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         job = json.loads(sys.stdin.readline())
         settings = Settings(topic_prefix=job["topic_prefix"], partitions=job["partitions"])
-        serve_echo(settings, job["bootstrap"], job["records"])
+        serve_echo(settings, job["bootstrap"], job["records"], job["work_us"])
         return
     figures = on_broker("echo", lambda bootstrap, tmp: measure(args, bootstrap, tmp))
     print(
         f"raw produce->consume RTT p50 {figures['raw_rtt_p50_ms']} ms; through the echo "
-        f"(two hops, no work) p50 {figures['two_hop_p50_ms']} ms "
+        f"(two hops, {_work_said(args.work_us)}) p50 {figures['two_hop_p50_ms']} ms "
         f"({figures['two_hop_over_raw']}x; the first hop {figures['first_hop_p50_ms']} ms); "
         f"echo CPU {figures['echo_cpu_us_per_request']} us per request "
         f"at {figures['requests_per_s']} requests/s"

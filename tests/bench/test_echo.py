@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
+import time
+
+import pytest
+
 from bench import bench_echo
 from oncelog.schemas.codec import decode_decision, decode_request, decode_snapshot
 from oncelog.schemas.models import Claim, Complete, Outcome
@@ -62,3 +67,20 @@ def test_sequential_waits_for_each_answer_in_turn() -> None:
     assert len(times) == 5
     assert client.sent == 5
     assert first_hops == []  # the stand-in stamps nothing
+
+
+def test_spend_takes_the_threads_cpu_it_is_given() -> None:
+    began = time.thread_time_ns()
+    bench_echo.spend(2000.0)
+    assert time.thread_time_ns() - began >= 2_000_000
+    began = time.thread_time_ns()
+    bench_echo.spend(0.0)
+    assert time.thread_time_ns() - began < 1_000_000
+
+
+def test_work_us_reads_the_echos_and_the_clients_share() -> None:
+    assert bench_echo._work_us("20") == (20.0, 0.0)
+    assert bench_echo._work_us("20,5.5") == (20.0, 5.5)
+    for bad in ("x", "-1", "1,2,3", "1,-2"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            bench_echo._work_us(bad)
