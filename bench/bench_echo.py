@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import select
 import statistics
 import subprocess
@@ -314,13 +315,13 @@ def measure(args: argparse.Namespace, bootstrap: str, tmp: Path) -> dict[str, An
 
 
 def _work_us(text: str) -> tuple[float, float]:
-    """``ECHO`` or ``ECHO,CLIENT``: microseconds of CPU a request, never negative."""
+    """``ECHO`` or ``ECHO,CLIENT``: microseconds of CPU a request, finite, never negative."""
     try:
         parts = [float(part) for part in text.split(",")]
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"not microseconds: {text!r}") from exc
-    if len(parts) > 2 or min(parts) < 0:
-        raise argparse.ArgumentTypeError(f"ECHO[,CLIENT], each >= 0: {text!r}")
+    if len(parts) > 2 or not all(math.isfinite(part) and part >= 0 for part in parts):
+        raise argparse.ArgumentTypeError(f"ECHO[,CLIENT], each finite and >= 0: {text!r}")
     return parts[0], parts[1] if len(parts) == 2 else 0.0
 
 

@@ -81,6 +81,6 @@ def test_spend_takes_the_threads_cpu_it_is_given() -> None:
 def test_work_us_reads_the_echos_and_the_clients_share() -> None:
     assert bench_echo._work_us("20") == (20.0, 0.0)
     assert bench_echo._work_us("20,5.5") == (20.0, 5.5)
-    for bad in ("x", "-1", "1,2,3", "1,-2"):
+    for bad in ("x", "-1", "1,2,3", "1,-2", "nan", "1,inf"):
         with pytest.raises(argparse.ArgumentTypeError):
             bench_echo._work_us(bad)
