@@ -182,6 +182,14 @@ class DecisionListener:
         # which cost the broker whole cores (docs/performance.md).
         return plain_consumer({**self._kafka, "fetch.wait.max.ms": 500})
 
+    def _another_consumer(self) -> Consumer | None:
+        """A new consumer for the look, or None when librdkafka could not make one: the look
+        runs on the reader's thread, which an exception here would end."""
+        try:
+            return self._new_consumer()
+        except KafkaException:
+            return None
+
     def _looked(self, consumer: Consumer) -> Consumer:
         """The consumer to read on with: ``consumer``, or a new one from the next offset to
         read when decisions on the reply partition have waited unread for the stall time.
@@ -189,12 +197,13 @@ class DecisionListener:
         A consumer that answers nothing may be cut off from every broker for good
         (librdkafka can drop them all after faults, docs/reliability.md), while a new client
         bootstraps again: a new one is asked then, and reads on if the stall is confirmed.
-        None answering is an outage, not a stall."""
+        None answering is an outage, not a stall; a new consumer that cannot be made is as
+        one that does not answer, and the reader reads on with ``consumer`` (the stall is
+        timed anew, the watch's rule) until a later look confirms it."""
         tp = TopicPartition(self._topic, self.reply_partition)
         high, fresh = _reply_end(consumer, tp), None
         if high is None:
-            with contextlib.suppress(KafkaException):  # none made: as if none answered
-                fresh = self._new_consumer()
+            fresh = self._another_consumer()
             high = None if fresh is None else _reply_end(fresh, tp)
         self.looks += 1
         at = self._next_offset
@@ -202,13 +211,15 @@ class DecisionListener:
             if fresh is not None:
                 _close(fresh)
             return consumer
+        new = fresh if fresh is not None else self._another_consumer()
+        if new is None:
+            return consumer
         _LOG.warning(
             "oncelog: the client's reader of %s[%d] had left decisions unread for %.0fs "
             "(%d waiting%s); a new one reads on from offset %d",
             self._topic, self.reply_partition, self._fetch_watch.stall_s, high - at,
             "" if fresh is None else ", and it reached no broker", at,
         )  # fmt: skip
-        new = fresh if fresh is not None else self._new_consumer()
         new.assign([TopicPartition(self._topic, self.reply_partition, at)])
         self._consumer = new
         self.refetches += 1

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 import pytest
-from confluent_kafka import Consumer, Message, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from oncelog.errors import LedgerTimeoutError
 from oncelog.kafka.progress_watch import ProgressWatch
@@ -90,13 +91,53 @@ def test_a_stuck_producer_is_renewed_when_a_call_times_out(
         assert sender.acknowledged()
 
 
-@pytest.mark.parametrize(
-    "answers",
-    [True, False],
-    # False: what the network drill met once, a consumer with no broker left that answers
-    # the look no question either, so that it cannot tell a stall through it.
-    ids=["still-answering", "cut-off-from-every-broker"],
+def _stuck_listener(
+    client: SyncLedgerClient, clock: _Clock, monkeypatch: pytest.MonkeyPatch, answers: bool
+) -> listener_module.DecisionListener:
+    """The client's listener, its stall watch on ``clock``: its consumer hands nothing on
+    (its fetches go nowhere) and answers the look's question only if ``answers``; a new
+    consumer reads as it should."""
+    transport = client._transport
+    assert transport is not None
+    listener: listener_module.DecisionListener = transport._listener  # type: ignore[attr-defined]
+    listener._fetch_watch = ProgressWatch(STALL_S, clock)
+    stuck = listener._consumer
+    fetch, end = consume_available, listener_module._reply_end
+
+    def stuck_fetch(consumer: Consumer, most: int, timeout_s: float) -> list[Message]:
+        fetched = fetch(consumer, most, timeout_s)
+        return [] if consumer is stuck else fetched
+
+    def stuck_end(consumer: Consumer, tp: TopicPartition) -> int | None:
+        return None if consumer is stuck and not answers else end(consumer, tp)
+
+    monkeypatch.setattr(listener_module, "consume_available", stuck_fetch)
+    monkeypatch.setattr(listener_module, "_reply_end", stuck_end)
+    return listener
+
+
+def _left_unread(
+    client: SyncLedgerClient, listener: listener_module.DecisionListener, topics: Settings
+) -> None:
+    """A call times out (the reader's first look); its decision waits unread on the reply
+    partition, and a second look, as a timed-out call asks, sees it: not for long yet."""
+    with pytest.raises(LedgerTimeoutError):
+        client.claim_execution("order-1", "charge", tool_name="charge", params={})
+    assert poll_until(time.monotonic() + 30, lambda: listener.looks == 1)
+    assert _unread(topics, listener)
+    listener.look_for_stall()
+    assert poll_until(time.monotonic() + 30, lambda: listener.looks == 2)
+    assert listener.refetches == 0
+
+
+# answers=False: what the network drill met once, a consumer with no broker left that
+# answers the look no question either, so that it cannot tell a stall through it.
+READERS = pytest.mark.parametrize(
+    "answers", [True, False], ids=["still-answering", "cut-off-from-every-broker"]
 )
+
+
+@READERS
 def test_a_reader_that_stopped_fetching_is_replaced_when_a_call_times_out(
     projector: RunningProjector,
     topics: Settings,
@@ -106,34 +147,43 @@ def test_a_reader_that_stopped_fetching_is_replaced_when_a_call_times_out(
 ) -> None:
     clock = _Clock()
     with SyncLedgerClient(topics, timeouts=SHORT) as client:
-        transport = client._transport
-        assert transport is not None
-        listener = transport._listener  # type: ignore[attr-defined]
-        listener._fetch_watch = ProgressWatch(STALL_S, clock)
-        stuck = listener._consumer
-        fetch, end = consume_available, listener_module._reply_end
-
-        def stuck_fetch(consumer: Consumer, most: int, timeout_s: float) -> list[Message]:
-            # The stuck consumer hands nothing on (its fetches go nowhere); a new one does.
-            fetched = fetch(consumer, most, timeout_s)
-            return [] if consumer is stuck else fetched
-
-        def stuck_end(consumer: Consumer, tp: TopicPartition) -> int | None:
-            return None if consumer is stuck and not answers else end(consumer, tp)
-
-        monkeypatch.setattr(listener_module, "consume_available", stuck_fetch)
-        monkeypatch.setattr(listener_module, "_reply_end", stuck_end)
-        with pytest.raises(LedgerTimeoutError):
-            client.claim_execution("order-1", "charge", tool_name="charge", params={})
-        assert poll_until(time.monotonic() + 30, lambda: listener.looks == 1)  # its look
-        # Its decision is on the reply partition, unread; the watch notes it once seen.
-        assert _unread(topics, listener)
-        listener.look_for_stall()  # as a timed-out call does: unread, but not for long yet
-        assert poll_until(time.monotonic() + 30, lambda: listener.looks == 2)
-        assert listener.refetches == 0
+        listener = _stuck_listener(client, clock, monkeypatch, answers)
+        _left_unread(client, listener, topics)
         clock.now = STALL_S
         with caplog.at_level(logging.WARNING, logger="oncelog.producer"):
             _mended_then_answered(client)
         assert listener.refetches == 1
         assert "had left decisions unread for 60s" in caplog.text
         assert ("and it reached no broker" in caplog.text) is not answers
+
+
+@READERS
+def test_a_look_that_cannot_make_a_consumer_leaves_the_reader_reading(
+    projector: RunningProjector, topics: Settings, monkeypatch: pytest.MonkeyPatch, answers: bool
+) -> None:
+    clock = _Clock()
+    with SyncLedgerClient(topics, timeouts=SHORT) as client:
+        listener = _stuck_listener(client, clock, monkeypatch, answers)
+        made: Callable[[], Consumer] = listener._new_consumer
+        broken = [True]
+
+        def unmakeable() -> Consumer:
+            if broken:  # librdkafka out of resources, say
+                raise KafkaException(KafkaError(KafkaError._FAIL))
+            return made()
+
+        monkeypatch.setattr(listener, "_new_consumer", unmakeable)
+        _left_unread(client, listener, topics)
+        clock.now = STALL_S  # stalled: a new consumer is wanted, and none can be made
+        listener.look_for_stall()
+        assert poll_until(time.monotonic() + 30, lambda: listener.looks == 3)
+        assert listener.refetches == 0
+        assert listener._thread is not None
+        assert listener._thread.is_alive()
+        broken.clear()  # one can be made again; the stall is timed anew
+        listener.look_for_stall()
+        assert poll_until(time.monotonic() + 30, lambda: listener.looks == 4)
+        assert listener.refetches == 0
+        clock.now = 2 * STALL_S
+        _mended_then_answered(client)
+        assert listener.refetches == 1
