@@ -24,12 +24,12 @@ from oncelog.schemas.codec import (
     HISTORY_DIR,
     MAGIC,
     encode_state_body,
+    encode_state_body_once,
     schema_fingerprint,
 )
 from oncelog.schemas.convert import state_from_avro
 from oncelog.schemas.layout import STATE_SCHEMA
 from oncelog.schemas.models import ExecutionState
-from oncelog.schemas.record_writers import state as state_body
 
 # Parsed once: re-parsing per call is a known fastavro slowdown. The writer is generated from it.
 _SCHEMA: Final[Any] = STATE_SCHEMA
@@ -58,7 +58,7 @@ def encode_state(state: ExecutionState, *, once: bool = False) -> bytes:
     """Single-object encode ``state``. Its body is shared with its published records
     (memoized by identity); ``once``: a state encoded here only (the bulk rebuild), whose
     body the memo would hold for nothing (keeping it costs a good part of the encoding)."""
-    body = state_body(state) if once else encode_state_body(state)
+    body = encode_state_body_once(state) if once else encode_state_body(state)
     if previous.state_fits(state):  # a previous release can still open the file
         return _V4_HEADER + previous.state_body(body)
     return _HEADER + body

@@ -39,6 +39,8 @@ from oncelog.schemas.models import (
     ExecutionState,
     Request,
 )
+from oncelog.schemas.native_reader import natively_read
+from oncelog.schemas.native_writer import natively_written
 
 MAGIC: Final = b"\xc3\x01"
 HEADER_LEN: Final = 10
@@ -178,12 +180,17 @@ def _decode(registry: SchemaRegistry, name: str, data: bytes, build: Callable[[A
 # used for records of those schemas while the registry's reader schema is the same one.
 _FAST_REQUEST: Final = schema_fingerprint(layout.CURRENT[REQUEST])
 _FAST_HEADER: Final = MAGIC + _FAST_REQUEST
-# The writers generated from the package's schemas (oncelog.schemas.record_writer).
-_WRITE_REQUEST: Final = record_writers.request
 # The previous release's layout (oncelog.schemas.previous): a record that uses nothing
 # added since is written in it, so that release still decodes it during an upgrade.
 _PREV_REQUEST_HEADER: Final = MAGIC + schema_fingerprint(previous.REQUEST_SCHEMA)
-_WRITE_PREV_REQUEST: Final = record_writers.previous_request
+# The single-object writers: the extension's where it is built, else the ones generated
+# from the package's schemas (oncelog.schemas.record_writer) after the header.
+_WRITE_REQUEST: Final = natively_written(
+    _FAST_HEADER, record_writers.request, layout.CURRENT[REQUEST]
+)
+_WRITE_PREV_REQUEST: Final = natively_written(
+    _PREV_REQUEST_HEADER, record_writers.previous_request, previous.REQUEST_SCHEMA
+)
 
 
 def _fast_path(name: str, previous_schema: Any, read: Any, read_previous: Any) -> FastPath:
@@ -201,9 +208,10 @@ def _fast_path(name: str, previous_schema: Any, read: Any, read_previous: Any) -
     )
 
 
-_FAST_REQUESTS: Final = _fast_path(
+_PYTHON_REQUESTS: Final = _fast_path(
     REQUEST, previous.REQUEST_SCHEMA, request_reader.read, request_reader_previous.read
 )
+_FAST_REQUESTS: Final = natively_read(_PYTHON_REQUESTS, previous.REQUEST_SCHEMA)
 
 
 def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> bytes:
@@ -212,8 +220,8 @@ def encode_request(request: Request, registry: SchemaRegistry = REGISTRY) -> byt
     approval in it is written in the previous release's layout."""
     if registry.current_fingerprint.get(REQUEST) == _FAST_REQUEST:
         if previous.request_fits(request):
-            return _PREV_REQUEST_HEADER + _WRITE_PREV_REQUEST(request)
-        return _FAST_HEADER + _WRITE_REQUEST(request)
+            return _WRITE_PREV_REQUEST(request)
+        return _WRITE_REQUEST(request)
     return _encode(registry, REQUEST, convert.request_to_avro(request))
 
 
@@ -244,17 +252,29 @@ _FAST_DECISION: Final = schema_fingerprint(layout.CURRENT[DECISION])
 _SNAPSHOT_HEADER: Final = MAGIC + _FAST_SNAPSHOT
 _DECISION_HEADER: Final = MAGIC + _FAST_DECISION
 _STATE_BODIES: Final = record_writers.STATE_BODIES
-_WRITE_SNAPSHOT: Final = record_writers.snapshot
-_WRITE_DECISION: Final = record_writers.decision
 _PREV_SNAPSHOT_HEADER: Final = MAGIC + schema_fingerprint(previous.SNAPSHOT_SCHEMA)
 _PREV_DECISION_HEADER: Final = MAGIC + schema_fingerprint(previous.DECISION_SCHEMA)
-_WRITE_PREV_SNAPSHOT: Final = record_writers.previous_snapshot
-_WRITE_PREV_DECISION: Final = record_writers.previous_decision
+_WRITE_SNAPSHOT: Final = natively_written(
+    _SNAPSHOT_HEADER, record_writers.snapshot, layout.CURRENT[SNAPSHOT]
+)
+_WRITE_DECISION: Final = natively_written(
+    _DECISION_HEADER, record_writers.decision, layout.CURRENT[DECISION]
+)
+_WRITE_PREV_SNAPSHOT: Final = natively_written(
+    _PREV_SNAPSHOT_HEADER, record_writers.previous_snapshot, previous.SNAPSHOT_SCHEMA
+)
+_WRITE_PREV_DECISION: Final = natively_written(
+    _PREV_DECISION_HEADER, record_writers.previous_decision, previous.DECISION_SCHEMA
+)
+# The state's body alone: the extension writes it anew each time (cheaper than the memo).
+_WRITE_STATE_BODY: Final = natively_written(b"", _STATE_BODIES.body, layout.STATE_SCHEMA)
+_WRITE_STATE_BODY_ONCE: Final = natively_written(b"", record_writers.state, layout.STATE_SCHEMA)
 
 
-_FAST_DECISIONS: Final = _fast_path(
+_PYTHON_DECISIONS: Final = _fast_path(
     DECISION, previous.DECISION_SCHEMA, decision_reader.read, decision_reader_previous.read
 )
+_FAST_DECISIONS: Final = natively_read(_PYTHON_DECISIONS, previous.DECISION_SCHEMA)
 
 
 def encode_state_body(state: ExecutionState) -> bytes:
@@ -263,7 +283,13 @@ def encode_state_body(state: ExecutionState) -> bytes:
     Memoized by identity for recent states: the decision, the snapshot and the
     DuckDB blob of one state version share one encoding.
     """
-    return _STATE_BODIES.body(state)
+    return _WRITE_STATE_BODY(state)
+
+
+def encode_state_body_once(state: ExecutionState) -> bytes:
+    """:func:`encode_state_body` for a state written once only (the bulk rebuild): the memo
+    would hold its body for nothing."""
+    return _WRITE_STATE_BODY_ONCE(state)
 
 
 def clear_state_bodies() -> None:
@@ -280,8 +306,8 @@ def encode_snapshot(snapshot: ExecutionSnapshot, registry: SchemaRegistry = REGI
     """
     if registry.current_fingerprint.get(SNAPSHOT) == _FAST_SNAPSHOT:
         if previous.snapshot_fits(snapshot):
-            return _PREV_SNAPSHOT_HEADER + _WRITE_PREV_SNAPSHOT(snapshot)
-        return _SNAPSHOT_HEADER + _WRITE_SNAPSHOT(snapshot)
+            return _WRITE_PREV_SNAPSHOT(snapshot)
+        return _WRITE_SNAPSHOT(snapshot)
     return _encode(registry, SNAPSHOT, convert.snapshot_to_avro(snapshot))
 
 
@@ -294,8 +320,8 @@ def encode_decision(decision: Decision, registry: SchemaRegistry = REGISTRY) -> 
     """Single-object encode a decision (generated writer as for snapshots)."""
     if registry.current_fingerprint.get(DECISION) == _FAST_DECISION:
         if previous.decision_fits(decision):
-            return _PREV_DECISION_HEADER + _WRITE_PREV_DECISION(decision)
-        return _DECISION_HEADER + _WRITE_DECISION(decision)
+            return _WRITE_PREV_DECISION(decision)
+        return _WRITE_DECISION(decision)
     return _encode(registry, DECISION, convert.decision_to_avro(decision))
 
 

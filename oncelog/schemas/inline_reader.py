@@ -175,7 +175,7 @@ class _Emitter(Emitter):
         args = ", ".join(local[field] for field in model_fields(cls))
         if hasattr(cls, "_fields"):  # a NamedTuple: as its _make makes it, with no frame
             self.add(indent, f"{target} = tuple.__new__({name}, ({args},))")
-        elif _slotted_dataclass(cls):  # every slot set through its descriptor, with no frame
+        elif slotted_dataclass(cls):  # every slot set through its descriptor, with no frame
             self.add(indent, f"{target} = object.__new__({name})")
             for field in model_fields(cls):
                 setter = self.bind(f"S_{cls.__name__}_", getattr(cls, field).__set__)
@@ -195,7 +195,7 @@ class _Emitter(Emitter):
         self.add(indent, f"        {items}.append({item})", f"{target} = tuple({items})")
 
 
-def _slotted_dataclass(cls: type) -> bool:
+def slotted_dataclass(cls: type) -> bool:
     """A dataclass whose fields are all slots and that has no ``__post_init__`` to run."""
     names = set(getattr(cls, "__dataclass_fields__", {}))
     slots = set(getattr(cls, "__slots__", ()))

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from oncelog.errors import CodecError
 from oncelog.schemas import codec, convert
 from oncelog.schemas.codec import DECISION, REGISTRY, decode_decision, encode_decision
+from oncelog.schemas.fast_paths import FastPath
 from oncelog.schemas.models import (
     Approval,
     Decision,
@@ -27,6 +28,7 @@ from oncelog.schemas.models import (
     Status,
 )
 from tests.budget import examples
+from tests.schemas.conftest import reader_paths, same_types
 from tests.schemas.corruption import corrupt
 
 # The generated codecs of the current layout (a record without approvals takes the previous).
@@ -64,9 +66,14 @@ def _fastavro(data: bytes) -> Decision:
     return codec._decode(REGISTRY, DECISION, data, convert.decision_from_avro)
 
 
-def read_decision(data: bytes) -> Decision | None:
-    """The generated reader alone (``None``: it leaves the record to fastavro)."""
-    decision: Decision | None = codec._FAST_DECISIONS.read(data, REGISTRY)
+# The generated Python readers, and the extension's where it is built.
+PATHS = reader_paths(codec._PYTHON_DECISIONS, codec._FAST_DECISIONS)
+by_path = pytest.mark.parametrize("path", PATHS)
+
+
+def read_decision(data: bytes, path: FastPath) -> Decision | None:
+    """The reader alone (``None``: it leaves the record to fastavro)."""
+    decision: Decision | None = path.read(data, REGISTRY)
     return decision
 
 
@@ -77,15 +84,16 @@ def test_the_reader_is_generated_from_the_current_schema() -> None:
 
 @settings(max_examples=examples(1_000), deadline=None)
 @given(decision=DECISIONS)
-def test_reader_equals_fastavro_on_every_valid_record(decision: Decision) -> None:
+@by_path
+def test_reader_equals_fastavro_on_every_valid_record(decision: Decision, path: FastPath) -> None:
     data = encode_decision(decision)
-    fast = read_decision(data)
+    fast = read_decision(data, path)
     assert fast is not None
     assert fast == decision
     assert fast == _fastavro(data)
-    assert all(type(a) is type(b) for a, b in zip(fast, decision, strict=True))
+    same_types(fast, decision)
     by_fastavro = codec._encode(REGISTRY, DECISION, convert.decision_to_avro(decision))
-    assert read_decision(by_fastavro) == decision
+    assert read_decision(by_fastavro, path) == decision
     assert decode_decision(data) == decision
 
 
@@ -96,8 +104,9 @@ def _corrupted(draw: st.DrawFn) -> bytes:
 
 @settings(max_examples=examples(1_000), deadline=None)
 @given(data=_corrupted())
-def test_reader_on_corrupt_bytes_steps_aside_or_agrees(data: bytes) -> None:
-    fast = read_decision(data)
+@by_path
+def test_reader_on_corrupt_bytes_steps_aside_or_agrees(data: bytes, path: FastPath) -> None:
+    fast = read_decision(data, path)
     try:
         reference = _fastavro(data)
     except CodecError:
@@ -107,7 +116,8 @@ def test_reader_on_corrupt_bytes_steps_aside_or_agrees(data: bytes) -> None:
     assert decode_decision(data) == reference
 
 
-def test_a_long_retry_memory_is_read_not_left_to_fastavro() -> None:
+@by_path
+def test_a_long_retry_memory_is_read_not_left_to_fastavro(path: FastPath) -> None:
     # 70 items: the array's count takes two bytes, past the reader's one-byte fast path.
     item = RecentRequest("r", Outcome.CLAIMED, 1, "fp", "pl", 1_764_600_000_000)
     state = ExecutionState(
@@ -116,4 +126,4 @@ def test_a_long_retry_memory_is_read_not_left_to_fastavro() -> None:
     )  # fmt: skip
     decision = Decision("r", "op", Kind.CLAIM, Outcome.CLAIMED, True, 5, state, epoch=1)
     data = encode_decision(decision)
-    assert read_decision(data) == decision == _fastavro(data)
+    assert read_decision(data, path) == decision == _fastavro(data)

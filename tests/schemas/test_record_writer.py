@@ -27,7 +27,6 @@ from oncelog.schemas.codec import (
     default_registry,
     encode_decision,
     encode_snapshot,
-    encode_state_body,
 )
 from oncelog.schemas.models import (
     Approval,
@@ -49,7 +48,7 @@ from tests.budget import examples
 from tests.projector.fold_factories import Op, run
 
 # The generated codecs of the current layout (a record without approvals takes the previous).
-pytestmark = pytest.mark.usefixtures("current_layout")
+pytestmark = pytest.mark.usefixtures("current_layout", "writers")
 
 # Around every varint width: one byte, two, the millisecond epoch, the 64-bit ends.
 LONGS = (
@@ -291,11 +290,11 @@ def _a_state(**changes: Any) -> ExecutionState:
 
 def test_memo_writes_a_state_once_and_equal_states_alike() -> None:
     state = _a_state()
-    first = encode_state_body(state)
-    assert encode_state_body(state) is first
+    first = codec._STATE_BODIES.body(state)
+    assert codec._STATE_BODIES.body(state) is first
     twin = _a_state()
     assert twin is not state
-    assert encode_state_body(twin) == first
+    assert codec._STATE_BODIES.body(twin) == first
 
 
 def test_memo_is_by_identity_and_survives_reused_ids() -> None:

@@ -25,6 +25,7 @@ from oncelog.schemas.codec import (
     decode_request,
     encode_request,
 )
+from oncelog.schemas.fast_paths import FastPath
 from oncelog.schemas.models import (
     ApprovalPolicy,
     Approve,
@@ -43,10 +44,11 @@ from oncelog.schemas.models import (
 )
 from oncelog.schemas.record_writer import write_long
 from tests.budget import examples
+from tests.schemas.conftest import reader_paths, same_types
 from tests.schemas.corruption import corrupt
 
 # The generated codecs of the current layout (a record without approvals takes the previous).
-pytestmark = pytest.mark.usefixtures("current_layout")
+pytestmark = pytest.mark.usefixtures("current_layout", "writers")
 
 LONGS = st.integers(-(2**63), 2**63 - 1)
 # Mostly short (one-byte lengths), sometimes past 63 bytes (multi-byte lengths).
@@ -77,9 +79,14 @@ def _fastavro(data: bytes) -> Request:
     return codec._decode(REGISTRY, REQUEST, data, convert.request_from_avro)
 
 
-def read_request(data: bytes) -> Request | None:
-    """The generated reader alone (``None``: it leaves the record to fastavro)."""
-    request: Request | None = codec._FAST_REQUESTS.read(data, REGISTRY)
+# The generated Python readers, and the extension's where it is built.
+PATHS = reader_paths(codec._PYTHON_REQUESTS, codec._FAST_REQUESTS)
+by_path = pytest.mark.parametrize("path", PATHS)
+
+
+def read_request(data: bytes, path: FastPath) -> Request | None:
+    """The reader alone (``None``: it leaves the record to fastavro)."""
+    request: Request | None = path.read(data, REGISTRY)
     return request
 
 
@@ -90,13 +97,14 @@ def test_the_reader_is_generated_from_the_current_schema() -> None:
 
 @settings(max_examples=examples(2_000), deadline=None)
 @given(request=REQUESTS)
-def test_reader_equals_fastavro_on_every_valid_record(request: Request) -> None:
+@by_path
+def test_reader_equals_fastavro_on_every_valid_record(request: Request, path: FastPath) -> None:
     data = encode_request(request)
-    fast = read_request(data)
+    fast = read_request(data, path)
     assert fast is not None
     assert fast == request
     assert fast == _fastavro(data)
-    assert all(type(a) is type(b) for a, b in zip(fast, request, strict=True))
+    same_types(fast, request)
     assert decode_request(data) == request
 
 
@@ -110,8 +118,9 @@ _HEADER = encode_request(Request("r", "o", "c", "k", None, Sweep()))[: codec.HEA
 
 @settings(max_examples=examples(2_000), deadline=None)
 @given(data=_corrupted() | st.binary(max_size=60).map(lambda tail: _HEADER + tail))
-def test_reader_on_corrupt_bytes_steps_aside_or_agrees(data: bytes) -> None:
-    fast = read_request(data)
+@by_path
+def test_reader_on_corrupt_bytes_steps_aside_or_agrees(data: bytes, path: FastPath) -> None:
+    fast = read_request(data, path)
     try:
         reference = _fastavro(data)
     except CodecError:
@@ -121,13 +130,14 @@ def test_reader_on_corrupt_bytes_steps_aside_or_agrees(data: bytes) -> None:
     assert decode_request(data) == reference
 
 
-def test_reader_steps_aside_on_lenient_encodings_fastavro_accepts() -> None:
+@by_path
+def test_reader_steps_aside_on_lenient_encodings_fastavro_accepts(path: FastPath) -> None:
     data = encode_request(Request("r", "o", "c", "k", "t", Fail("e", True)))
     false = encode_request(Request("r", "o", "c", "k", "t", Fail("e", False)))
     at = next(i for i, (a, b) in enumerate(zip(data, false, strict=True)) if a != b)
     # The boolean's byte; fastavro reads any non-zero byte as true.
     odd_boolean = data[:at] + b"\x02" + data[at + 1 :]
-    assert read_request(odd_boolean) is None
+    assert read_request(odd_boolean, path) is None
     assert decode_request(odd_boolean) == _fastavro(odd_boolean)
 
 
@@ -139,11 +149,12 @@ def test_bytearray_input_takes_fastavro_and_yields_bytes() -> None:
     assert type(decoded.body.result) is bytes
 
 
-def test_reader_steps_aside_on_a_reply_partition_beyond_32_bits() -> None:
+@by_path
+def test_reader_steps_aside_on_a_reply_partition_beyond_32_bits(path: FastPath) -> None:
     data = encode_request(Request("r", "o", "c", "k", None, Sweep(), 7))
     assert data.endswith(b"\x02\x0e\x00\x00")  # branch "int", zig-zag 7; reconciled, approval null
     too_big = data[:-3] + b"\x80\x80\x80\x80\x10\x00\x00"  # 2**31: no Avro int
-    assert read_request(too_big) is None
+    assert read_request(too_big, path) is None
     try:
         reference = _fastavro(too_big)
     except CodecError:
@@ -151,11 +162,12 @@ def test_reader_steps_aside_on_a_reply_partition_beyond_32_bits() -> None:
     assert decode_request(too_big) == reference
 
 
-def test_extreme_longs_and_long_texts_round_trip() -> None:
+@by_path
+def test_extreme_longs_and_long_texts_round_trip(path: FastPath) -> None:
     for lease in (0, -1, 63, 64, -65, 2**63 - 1, -(2**63)):
         body = Claim("t" * 300, b"p" * 70, "h", lease, -lease - 1, Effect.PURE, "é" * 40)
         request = Request("r" * 64, "o", "c", "k", "t" * 128, body)
-        assert read_request(encode_request(request)) == request
+        assert read_request(encode_request(request), path) == request
 
 
 # --- the generated writer (oncelog.schemas.record_writer) --------------------------

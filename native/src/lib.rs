@@ -1,0 +1,17 @@
+//! `oncelog._native`: the parts of oncelog's per-record work written in Rust.
+//!
+//! Private: the package imports it through `oncelog.native_core`, and every function here
+//! has a Python counterpart generated from the same `.avsc` files for a build without it.
+
+mod avro_reader;
+mod avro_writer;
+mod objects;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<avro_reader::AvroReader>()?;
+    m.add_class::<avro_writer::AvroWriter>()?;
+    Ok(())
+}
