@@ -17,14 +17,18 @@ $(STAMP): pyproject.toml constraints.txt
 # unchanged module's cached build is copied with its old time, which oncelog._compiled would
 # take for a source edited since.
 CORE_SRC := oncelog/referee/fold.py oncelog/referee/verdicts.py oncelog/referee/approvals.py oncelog/referee/inherits.py oncelog/referee/judge.py oncelog/referee/validate.py oncelog/identity/tokens.py oncelog/identity/canonical_json.py oncelog/identity/ids.py oncelog/identity/validation.py oncelog/identity/partitioner.py oncelog/schemas/request_reader.py oncelog/schemas/request_reader_previous.py oncelog/schemas/decision_reader.py oncelog/schemas/decision_reader_previous.py oncelog/schemas/avro_read.py oncelog/schemas/previous.py oncelog/schemas/decision_derived.py oncelog/schemas/avro_write.py oncelog/schemas/byte_budget.py oncelog/schemas/record_writers.py oncelog/schemas/fast_paths.py oncelog/projector/row_builders.py oncelog/projector/known_ids.py oncelog/projector/states.py
+# The Rust extension (oncelog._native, native/): setup.py builds it with the core, so an edit
+# to the crate rebuilds both. Every .rs file under native/src, at any depth.
+NATIVE_SRC := native/Cargo.toml native/Cargo.lock $(shell find native/src -name '*.rs')
 CORE_STAMP := $(VENV)/.compiled-stamp
-$(CORE_STAMP): $(STAMP) $(CORE_SRC) oncelog/_compiled.py setup.py
+$(CORE_STAMP): $(STAMP) $(CORE_SRC) $(NATIVE_SRC) oncelog/_compiled.py setup.py
 	$(PY) setup.py -q build_ext --inplace --force
 	touch $(CORE_STAMP)
 
 venv: $(STAMP) $(CORE_STAMP)
 
-# A wheel with the compiled core in dist/: building needs a C compiler, installing none.
+# A wheel with the compiled core and the Rust extension in dist/: building needs a C compiler
+# and cargo, installing neither.
 wheel: venv  ## dist/oncelog-<version>-<python>-<platform>.whl, the compiled core included
 	rm -rf build  # what an earlier build left there would go into the wheel too
 	$(PY) -m pip wheel -q --no-deps -w dist .
@@ -168,5 +172,5 @@ sdk-ts:  ## the TypeScript SDK's package: dist/oncelog-sdk-<version>.tgz
 	cd sdk/typescript && npm pack --pack-destination ../../dist
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis site build
+	rm -rf $(VENV) $(PHOENIX_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis site build native/target
 	find oncelog -name '*.so' -delete

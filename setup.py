@@ -1,22 +1,29 @@
-"""The compiled core: mypyc compiles the hot modules' own source into C extensions.
+"""The compiled core: mypyc compiles the hot modules' own source into C extensions,
+and cargo builds the Rust extension ``oncelog._native`` from ``native/``.
 
 The modules (``oncelog._compiled.COMPILED``) are plain typed Python; a wheel,
 ``pip install .`` and ``make venv`` (in place) carry them compiled from the same
 files, so the projector, the rebuild, ``InMemoryLedger`` and the SDK all run one
-judge. ``ONCELOG_INTERPRETED=1`` builds none (a machine without a C compiler).
+judge. The Rust extension is built by the same builds (``oncelog.native_core`` loads
+it). ``ONCELOG_INTERPRETED=1`` builds neither (a machine without a C compiler or cargo).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import runpy
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
+from setuptools.errors import ExecError
 
 # Standard library only, and read before the package's dependencies are installed.
 _CORE = runpy.run_path(os.path.join("oncelog", "_compiled.py"))
@@ -24,10 +31,16 @@ _CORE = runpy.run_path(os.path.join("oncelog", "_compiled.py"))
 # The commands that build extensions; metadata and editable builds need none.
 _BUILDS = {"bdist_wheel", "build", "build_ext", "install"}
 
+# The Rust extension: its crate, and the module its library is imported as.
+_NATIVE_MANIFEST = os.path.join("native", "Cargo.toml")
+_NATIVE_MODULE = "oncelog._native"
+
 
 def _ext_modules() -> list[object]:
     if os.environ.get(_CORE["INTERPRETED_ENV"]) == "1" or not _BUILDS & set(sys.argv):
         return []
+    # Before mypyc's minute of work: a build that cannot make the Rust extension stops now.
+    _cargo()
     from mypyc.build import mypycify  # noqa: PLC0415 (only a build has mypyc)
 
     paths = [name.replace(".", "/") + ".py" for name in _CORE["COMPILED"]]
@@ -67,4 +80,70 @@ class ParallelBuildExt(build_ext):
         super().build_extensions()
 
 
-setup(ext_modules=_ext_modules(), cmdclass={"build_ext": ParallelBuildExt})
+def _cargo() -> str:
+    """Rust's cargo: on PATH, else where rustup installs it (not on PATH in a fresh shell).
+
+    Without it the build fails, as it does without a C compiler: an install that quietly
+    lacks the extension must not pass for a built one.
+    """
+    found = shutil.which("cargo")
+    if found:
+        return found
+    installed = Path(os.environ.get("CARGO_HOME") or Path.home() / ".cargo") / "bin" / "cargo"
+    if os.access(installed, os.X_OK):
+        return str(installed)
+    raise SystemExit(
+        f"error: building oncelog's Rust extension ({_NATIVE_MANIFEST}) needs cargo, found "
+        f"neither on PATH nor at {installed}: install Rust with rustup (https://rustup.rs), or "
+        f"set {_CORE['INTERPRETED_ENV']}=1 to build oncelog without any compiled extension"
+    )
+
+
+def _cargo_build() -> Path:
+    """Build the crate with ``cargo build --release --locked``; the library it made.
+
+    The library's path comes from cargo's own report, whatever the platform's file name
+    for it or the target directory (``native/target`` unless CARGO_TARGET_DIR says).
+    """
+    command = [_cargo(), "build", "--release", "--locked", "--manifest-path", _NATIVE_MANIFEST]
+    # pyo3 builds for the interpreter PYO3_PYTHON names: this one, not a python3 on PATH.
+    env = os.environ | {"PYO3_PYTHON": sys.executable}
+    print(" ".join(command), flush=True)
+    report = subprocess.run(
+        [*command, "--message-format=json-render-diagnostics"],  # errors still on stderr
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if report.returncode != 0:
+        raise ExecError(f"{' '.join(command)} failed (cargo's errors above)")
+    for line in report.stdout.splitlines():
+        message = json.loads(line)
+        if message.get("reason") == "compiler-artifact" and "cdylib" in message["target"]["kind"]:
+            return Path(message["filenames"][0])
+    raise ExecError(f"{' '.join(command)} reported no library built")
+
+
+class CoreBuildExt(ParallelBuildExt):
+    """The compiled core's ``build_ext``: the Rust extension with cargo, then mypyc's."""
+
+    def run(self) -> None:
+        # The same builds as mypyc's: none when it has no extensions (ONCELOG_INTERPRETED=1).
+        if self.extensions:
+            self._build_native()
+        super().run()
+
+    def _build_native(self) -> None:
+        """The crate's library as ``oncelog/_native<EXT_SUFFIX>``: in place or in build_lib."""
+        built = _cargo_build()
+        destination = self.get_ext_fullpath(_NATIVE_MODULE)
+        os.makedirs(os.path.dirname(destination), exist_ok=True)
+        # A copy, then a rename over the old file: a process that has the old library
+        # loaded keeps its mapping intact, and the new file's time is the build's.
+        partial = destination + ".partial"
+        shutil.copyfile(built, partial)
+        os.replace(partial, destination)
+
+
+setup(ext_modules=_ext_modules(), cmdclass={"build_ext": CoreBuildExt})
