@@ -4,7 +4,9 @@
 compiled core (``oncelog._compiled``): ``make venv`` in place, ``pip install .`` and
 ``make wheel``. :data:`NATIVE` is the imported extension, or None
 
-- with ``ONCELOG_INTERPRETED=1`` at run time (the same switch as the compiled core's),
+- with ``ONCELOG_INTERPRETED=1`` at run time (the same switch as the compiled core's), or
+  ``ONCELOG_NATIVE=0`` (this extension alone off, the mypyc core still on: to rule it out,
+  or to measure it against the generated Python codecs),
 - where the install has none (an editable install before ``make venv``, a build with
   ``ONCELOG_INTERPRETED=1``),
 - in a source checkout, where it is older than a file of the crate (edited since the
@@ -29,6 +31,9 @@ from oncelog._compiled import INTERPRETED_ENV
 MODULE: Final = "oncelog._native"
 """The extension's import name."""
 
+NATIVE_ENV: Final = "ONCELOG_NATIVE"
+"""``ONCELOG_NATIVE=0`` runs without the extension (and only without it)."""
+
 _CHECKOUT: Final = Path(__file__).resolve().parent.parent
 
 
@@ -48,7 +53,7 @@ def is_stale(built: Path) -> bool:
 
 def load(environ: Mapping[str, str] = os.environ) -> ModuleType | None:
     """The extension, or None: switched off, not built, or stale (then with a warning)."""
-    if environ.get(INTERPRETED_ENV) == "1":
+    if environ.get(INTERPRETED_ENV) == "1" or environ.get(NATIVE_ENV) == "0":
         return None
     spec = importlib.util.find_spec(MODULE)
     if spec is None or spec.origin is None:

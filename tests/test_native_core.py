@@ -58,6 +58,12 @@ def test_the_switch_runs_without_the_extension() -> None:
     assert _probe(ONCELOG_INTERPRETED="1") == ["False", "False", "module"]
 
 
+def test_the_native_switch_turns_off_the_extension_alone() -> None:
+    assert _probe(ONCELOG_NATIVE="0") == ["False", "False", "module"]
+    assert native_core.load({native_core.NATIVE_ENV: "0"}) is None
+    assert native_core.load({native_core.NATIVE_ENV: "1"}) is not None or not _core_built()
+
+
 def test_load_follows_the_switch_in_process() -> None:
     assert native_core.load({_compiled.INTERPRETED_ENV: "1"}) is None
     if _core_built():
