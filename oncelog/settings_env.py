@@ -39,6 +39,8 @@ OTHER_NAMES: Final = frozenset(
         "ONCELOG_PHOENIX",
         # The compiled core's switch back to its source (oncelog._compiled).
         "ONCELOG_INTERPRETED",
+        # The Rust extension's own off switch (oncelog.native_core).
+        "ONCELOG_NATIVE",
     }
 )
 """``ONCELOG_*`` names read by something other than :class:`~oncelog.settings.Settings`."""

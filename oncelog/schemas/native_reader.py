@@ -74,7 +74,7 @@ class _Builder:
 
     def _array(self, t: Any) -> tuple[Any, ...]:
         item = self.node(t["items"])
-        # The reader bounds a block's count by the bytes left, one a item at least.
+        # The reader bounds a block's count by the bytes left: an item takes one at least.
         if _may_be_empty(item):
             raise UnsupportedError("an array of items that may take no bytes")
         return ("array", item)

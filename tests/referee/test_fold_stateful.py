@@ -316,7 +316,8 @@ class Fleet(RuleBasedStateMachine):
         claims = [
             entry
             for entry, decision in zip(self.log, self.decisions, strict=True)
-            if isinstance(entry[1].body, Claim) and decision.outcome in GRANTS
+            # A grant made a version; a claim re-sent by its holder changed nothing.
+            if isinstance(entry[1].body, Claim) and decision.changed and decision.outcome in GRANTS
         ]
         if claims:
             index, request, _ = claims[pick % len(claims)]
