@@ -55,9 +55,10 @@ _RESOLVED: Final[dict[bytes, Any]] = {
 
 
 def encode_state(state: ExecutionState, *, once: bool = False) -> bytes:
-    """Single-object encode ``state``. Its body is shared with its published records
-    (memoized by identity); ``once``: a state encoded here only (the bulk rebuild), whose
-    body the memo would hold for nothing (keeping it costs a good part of the encoding)."""
+    """Single-object encode ``state``. Without the extension its body is shared with its
+    published records (memoized by identity); ``once``: a state encoded here only (the bulk
+    rebuild), whose body the memo would hold for nothing (keeping it costs a good part of
+    the encoding)."""
     body = encode_state_body_once(state) if once else encode_state_body(state)
     if previous.state_fits(state):  # a previous release can still open the file
         return _V4_HEADER + previous.state_body(body)

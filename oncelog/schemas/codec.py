@@ -280,15 +280,16 @@ _FAST_DECISIONS: Final = natively_read(_PYTHON_DECISIONS, previous.DECISION_SCHE
 def encode_state_body(state: ExecutionState) -> bytes:
     """The schemaless Avro body of ``state`` in the current ``ExecutionState`` layout.
 
-    Memoized by identity for recent states: the decision, the snapshot and the
-    DuckDB blob of one state version share one encoding.
+    The extension writes it anew each time; the Python writers memoize it by identity for
+    recent states, so that the decision, the snapshot and the DuckDB blob of one state
+    version share one encoding.
     """
     return _WRITE_STATE_BODY(state)
 
 
 def encode_state_body_once(state: ExecutionState) -> bytes:
-    """:func:`encode_state_body` for a state written once only (the bulk rebuild): the memo
-    would hold its body for nothing."""
+    """:func:`encode_state_body` for a state written once only (the bulk rebuild): the
+    Python writers' memo would hold its body for nothing."""
     return _WRITE_STATE_BODY_ONCE(state)
 
 

@@ -48,7 +48,7 @@ from tests.schemas.conftest import reader_paths, same_types
 from tests.schemas.corruption import corrupt
 
 # The generated codecs of the current layout (a record without approvals takes the previous).
-pytestmark = pytest.mark.usefixtures("current_layout", "writers")
+pytestmark = pytest.mark.usefixtures("current_layout")
 
 LONGS = st.integers(-(2**63), 2**63 - 1)
 # Mostly short (one-byte lengths), sometimes past 63 bytes (multi-byte lengths).
@@ -194,6 +194,7 @@ def _fastavro_bytes(request: Request) -> bytes:
     return buf.getvalue()
 
 
+@pytest.mark.usefixtures("writers")  # the Python writer, and the extension's where built
 @settings(max_examples=examples(2_000), deadline=None)
 @given(request=WRITTEN)
 def test_writer_equals_fastavro_byte_for_byte(request: Request) -> None:
