@@ -202,7 +202,8 @@ const MAX_FIELDS: usize = 64;
 impl Values {
     #[inline(always)]
     fn new(capacity: usize) -> Option<Self> {
-        (capacity <= MAX_FIELDS).then_some(Values { items: [std::ptr::null_mut(); MAX_FIELDS], len: 0 })
+        (capacity <= MAX_FIELDS)
+            .then_some(Values { items: [std::ptr::null_mut(); MAX_FIELDS], len: 0 })
     }
 
     #[inline(always)]
@@ -271,7 +272,8 @@ unsafe fn read_record(
         Build::Call => {
             let args: Vec<Owned> = sources.iter().map(|s| Owned(value_of(s))).collect();
             let ptrs: Vec<P> = args.iter().map(|a| a.0).collect();
-            let obj = ffi::PyObject_Vectorcall(class, ptrs.as_ptr(), ptrs.len(), std::ptr::null_mut());
+            let obj =
+                ffi::PyObject_Vectorcall(class, ptrs.as_ptr(), ptrs.len(), std::ptr::null_mut());
             if obj.is_null() {
                 ffi::PyErr_Clear();
                 return None;
@@ -301,7 +303,9 @@ fn compile(node: &Bound<'_, PyAny>) -> PyResult<Node> {
         "string" => Node::Text,
         "bytes" => Node::Bytes,
         "fixed" => Node::Fixed(arg(1)?.extract()?),
-        "enum" => Node::Enum(arg(1)?.try_iter()?.map(|m| Ok(m?.unbind())).collect::<PyResult<_>>()?),
+        "enum" => {
+            Node::Enum(arg(1)?.try_iter()?.map(|m| Ok(m?.unbind())).collect::<PyResult<_>>()?)
+        }
         "union" => Node::Union(arg(1)?.try_iter()?.map(|b| compile(&b?)).collect::<PyResult<_>>()?),
         "array" => Node::Array(Box::new(compile(&arg(1)?)?)),
         "record" => compile_record(&arg(1)?, &arg(2)?, &arg(3)?, &arg(4)?)?,
@@ -348,7 +352,9 @@ fn compile_record(
             // Filled in place: exactly its fields, each a source.
             let fields: Option<usize> = class.getattr("_fields").and_then(|f| f.len()).ok();
             if !is_tuple || fields != Some(compiled.len()) {
-                return Err(bad("a tuple record's class is not a NamedTuple of its sources".into()));
+                return Err(
+                    bad("a tuple record's class is not a NamedTuple of its sources".into()),
+                );
             }
             Build::Tuple
         }

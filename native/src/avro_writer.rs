@@ -36,7 +36,10 @@ enum Node {
     /// A union of records, the branch by the model's exact class.
     Branches(Vec<(Py<PyAny>, Node)>),
     Array(Box<Node>),
-    Record { size: Option<usize>, fields: Vec<(Access, Node)> },
+    Record {
+        size: Option<usize>,
+        fields: Vec<(Access, Node)>,
+    },
 }
 
 /// A Python exception to raise (set when the error is made, raised by the method).
@@ -77,7 +80,10 @@ unsafe fn write(py: Python<'_>, node: &Node, v: P, out: &mut Vec<u8>) -> Written
             if n == -1 && !ffi::PyErr_Occurred().is_null() {
                 if ffi::PyErr_ExceptionMatches(ffi::PyExc_OverflowError) != 0 {
                     ffi::PyErr_Clear();
-                    return raise(py, PyOverflowError::new_err("an int that does not fit an Avro long"));
+                    return raise(
+                        py,
+                        PyOverflowError::new_err("an int that does not fit an Avro long"),
+                    );
                 }
                 return Err(Raised);
             }
@@ -99,7 +105,9 @@ unsafe fn write(py: Python<'_>, node: &Node, v: P, out: &mut Vec<u8>) -> Written
                 let data = ffi::PyBytes_AS_STRING(v) as *const u8;
                 sized(out, std::slice::from_raw_parts(data, ffi::Py_SIZE(v) as usize));
             } else {
-                let buffer = match pyo3::buffer::PyBuffer::<u8>::get(Bound::from_borrowed_ptr(py, v).as_any()) {
+                let buffer = match pyo3::buffer::PyBuffer::<u8>::get(
+                    Bound::from_borrowed_ptr(py, v).as_any(),
+                ) {
                     Ok(buffer) => buffer,
                     Err(err) => return raise(py, err),
                 };
@@ -157,7 +165,8 @@ unsafe fn write_array(py: Python<'_>, item: &Node, v: P, out: &mut Vec<u8>) -> W
         _ => {}
     }
     // The models hold tuples; anything else iterable is taken as one.
-    let items = if ffi::PyTuple_Check(v) != 0 { ffi::Py_NewRef(v) } else { ffi::PySequence_Tuple(v) };
+    let items =
+        if ffi::PyTuple_Check(v) != 0 { ffi::Py_NewRef(v) } else { ffi::PySequence_Tuple(v) };
     if items.is_null() {
         return Err(Raised);
     }
@@ -186,7 +195,9 @@ unsafe fn write_record(
     }
     for (access, node) in fields {
         match access {
-            Access::Item(i) => write(py, node, ffi::PyTuple_GET_ITEM(v, *i as ffi::Py_ssize_t), out)?,
+            Access::Item(i) => {
+                write(py, node, ffi::PyTuple_GET_ITEM(v, *i as ffi::Py_ssize_t), out)?
+            }
             Access::Attribute(name) => {
                 let value = ffi::PyObject_GetAttr(v, name.as_ptr());
                 if value.is_null() {
@@ -290,12 +301,18 @@ impl AvroWriter {
     }
 
     /// `prefix` and the schemaless Avro body of `model`.
-    fn write<'py>(&self, py: Python<'py>, model: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    fn write<'py>(
+        &self,
+        py: Python<'py>,
+        model: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let mut out = Vec::with_capacity(256);
         out.extend_from_slice(&self.prefix);
         match unsafe { write(py, &self.root, model.as_ptr(), &mut out) } {
             Ok(()) => Ok(PyBytes::new(py, &out)),
-            Err(Raised) => Err(PyErr::take(py).unwrap_or_else(|| PyValueError::new_err("not written"))),
+            Err(Raised) => {
+                Err(PyErr::take(py).unwrap_or_else(|| PyValueError::new_err("not written")))
+            }
         }
     }
 }
