@@ -5,6 +5,7 @@
 
 mod avro_reader;
 mod avro_writer;
+mod fold;
 mod objects;
 
 use pyo3::prelude::*;
@@ -13,5 +14,6 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<avro_reader::AvroReader>()?;
     m.add_class::<avro_writer::AvroWriter>()?;
+    fold::register(m)?;
     Ok(())
 }
