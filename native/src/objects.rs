@@ -197,17 +197,6 @@ pub unsafe fn plain_tuple(items: &[P]) -> Fallible<Owned> {
     Ok(t)
 }
 
-/// A `str` of ASCII bytes (hex digits, names); NULL with the exception set on failure.
-#[inline(always)]
-pub unsafe fn ascii(s: &[u8]) -> P {
-    debug_assert!(s.is_ascii());
-    let o = ffi::PyUnicode_New(s.len() as Py_ssize_t, 127);
-    if !o.is_null() && !s.is_empty() {
-        std::ptr::copy_nonoverlapping(s.as_ptr(), ffi::PyUnicode_DATA(o) as *mut u8, s.len());
-    }
-    o
-}
-
 /// The contents of the `bytes` object `p` (exactly `bytes`, checked by the caller).
 #[inline(always)]
 pub unsafe fn bytes_data<'a>(p: P) -> &'a [u8] {

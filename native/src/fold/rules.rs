@@ -171,8 +171,8 @@ unsafe fn on_complete(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     if status_is(state, ST_CLAIMED) {
         let result = cx.field(CO_RESULT)?;
         let hex = sha256_hex(result)?;
-        let result_hash = Owned::take(objects::ascii(&hex))?;
-        let payload = Owned::take(objects::ascii(&hex[..PAYLOAD_FP_HEX]))?;
+        let result_hash = Owned::take(objects::text(&hex))?;
+        let payload = Owned::take(objects::text(&hex[..PAYLOAD_FP_HEX]))?;
         let mut changes = Changes::new();
         changes.share(S_STATUS, m.status[ST_COMPLETED]);
         changes.share(S_RESULT, result);

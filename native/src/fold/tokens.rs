@@ -37,7 +37,7 @@ pub unsafe fn fingerprint(token: P) -> Fallible<Owned> {
         return Err(Raised);
     }
     let hex = sha256_hex_of(std::slice::from_raw_parts(utf8 as *const u8, n as usize));
-    let fp = Owned::take(objects::ascii(&hex[..TOKEN_FP_HEX]))?;
+    let fp = Owned::take(objects::text(&hex[..TOKEN_FP_HEX]))?;
     if exact {
         if ffi::PyDict_Size(memo) >= MEMO_SIZE {
             ffi::PyDict_Clear(memo);

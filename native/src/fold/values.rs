@@ -177,5 +177,5 @@ pub unsafe fn sha256_hex(data: P) -> Fallible<[u8; 64]> {
 #[inline(always)]
 pub unsafe fn sha256_text(data: P) -> Fallible<Owned> {
     let hex = sha256_hex(data)?;
-    Owned::take(objects::ascii(&hex))
+    Owned::take(objects::text(&hex))
 }

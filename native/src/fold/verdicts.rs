@@ -319,7 +319,7 @@ unsafe fn payload_fingerprint(cx: &Cx) -> Fallible<Owned> {
                 return Ok(Owned::share(m.hb));
             }
             if let Some(v) = values::small_int(lease) {
-                return Owned::take(objects::ascii(format!("hb:{v}").as_bytes()));
+                return Owned::take(objects::text(format!("hb:{v}").as_bytes()));
             }
             // f"hb:{lease}" of an `int | None` field, as compiled: an int subtype (a bool)
             // formats as the int it stands for, anything else is a TypeError.
@@ -328,13 +328,13 @@ unsafe fn payload_fingerprint(cx: &Cx) -> Fallible<Owned> {
             }
             let lease = Owned::take(ffi::PyNumber_Long(lease))?;
             let formatted = Owned::take(ffi::PyObject_Str(lease.ptr()))?;
-            let head = Owned::take(objects::ascii(b"hb:"))?;
+            let head = Owned::take(objects::text(b"hb:"))?;
             Owned::take(ffi::PyUnicode_Concat(head.ptr(), formatted.ptr()))
         }
         B_CLAIM => values::prefix(cx.field(C_REQUEST_HASH)?, PAYLOAD_FP_HEX),
         B_COMPLETE => {
             let hex = values::sha256_hex(cx.field(CO_RESULT)?)?;
-            Owned::take(objects::ascii(&hex[..PAYLOAD_FP_HEX]))
+            Owned::take(objects::text(&hex[..PAYLOAD_FP_HEX]))
         }
         B_RELEASE | B_SWEEP => Ok(Owned::share(m.body_names[cx.kind])),
         _ => {
@@ -342,7 +342,7 @@ unsafe fn payload_fingerprint(cx: &Cx) -> Fallible<Owned> {
             let repr = Owned::take(ffi::PyObject_Repr(cx.body))?;
             let encoded = Owned::take(ffi::PyUnicode_AsUTF8String(repr.ptr()))?;
             let hex = values::sha256_hex(encoded.ptr())?;
-            Owned::take(objects::ascii(&hex[..PAYLOAD_FP_HEX]))
+            Owned::take(objects::text(&hex[..PAYLOAD_FP_HEX]))
         }
     }
 }
