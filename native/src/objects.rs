@@ -89,3 +89,116 @@ pub unsafe fn slot_offset(descr: P) -> Option<isize> {
     }
     Some((*member).offset)
 }
+
+// --- references and errors, for code that builds the models (the fold) ----------------
+
+/// A Python exception is set: the caller hands it on (NULL to the interpreter).
+pub struct Raised;
+
+/// A result whose error is the Python exception set.
+pub type Fallible<T> = Result<T, Raised>;
+
+impl Owned {
+    /// Own the new reference `p`; NULL means an exception is set.
+    #[inline(always)]
+    pub unsafe fn take(p: P) -> Fallible<Owned> {
+        if p.is_null() {
+            Err(Raised)
+        } else {
+            Ok(Owned(p))
+        }
+    }
+
+    /// A new reference to the borrowed `p`.
+    #[inline(always)]
+    pub unsafe fn share(p: P) -> Owned {
+        ffi::Py_INCREF(p);
+        Owned(p)
+    }
+
+    #[inline(always)]
+    pub fn ptr(&self) -> P {
+        self.0
+    }
+
+    /// The reference, handed on (stolen by the caller).
+    #[inline(always)]
+    pub fn into_ptr(self) -> P {
+        let p = self.0;
+        std::mem::forget(self);
+        p
+    }
+}
+
+/// Set `exc` with `message`; the `Raised` to return.
+pub unsafe fn raise(exc: P, message: &str) -> Raised {
+    let text = text(message.as_bytes());
+    if !text.is_null() {
+        ffi::PyErr_SetObject(exc, text);
+        ffi::Py_DECREF(text);
+    }
+    Raised
+}
+
+/// The name of `p`'s type, for messages.
+pub unsafe fn type_name(p: P) -> String {
+    let name = (*ffi::Py_TYPE(p)).tp_name;
+    std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned()
+}
+
+#[inline(always)]
+pub unsafe fn is_none(p: P) -> bool {
+    p == ffi::Py_None()
+}
+
+#[inline(always)]
+pub unsafe fn bool_ptr(b: bool) -> P {
+    if b {
+        ffi::Py_True()
+    } else {
+        ffi::Py_False()
+    }
+}
+
+/// Item `i` of the tuple (or tuple subtype) `t`, borrowed.
+#[inline(always)]
+pub unsafe fn item(t: P, i: usize) -> P {
+    ffi::PyTuple_GET_ITEM(t, i as Py_ssize_t)
+}
+
+#[inline(always)]
+pub unsafe fn size(t: P) -> usize {
+    ffi::PyTuple_GET_SIZE(t) as usize
+}
+
+/// The slot at byte `offset` of `obj`, borrowed: NULL when the slot is empty.
+#[inline(always)]
+pub unsafe fn slot(obj: P, offset: isize) -> P {
+    *((obj as *mut u8).offset(offset) as *mut P)
+}
+
+/// An instance of the NamedTuple `tp` holding a new reference to each borrowed item.
+#[inline(always)]
+pub unsafe fn tuple_shared(tp: *mut PyTypeObject, items: &[P]) -> Fallible<Owned> {
+    let t = Owned::take(allocate(tp, items.len()))?;
+    for (i, v) in items.iter().enumerate() {
+        ffi::PyTuple_SET_ITEM(t.0, i as Py_ssize_t, new_ref(*v));
+    }
+    Ok(t)
+}
+
+/// A plain tuple holding a new reference to each borrowed item.
+#[inline(always)]
+pub unsafe fn plain_tuple(items: &[P]) -> Fallible<Owned> {
+    let t = Owned::take(ffi::PyTuple_New(items.len() as Py_ssize_t))?;
+    for (i, v) in items.iter().enumerate() {
+        ffi::PyTuple_SET_ITEM(t.0, i as Py_ssize_t, new_ref(*v));
+    }
+    Ok(t)
+}
+
+/// The contents of the `bytes` object `p` (exactly `bytes`, checked by the caller).
+#[inline(always)]
+pub unsafe fn bytes_data<'a>(p: P) -> &'a [u8] {
+    std::slice::from_raw_parts(ffi::PyBytes_AS_STRING(p) as *const u8, ffi::Py_SIZE(p) as usize)
+}
