@@ -2,10 +2,8 @@
 //!
 //! Private: the package imports it through `oncelog.native_core`. The Avro readers and
 //! writers have Python counterparts generated from the same `.avsc` files, for a build
-//! without this module. `fold` is the referee's fold (`fold/`), every rule of
-//! `oncelog/referee/fold.py` and its helpers, which it is to replace as the one judge
-//! (issue 43); until then `tests/native_fold_plugin.py` and `bench/native_fold_check.py`
-//! hold it to the Python fold.
+//! without this module. `fold` is the referee's fold (`fold/`), the one judge: every rule
+//! of the state machine in docs/spec.md §4.
 
 mod avro_reader;
 mod avro_writer;

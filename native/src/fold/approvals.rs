@@ -1,5 +1,6 @@
-//! Approvals (`oncelog/referee/approvals.py`): an intent recorded before the effect,
-//! decided by a person.
+//! Approvals (docs/spec.md §4, "Approvals"): an intent recorded before the effect, decided
+//! by a person. The rules for a claim whose policy requires approval, for a claim that meets
+//! an intent and for an approve or deny.
 
 use super::model::*;
 use super::values::{add, add_int, eq, ge, ne, truthy};
@@ -24,14 +25,16 @@ unsafe fn approval_of(state: P) -> Fallible<Option<P>> {
     optional_model(item(state, S_APPROVAL), m.approval, N_APPROVAL, "state.approval")
 }
 
-/// `first_intent(request, body, t)`: a claim whose policy requires approval records the
-/// intent; nothing is granted. Epoch 0, no holder; the lease deadline is the approval's.
+/// A claim whose policy requires approval, into an absent state: the intent is recorded,
+/// nothing is granted. Epoch 0 and no holder, as for an inheritance; the lease deadline shows
+/// the approval's deadline. The requesting worker is kept to refuse its own approval.
 pub unsafe fn first_intent(cx: &Cx) -> Fallible<Owned> {
     let m = model();
     let policy = policy_of(cx)?;
     let deadline = add(cx.t, item(policy, PO_TIMEOUT_MS))?;
     let outcome = m.outcome[O_AWAITING_APPROVAL];
-    // RecentRequest(request.request_id, Outcome.AWAITING_APPROVAL, 0, "", "", t)
+    // RecentRequest(request.request_id, Outcome.AWAITING_APPROVAL, 0, "", "", t): never a
+    // retry (`judge` skips an `awaiting_approval` entry), its client re-sends to wait.
     let mut memo = m.recent_defaults;
     memo[R_REQUEST_ID] = cx.request(Q_REQUEST_ID);
     memo[R_OUTCOME] = outcome;
@@ -69,7 +72,9 @@ pub unsafe fn first_intent(cx: &Cx) -> Fallible<Owned> {
     created(state, cx, O_AWAITING_APPROVAL, &NO_DETAIL)
 }
 
-/// `claim_under_approval`: a claim meets an intent: wait, expired, denied, or the grant.
+/// A claim meets an intent: the grant once approved (by any token: the operation's first,
+/// epoch 1), `denied` with the reason, `approval_expired` from the deadline alone, or else
+/// `awaiting_approval`.
 pub unsafe fn claim_under_approval(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     let m = model();
     if status_is(state, ST_APPROVED) {
@@ -92,8 +97,11 @@ pub unsafe fn claim_under_approval(state: P, cx: &Cx, fp: P) -> Fallible<Owned> 
     unchanged(state, cx, O_AWAITING_APPROVAL)
 }
 
-/// `on_decide`: an approver's approve or deny, bound to the intent's request hash.
-/// `signed`: that it is signed by an approver the intent lists (read only when it lists some).
+/// An approver's approve or deny, bound to the intent's request hash: decided once.
+///
+/// `signed`: the judge's finding that the decision is signed by one of the approvers the
+/// intent lists (`oncelog.identity.approver_signature`; the fold does no cryptography); read
+/// only when it lists some. An intent without approvers is decided by name.
 pub unsafe fn on_decide(state: P, cx: &Cx, fp: P, signed: P) -> Fallible<Owned> {
     let m = model();
     let asked = cx.field(AD_REQUEST_HASH)?;
@@ -121,7 +129,7 @@ pub unsafe fn on_decide(state: P, cx: &Cx, fp: P, signed: P) -> Fallible<Owned> 
     }
     let approve = cx.kind == B_APPROVE;
     let reason = if approve { ffi::Py_None() } else { cx.field(DE_REASON)? };
-    // approval._replace(approved=approve, decided_by=body.approver, decided_at_ms=t, reason=reason)
+    // The approval, decided: who, when, and a denial's reason recorded.
     let mut decided = [std::ptr::null_mut(); N_APPROVAL];
     for (i, v) in decided.iter_mut().enumerate() {
         *v = item(approval, i);

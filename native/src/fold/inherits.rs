@@ -1,12 +1,13 @@
-//! Forks (`oncelog/referee/inherits.py`): a completion taken from another channel, into an
-//! empty or a decided slot.
+//! Forks (docs/spec.md §4, "Forks"): a completion taken from another channel, into an empty
+//! or a decided slot. An inherit carries no claim token: the child's state stays a function of
+//! its own partition.
 
 use super::model::*;
 use super::values::{add, eq, ne, sha256_text, truthy};
 use super::verdicts::*;
 use crate::objects::{self, Fallible, Owned, P};
 
-/// `_inheritance(body)`: Inheritance(from_channel, from_partition, from_offset, adopted).
+/// The inherit's provenance: Inheritance(from_channel, from_partition, from_offset, adopted).
 unsafe fn inheritance(cx: &Cx) -> Fallible<Owned> {
     let fields = [
         cx.field(I_FROM_CHANNEL)?,
@@ -17,11 +18,13 @@ unsafe fn inheritance(cx: &Cx) -> Fallible<Owned> {
     objects::tuple_shared(model().inheritance, &fields)
 }
 
-/// `first_inherit(request, body, t)`: a completion whose provenance is another channel,
-/// into an empty slot. No grant happened here: epoch 0, no holder.
+/// An inherit into an empty slot: a completion whose provenance is another channel.
+///
+/// No grant happened on this channel: epoch 0, no holder. The result lives as long as the
+/// parent's retention says, counted from now.
 pub unsafe fn first_inherit(cx: &Cx) -> Fallible<Owned> {
     let m = model();
-    // RecentRequest(request.request_id, Outcome.INHERITED, 0, "", payload_fingerprint(body), t)
+    // RecentRequest(request.request_id, Outcome.INHERITED, 0, "", the body's payload fp, t)
     let mut memo = m.recent_defaults;
     memo[R_REQUEST_ID] = cx.request(Q_REQUEST_ID);
     memo[R_OUTCOME] = m.outcome[O_INHERITED];
@@ -65,8 +68,13 @@ pub unsafe fn first_inherit(cx: &Cx) -> Fallible<Owned> {
     created(state, cx, O_INHERITED, &Detail { result, ..NO_DETAIL })
 }
 
-/// `on_inherit`: into a decided slot, the same completion is a no-op, anything else a
-/// conflict; a fork sent again meets its own inheritance.
+/// An inherit into a decided slot: the same completion is a no-op, anything else a conflict.
+///
+/// A fork sent again (it was interrupted, or is simply repeated) meets its own inheritance
+/// and answers `inherited` without a new version. A slot completed with the same request and
+/// result, by this channel or from another branch, keeps what it has. A slot that holds
+/// anything else (a claim, a failure, another request or result) is never overwritten:
+/// `conflict`, loudly.
 pub unsafe fn on_inherit(state: P, cx: &Cx) -> Fallible<Owned> {
     let m = model();
     let done = status_is(state, ST_COMPLETED) || status_is(state, ST_EXPIRED);

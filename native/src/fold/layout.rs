@@ -253,7 +253,8 @@ pub const O_DENIED: usize = 22;
 pub const O_APPROVAL_EXPIRED: usize = 23;
 pub const O_APPROVAL_REFUSED: usize = 24;
 
-/// verdicts._OUTCOME_OF_STATUS: the outcome naming each status, by the status's index.
+/// The outcome naming each status, by the status's index: the answer of the table's "any
+/// other pair" row (docs/spec.md §4).
 pub const OUTCOME_OF_STATUS: [usize; 7] = [
     O_STATE_CLAIMED,
     O_STATE_COMPLETED,
@@ -266,12 +267,24 @@ pub const OUTCOME_OF_STATUS: [usize; 7] = [
 
 // --- the rules' constants -----------------------------------------------------------------
 
-/// verdicts.RETRY_MEMORY_MS.
+/// How long (in log time) a state remembers a request id, grants aside: one that changed it,
+/// or a claim it answered `in_progress`.
+///
+/// A client re-sends one request for at most its total call timeout (the SDK caps it at
+/// 300 s), and a re-send may sit in the producer for at most librdkafka's
+/// `message.timeout.ms` (300 s by default) before it is appended: 600 s in all, inside this
+/// window. The id that won each grant is kept for the life of the state, whatever its age
+/// (docs/spec.md §4).
 pub const RETRY_MEMORY_MS: i64 = 15 * 60 * 1000;
-/// verdicts.PAYLOAD_FP_HEX.
+/// Hex digits of a request body's fingerprint in the retry memory: a compact stand-in for
+/// what the request asks for, kept with each remembered id to tell a retry from an id reused
+/// with another payload (`verdicts::payload_fingerprint`).
 pub const PAYLOAD_FP_HEX: usize = 16;
-/// identity.tokens.TOKEN_FP_HEX (checked at import).
+/// Hex digits of a token's fingerprint: 128 bits, as many as a token has
+/// (`oncelog.identity.tokens.TOKEN_FP_HEX`, checked at import).
 pub const TOKEN_FP_HEX: usize = 32;
-/// approvals._UNSIGNED and approvals._SELF.
+/// An `approval_refused`'s errors: a decision not signed by an approver the intent lists, and
+/// one by the requesting worker where the policy does not allow it (docs/spec.md §4,
+/// "Approvals").
 pub const UNSIGNED: &str = "not signed by an approver the intent lists";
 pub const SELF_APPROVAL: &str = "the requesting worker may not approve its own intent";

@@ -1,21 +1,24 @@
-//! The referee's fold (`oncelog/referee/fold.py`, docs/spec.md §4) on the package's models.
+//! The referee's fold on the package's models: the state machine of docs/spec.md §4.
 //!
 //! `fold(state, request, log_time_ms, max_clock_step_ms=0, signed=False)` judges one request
 //! against the state of its operation and returns `(state_after, decision)`: the same state
-//! object when nothing changed, `None` while the operation is absent, exactly one decision.
-//! Every rule is here, none handed to Python: the shared verdicts (`verdicts`), the per-kind
-//! rules (`rules`), approvals (`approvals`) and inherits (`inherits`). Pure like the Python
-//! fold: no clock, no randomness, no I/O; the one state kept across calls is the token
-//! fingerprints' memo, which changes the cost and never a value.
+//! object when nothing changed, `None` while the operation is absent, exactly one decision
+//! (`judge` and `DOC` say the rest). Every rule is here: the shared verdicts (`verdicts`), the
+//! per-kind rules (`rules`), approvals (`approvals`) and inherits (`inherits`).
+//!
+//! Pure: no clock, no randomness, no I/O, no logging. Refolding the same requests from the
+//! same state therefore yields the same states and decisions byte for byte, and a state
+//! restored from the last snapshot plus the tail equals the live state (docs/spec.md §3). The
+//! one thing kept across calls is the token fingerprints' memo (`tokens`), which changes the
+//! cost, never a value.
 //!
 //! The models are read and made in place (`model` finds their layouts at import and checks
 //! them): a NamedTuple is allocated with its type's `tp_alloc` and filled, as `_make` makes
-//! it. A field value of another type than the model declares goes through Python's own
-//! operator (`values`), so it compares, adds or fails as it would in the Python fold's
-//! source. The arguments themselves must be the models' exact types (a Request, an
-//! ExecutionState or None, a body of one of the eleven kinds), and the others of their
-//! annotated types, as the mypyc-compiled fold checks them (`time`): anything else is a
-//! TypeError.
+//! it. A model does not check its field values: one of another type than the model declares
+//! goes through Python's own operator (`values`), so it compares, adds or fails as Python
+//! code over the models would. The arguments themselves must be the models' exact types (a
+//! Request, an ExecutionState or None, a body of one of the eleven kinds), `log_time_ms` and
+//! `max_clock_step_ms` an `int` and `signed` a `bool` (`time`): anything else is a TypeError.
 
 mod approvals;
 mod inherits;
@@ -41,7 +44,16 @@ fn type_error(message: &str) -> objects::Raised {
     unsafe { objects::raise(ffi::PyExc_TypeError, message) }
 }
 
-/// `fold(state, request, log_time_ms, max_clock_step_ms=0, signed=False)`.
+/// `fold(state, request, log_time_ms, max_clock_step_ms=0, signed=False)`, its arguments read.
+///
+/// `max_step` (`max_clock_step_ms`) is the ledger's bound on a step of the leader's clock, a
+/// constant of the ledger like its partition count: a lapsed lease is reclaimed only once it
+/// lapsed by that much more (`rules::on_claim`). `signed`: for an approve or deny, that it is
+/// signed by an approver the intent lists; the judge checks the signature outside the fold,
+/// which does no cryptography, and an intent that lists approvers refuses a decision without
+/// it (`approvals::on_decide`). The decision's `changed` is true only when a new state version
+/// was made. Tokens are compared by fingerprint: the state never holds a token (docs/spec.md
+/// §8).
 unsafe fn judge(state: P, req: P, t: P, max_step: P, signed: P) -> Fallible<Owned> {
     let m = model();
     if ffi::Py_TYPE(req) != m.request || objects::size(req) != N_REQUEST {
@@ -71,7 +83,8 @@ unsafe fn judge(state: P, req: P, t: P, max_step: P, signed: P) -> Fallible<Owne
             format!("fold() needs an ExecutionState or None, not {}", objects::type_name(state));
         return Err(type_error(&message));
     }
-    // The conflict rule comes first: a different request_hash never takes effect.
+    // The conflict rule comes first: a claim with a different request_hash never takes
+    // effect, whatever its id (docs/spec.md §2, "Rules").
     if kind == B_CLAIM {
         let asked = cx.field(C_REQUEST_HASH)?;
         let stored = item(state, S_REQUEST_HASH);
@@ -83,8 +96,10 @@ unsafe fn judge(state: P, req: P, t: P, max_step: P, signed: P) -> Fallible<Owne
     let token = item(req, Q_CLAIM_TOKEN);
     let fp = if is_none(token) { Owned::share(m.empty) } else { tokens::fingerprint(token)? };
     let request_id = item(req, Q_REQUEST_ID);
-    // Every earlier request with this id counts; a claim answered awaiting_approval is
-    // judged again (its client waits for the decision by re-sending it).
+    // Every earlier request with this id counts (docs/spec.md §4): an id reused with another
+    // payload took effect as new, and a re-send of that later request is its retry. A claim
+    // answered `awaiting_approval` is judged again: the client that sent it waits for the
+    // decision by re-sending it (same id and token).
     let recent = recent_of(state)?;
     let awaiting = m.outcome[O_AWAITING_APPROVAL];
     for i in 0..objects::size(recent) {
@@ -187,9 +202,10 @@ unsafe extern "C" fn fold_vectorcall(
     }
 }
 
-/// The mypyc-compiled fold's checks of its typed arguments: `log_time_ms` and
-/// `max_clock_step_ms` an `int`, `signed` a `bool`, with its message. An `int` subtype's
-/// log time (a `bool`) is stored as the `int` it stands for, as the compiled fold does.
+/// The typed arguments' checks: `log_time_ms` and `max_clock_step_ms` an `int`, `signed` a
+/// `bool`, each refused with the message of a mypyc-compiled function (`int object expected;
+/// got str`). A log time of an `int` subtype (a `bool`) is kept as the `int` it stands for:
+/// the state and the decision hold an `int`.
 unsafe fn time(t: P, max_step: P, signed: P) -> Fallible<Owned> {
     for (value, expected) in [(t, "int"), (max_step, "int"), (signed, "bool")] {
         let ok =
@@ -208,8 +224,18 @@ unsafe fn time(t: P, max_step: P, signed: P) -> Fallible<Owned> {
 const DOC: &CStr = c"fold(state, request, log_time_ms, max_clock_step_ms=0, signed=False)
 --
 
-Judge request against state at log time log_time_ms: (state_after, decision), as
-oncelog.referee.fold.fold.";
+Judge request against state at log time log_time_ms: (state_after, decision).
+
+max_clock_step_ms is the ledger's bound on a step of the leader's clock: a lapsed
+lease is reclaimed only once it lapsed by that much more, unless it was released
+(docs/spec.md §4, \"Clock steps\"). signed: for an approve or deny, that it is
+signed by an approver the intent lists (the judge checks it outside the fold, which
+does no cryptography); an intent that lists approvers refuses a decision without it.
+
+Returns the state after (the same object when nothing changed; None while the
+operation is absent) and exactly one decision. The decision's changed is True only
+when a new state version was made. Tokens are compared by fingerprint: the state
+never holds a token (docs/spec.md §8). Pure: no clock, no randomness, no I/O.";
 
 /// Find the models (the import fails if they changed) and add `fold` and the rules'
 /// constants to the module.

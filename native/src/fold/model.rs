@@ -34,10 +34,13 @@ pub struct Model {
     pub status: [P; 7],
     pub effect: [P; 2],
     pub outcome: [P; 25],
-    /// fold._UNDECIDED and verdicts.GRANTS, for a member test of anything but a member.
+    /// The undecided statuses (AWAITING_APPROVAL, APPROVED, DENIED) and the grants' outcomes
+    /// (claimed, reclaimed) as frozensets, where a value that is not a member is looked up
+    /// (by hash and `==`).
     pub undecided: P,
     pub grants: P,
-    /// verdicts._OUTCOME_OF_STATUS, for a status that is not a member.
+    /// `OUTCOME_OF_STATUS` as a dict of the members, where a status that is not a member is
+    /// looked up (by hash and `==`).
     pub outcome_of_status: P,
     /// Each model's field defaults (NULL: the field has none).
     pub state_defaults: [P; N_STATE],
@@ -50,7 +53,7 @@ pub struct Model {
     pub self_approval: P,
     pub zero: P,
     pub one: P,
-    /// tokens.fingerprint_of_token's memo: token -> fingerprint.
+    /// `tokens::fingerprint`'s memo: token -> fingerprint.
     pub fp_memo: P,
 }
 

@@ -1,5 +1,5 @@
-//! The per-kind rules of `oncelog/referee/fold.py`: claims, heartbeats, completions,
-//! failures, releases, cancels, sweeps and reads, and what a retried request is answered.
+//! The per-kind rules of docs/spec.md §4: claims, heartbeats, completions, failures,
+//! releases, cancels, sweeps and reads, and what a retried request is answered.
 
 use super::approvals;
 use super::model::*;
@@ -9,7 +9,8 @@ use super::verdicts::*;
 use crate::objects::{self, is_none, item, Fallible, Owned, P};
 use pyo3::ffi;
 
-/// `_first_claim(request, body, t)`: the first grant of an operation.
+/// A claim into an absent state: the operation's first grant, epoch 1. A claim without a
+/// token is an `invalid_request`.
 pub unsafe fn first_claim(cx: &Cx) -> Fallible<Owned> {
     let m = model();
     let token = cx.request(Q_CLAIM_TOKEN);
@@ -44,10 +45,12 @@ pub unsafe fn first_claim(cx: &Cx) -> Fallible<Owned> {
     created(state, cx, O_CLAIMED, &NO_DETAIL)
 }
 
-/// `_reclaim(state, request, body, fp, t)`: a new grant over a lapsed or failed attempt.
+/// A new grant over a lapsed (or released) or a retryable failed attempt: epoch + 1, and the
+/// previous attempt kept in `previous` (docs/spec.md §4).
 unsafe fn reclaim(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     let m = model();
-    // Still CLAIMED: unless it released, or its step is pure, its outcome is unknown.
+    // Still CLAIMED: the attempt neither completed nor failed. Unless it released, or its
+    // step is pure, its effect may have happened and nobody heard: an unknown outcome.
     let unknown = status_is(state, ST_CLAIMED)
         && item(state, S_EFFECT) == m.effect[E_EXTERNAL]
         && !truthy(item(state, S_RELEASED))?;
@@ -71,7 +74,10 @@ unsafe fn reclaim(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     commit(state, cx, fp, O_RECLAIMED, changes, &d, None)
 }
 
-/// `_on_claim`: a claim against an existing state.
+/// A claim against an existing state, its request hash the state's (`judge` answered a
+/// conflict before). The holder's own token is answered `claimed`; another token waits while
+/// the lease holds, and reclaims once it lapsed; a retryable failure is reclaimed at once;
+/// anything else gets the state's answer without a grant.
 pub unsafe fn on_claim(state: P, cx: &Cx, fp: P, max_step: P) -> Fallible<Owned> {
     let m = model();
     let status = item(state, S_STATUS);
@@ -86,11 +92,20 @@ pub unsafe fn on_claim(state: P, cx: &Cx, fp: P, max_step: P) -> Fallible<Owned>
         if eq(fp, item(state, S_TOKEN_FP))? {
             return unchanged(state, cx, O_CLAIMED);
         }
-        // clock_grace_ms: a released lease waits for no clock step.
+        // The clock-step grace (docs/spec.md §4, "Clock steps"): log time is the leader
+        // broker's clock, and a step forward of it (NTP, a VM resumed, a new leader whose
+        // clock runs ahead) lapses a lease its holder keeps heartbeating. So a lapsed lease
+        // waits `max_step` more before a reclaim, unless it was released: the holder gave
+        // it up, no clock decided that.
         let grace = if truthy(item(state, S_RELEASED))? { m.zero } else { max_step };
         let deadline = add(item(state, S_LEASE_DEADLINE_MS), grace)?;
         if lt(cx.t, deadline.ptr())? {
-            // _wait: in_progress, remembered.
+            // `in_progress`, remembered: a re-sent copy of this claim is answered the same.
+            // The holder may release, fail or lapse before a copy is appended (its client
+            // re-sends while the projector is down or behind); judged again, that copy would
+            // be granted while its client reads this answer and never learns it holds the
+            // lease (docs/spec.md §4). So the id joins the retry memory, which is part of the
+            // state: a new version, with the status, holder and lease unchanged.
             return commit(state, cx, fp, O_IN_PROGRESS, Changes::new(), &NO_DETAIL, None);
         }
         return reclaim(state, cx, fp);
@@ -101,7 +116,9 @@ pub unsafe fn on_claim(state: P, cx: &Cx, fp: P, max_step: P) -> Fallible<Owned>
     answer_without_grant(state, cx, false)
 }
 
-/// `_answer_without_grant`: what a claim learns when it gets no grant.
+/// What a claim learns when it gets no grant: the state's answer, no change (`in_progress`,
+/// `replayed` with the result, `result_expired`, or `failed` with the error). `retried`: a
+/// retried grant's, whose grant no longer holds.
 unsafe fn answer_without_grant(state: P, cx: &Cx, retried: bool) -> Fallible<Owned> {
     let m = model();
     let d = Detail::retried(retried);
@@ -120,6 +137,8 @@ unsafe fn answer_without_grant(state: P, cx: &Cx, retried: bool) -> Fallible<Own
     answer(state, cx, m.outcome[O_FAILED], &Detail { error: item(state, S_ERROR), ..d })
 }
 
+/// The holder's heartbeat: the lease runs on from now, by the heartbeat's lease or else the
+/// claim's. Any other token is fenced.
 unsafe fn on_heartbeat(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     if ne(fp, item(state, S_TOKEN_FP))? {
         return stale(state, cx, false);
@@ -139,7 +158,11 @@ unsafe fn on_heartbeat(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     commit(state, cx, fp, O_HEARTBEAT_OK, changes, &NO_DETAIL, None)
 }
 
-/// `_was_granted(state, fp)`: whether an earlier grant went to the token of `fp`.
+/// Whether an earlier grant of this operation went to the token of fingerprint `fp`.
+///
+/// The grants stay in the retry memory for the life of the state; a grant's entry with an
+/// empty fingerprint (written before fingerprints were kept) might be any token, so it
+/// counts. Run only for a fenced completion: a scan of the grants, off the hot path.
 unsafe fn was_granted(state: P, fp: P) -> Fallible<bool> {
     let m = model();
     let previous =
@@ -162,10 +185,14 @@ unsafe fn was_granted(state: P, fp: P) -> Fallible<bool> {
     Ok(false)
 }
 
+/// The holder's completion (its lease may have lapsed if nobody reclaimed): COMPLETED, the
+/// result kept for the claim's retention. A holder that completes again is answered by
+/// `duplicate_complete`; any other token is fenced.
 unsafe fn on_complete(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     let m = model();
     if ne(fp, item(state, S_TOKEN_FP))? {
-        // A fenced attempt's effect happened: flagged, unless no grant went to its token.
+        // A fenced attempt's side effect already happened: flagged for the audit. A token no
+        // grant ever went to (a forgery, a bug) proves no effect: fenced, not flagged.
         return stale(state, cx, was_granted(state, fp)?);
     }
     if status_is(state, ST_CLAIMED) {
@@ -188,13 +215,14 @@ unsafe fn on_complete(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     duplicate_complete(state, cx, false)
 }
 
-/// `_duplicate_complete`: the stored answer when the result is the same.
+/// The holder completes again: the stored answer when the result is the same (an EXPIRED
+/// state, whose body is gone, by its kept hash), a conflict when it differs.
 unsafe fn duplicate_complete(state: P, cx: &Cx, retried: bool) -> Fallible<Owned> {
     let m = model();
     let d = Detail::retried(retried);
     let result = cx.field(CO_RESULT)?;
     if ffi::PyBytes_Check(result) == 0 {
-        return Err(super::values::expected("bytes", result)); // read as `bytes`, compiled
+        return Err(super::values::expected("bytes", result)); // a result is `bytes`
     }
     if status_is(state, ST_COMPLETED) && eq(result, item(state, S_RESULT))? {
         let d = Detail { result: item(state, S_RESULT), ..d };
@@ -225,6 +253,8 @@ unsafe fn on_fail(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     commit(state, cx, fp, O_FAILED, changes, &Detail { error, ..NO_DETAIL }, None)
 }
 
+/// The holder gives the lease up: deadline = t, reclaimable at once, and no unknown outcome
+/// at the reclaim unless it heartbeats again.
 unsafe fn on_release(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     if ne(fp, item(state, S_TOKEN_FP))? {
         return stale(state, cx, false);
@@ -238,6 +268,8 @@ unsafe fn on_release(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     commit(state, cx, fp, O_RELEASED, changes, &NO_DETAIL, None)
 }
 
+/// A cancel carries no token: it flags the holder's attempt, which learns it at its next
+/// heartbeat.
 unsafe fn on_cancel(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     if !status_is(state, ST_CLAIMED) {
         return answer_with_state(state, cx, &NO_DETAIL);
@@ -251,6 +283,8 @@ unsafe fn on_cancel(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     commit(state, cx, fp, O_CANCEL_REQUESTED, changes, &NO_DETAIL, None)
 }
 
+/// A sweep tick: a completion whose `expires_at_ms` is reached becomes EXPIRED, its result
+/// purged; its identity and hashes stay.
 unsafe fn on_sweep(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     let expires = item(state, S_EXPIRES_AT_MS);
     if !status_is(state, ST_COMPLETED) || is_none(expires) || gt(expires, cx.t)? {
@@ -262,8 +296,8 @@ unsafe fn on_sweep(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     commit(state, cx, fp, O_EXPIRED, changes, &NO_DETAIL, None)
 }
 
-/// `_RULES[type(body)](state, request, body, fp, t)`: every kind but claims, approves and
-/// denies, judged against an existing state.
+/// Every kind but claims, approves and denies, judged against an existing state. A get is a
+/// read through the log: the outcome names the state, which the decision carries.
 pub unsafe fn on_other(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     match cx.kind {
         B_HEARTBEAT => on_heartbeat(state, cx, fp),
@@ -277,7 +311,8 @@ pub unsafe fn on_other(state: P, cx: &Cx, fp: P) -> Fallible<Owned> {
     }
 }
 
-/// `_is_retry(seen, fp, body)`: same id, same token, same payload (empty: unrecorded).
+/// Whether the request is a retry of `seen`, whose id it has: same token, same payload (an
+/// empty fingerprint in `seen` was not recorded and matches any).
 pub unsafe fn is_retry(seen: P, fp: P, cx: &Cx) -> Fallible<bool> {
     let seen_fp = item(seen, R_TOKEN_FP);
     if truthy(seen_fp)? && ne(seen_fp, fp)? {
@@ -287,7 +322,12 @@ pub unsafe fn is_retry(seen: P, fp: P, cx: &Cx) -> Fallible<bool> {
     Ok(!truthy(seen_payload)? || eq(seen_payload, cx.payload_fingerprint()?)?)
 }
 
-/// `_retried`: a retry of a request that already changed the state takes no effect again.
+/// A retry of a request that already changed the state: it takes no effect again.
+///
+/// A retried grant gets its grant back only while it still holds (same epoch, CLAIMED);
+/// otherwise the state's answer without a new grant. A retried completion is a duplicate
+/// complete. Any other retry gets its first answer: a claim first answered `in_progress` is
+/// answered so again, and granted nothing.
 pub unsafe fn retried(state: P, cx: &Cx, seen: P) -> Fallible<Owned> {
     let m = model();
     let outcome = item(seen, R_OUTCOME);

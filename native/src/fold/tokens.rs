@@ -1,20 +1,21 @@
-//! Token fingerprints (`oncelog.identity.tokens`): the first 32 hex digits of the SHA-256
-//! of the token's UTF-8, memoized as `fingerprint_of_token` is.
+//! Token fingerprints (docs/spec.md §8): the first `TOKEN_FP_HEX` hex digits of the SHA-256
+//! of the token's UTF-8, as `oncelog.identity.tokens.fingerprint_of_token` makes them. The
+//! fold compares fingerprints, never tokens: the state never holds one.
 //!
-//! The memo holds exact `str` tokens, up to the Python memo's size; when full it is
-//! emptied (the Python one drops its least recent entry): a memo changes the cost, never
-//! the fingerprint.
+//! An attempt's claim, heartbeats and completion repeat its token, and every request is
+//! fingerprinted, so they are memoized: the memo holds exact `str` tokens, up to `MEMO_SIZE`,
+//! and is emptied when full. A memo changes the cost, never the fingerprint.
 
 use super::model::{model, TOKEN_FP_HEX};
 use super::values::sha256_hex_of;
 use crate::objects::{self, Fallible, Owned, Raised, P};
 use pyo3::ffi::{self, Py_ssize_t};
 
-/// The Python memo's size (`functools.lru_cache(maxsize=4096)`).
+/// The tokens the memo holds before it is emptied: sized to the attempts in flight, as
+/// `fingerprint_of_token`'s own memo is.
 const MEMO_SIZE: Py_ssize_t = 4096;
 
-/// `fingerprint_of_token(token)`: a new reference. A token that is not a `str` is a
-/// TypeError (the compiled `fingerprint_of_token` checks its argument the same way).
+/// The fingerprint of `token`, a new reference. A token that is not a `str` is a TypeError.
 pub unsafe fn fingerprint(token: P) -> Fallible<Owned> {
     let memo = model().fp_memo;
     let exact = ffi::PyUnicode_CheckExact(token) != 0;

@@ -1,9 +1,10 @@
-//! Python's operators on the models' field values, as the Python fold applies them.
+//! Python's operators on the models' field values, as the rules apply them.
 //!
 //! The fields are typed, but a model does not check its values: each operator takes the
 //! direct path for the types the models declare (`str`, a 64-bit `int`, `bytes`) and
 //! otherwise does what the Python operator does (`==`, `<`, `+`, truth, `hashlib`),
-//! exceptions included.
+//! exceptions included, so an ill-typed value is judged as Python code over the models
+//! would judge it, never by a rule of its own.
 
 use crate::objects::{self, Fallible, Owned, Raised, P};
 use pyo3::ffi::{self, Py_ssize_t};
@@ -158,14 +159,15 @@ pub fn sha256_hex_of(data: &[u8]) -> [u8; 64] {
     out
 }
 
-/// The compiled fold's TypeError for a value not of its annotated type.
+/// The TypeError for a value not of its annotated type, in the words of a mypyc-compiled
+/// function (`bytes object expected; got str`).
 pub unsafe fn expected(what: &str, value: P) -> Raised {
     let got = if objects::is_none(value) { "None".to_string() } else { objects::type_name(value) };
     objects::raise(ffi::PyExc_TypeError, &format!("{what} object expected; got {got}"))
 }
 
-/// `sha256_hex(data)`'s digits (`hashlib.sha256(data).hexdigest()`). `data` is annotated
-/// `bytes` (a result): anything else is the TypeError the compiled fold raises.
+/// The digits of `hashlib.sha256(data).hexdigest()`. `data` is a result, `bytes`: anything
+/// else is a TypeError (`expected`).
 pub unsafe fn sha256_hex(data: P) -> Fallible<[u8; 64]> {
     if ffi::PyBytes_Check(data) == 0 {
         return Err(expected("bytes", data));
@@ -173,7 +175,8 @@ pub unsafe fn sha256_hex(data: P) -> Fallible<[u8; 64]> {
     Ok(sha256_hex_of(objects::bytes_data(data)))
 }
 
-/// `sha256_hex(data)` as a `str` (verdicts.sha256_hex).
+/// `hashlib.sha256(data).hexdigest()` as a `str`: a result's hash, as the state keeps it
+/// (`result_hash`).
 #[inline(always)]
 pub unsafe fn sha256_text(data: P) -> Fallible<Owned> {
     let hex = sha256_hex(data)?;

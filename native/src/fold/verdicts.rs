@@ -1,5 +1,5 @@
-//! The verdict helpers every rule shares (`oncelog/referee/verdicts.py`): decisions, new
-//! state versions, the retry memory, payload fingerprints.
+//! The verdict helpers every rule shares: decisions, new state versions, the retry memory
+//! and the payload fingerprints it keeps (docs/spec.md §4).
 
 use super::model::*;
 use super::values::{self, add_int, gt, sub_int};
@@ -50,8 +50,8 @@ impl Cx {
         item(self.req, i)
     }
 
-    /// payload_fingerprint(request.body), borrowed from the call's memo (the body is
-    /// immutable: every use in one call gets the same value).
+    /// The body's payload fingerprint (`payload_fingerprint`), borrowed from the call's memo
+    /// (the body is immutable: every use in one call gets the same value).
     pub unsafe fn payload_fingerprint(&self) -> Fallible<P> {
         let memo = self.payload.get();
         if !memo.is_null() {
@@ -93,7 +93,7 @@ impl Detail {
     }
 }
 
-/// A state's new field values (owned; NULL: unchanged), what `commit`'s keywords carry.
+/// A state's new field values (owned; NULL: unchanged), what `commit` applies.
 pub struct Changes([P; N_STATE]);
 
 impl Changes {
@@ -128,7 +128,8 @@ impl Drop for Changes {
     }
 }
 
-/// `state._replace(**changes)`: a new version with `changes` over `state`'s fields.
+/// A new version with `changes` over `state`'s fields, as `state._replace(**changes)` returns
+/// it.
 pub unsafe fn evolve(state: P, changes: &Changes) -> Fallible<Owned> {
     let mut values = [null_mut(); N_STATE];
     for (i, v) in values.iter_mut().enumerate() {
@@ -168,7 +169,7 @@ pub unsafe fn member_in(
     }
 }
 
-/// `outcome in GRANTS`.
+/// Whether `outcome` is a grant's: `claimed` or `reclaimed`.
 #[inline(always)]
 pub unsafe fn is_grant(outcome: P) -> Fallible<bool> {
     let m = model();
@@ -218,7 +219,9 @@ pub unsafe fn optional_model(
 
 // --- decisions ------------------------------------------------------------------------
 
-/// `decide(state, request, outcome, t, changed, **detail)`: `state` (borrowed) may be None.
+/// A decision that reports `state` (the state after; borrowed, may be None) alongside `d`.
+/// Its epoch is the state's unless `d` names one: a retry is answered with the epoch of its
+/// first answer (for a holder fenced since, its own, not the current holder's).
 pub unsafe fn decide(state: P, cx: &Cx, outcome: P, changed: bool, d: &Detail) -> Fallible<Owned> {
     let m = model();
     let epoch = if !d.epoch.is_null() {
@@ -266,26 +269,27 @@ pub unsafe fn pair(state: Owned, decision: Owned) -> Fallible<Owned> {
     Ok(t)
 }
 
-/// `state, decide(state, request, outcome, t, **detail)`: an answer without a change.
+/// `(state, decision)` with the same state object: an answer without a change.
 #[inline(always)]
 pub unsafe fn answer(state: P, cx: &Cx, outcome: P, d: &Detail) -> Fallible<Owned> {
     let decision = decide(state, cx, outcome, false, d)?;
     pair(Owned::share(state), decision)
 }
 
-/// `unchanged(state, request, outcome, t)`.
+/// No change and no detail: judged, answered, nothing new to publish on the changelog.
 #[inline(always)]
 pub unsafe fn unchanged(state: P, cx: &Cx, outcome: usize) -> Fallible<Owned> {
     answer(state, cx, model().outcome[outcome], &NO_DETAIL)
 }
 
-/// `answer_with_state(state, request, t)`: the outcome naming the state's status.
+/// The table's "any other pair" row (docs/spec.md §4): the outcome naming the state's status,
+/// no change.
 pub unsafe fn answer_with_state(state: P, cx: &Cx, d: &Detail) -> Fallible<Owned> {
     let m = model();
     let outcome = match status_of(state) {
         Some(s) => m.outcome[OUTCOME_OF_STATUS[s]],
         None => {
-            // _OUTCOME_OF_STATUS[state.status] for a value that is not a member.
+            // A status that is not a member: looked up by hash and `==`, a KeyError if none.
             let status = item(state, S_STATUS);
             let o = ffi::PyDict_GetItemWithError(m.outcome_of_status, status);
             if o.is_null() {
@@ -301,7 +305,9 @@ pub unsafe fn answer_with_state(state: P, cx: &Cx, d: &Detail) -> Fallible<Owned
     answer(state, cx, outcome, d)
 }
 
-/// `stale(state, request, t, suspected)`.
+/// `stale_claim`: a request by a token that does not hold is fenced, no change. `suspected`
+/// flags a completion by an earlier grant's token, whose effect happened
+/// (`duplicate_effect_suspected`, docs/spec.md §4).
 #[inline(always)]
 pub unsafe fn stale(state: P, cx: &Cx, suspected: bool) -> Fallible<Owned> {
     answer(state, cx, model().outcome[O_STALE_CLAIM], &Detail { suspected, ..NO_DETAIL })
@@ -309,7 +315,11 @@ pub unsafe fn stale(state: P, cx: &Cx, suspected: bool) -> Fallible<Owned> {
 
 // --- the retry memory -----------------------------------------------------------------
 
-/// `payload_fingerprint(body)`: a new reference.
+/// A compact stand-in for what a request asks for, to tell a retry from a reused id (a new
+/// reference). A claim counts by its request hash (params outside `dedup_fields` are
+/// volatile), a completion by its result's hash, a heartbeat by its lease and anything else
+/// by a hash of its `repr` (the kind and every field, stable across runs). At most
+/// `PAYLOAD_FP_HEX` characters, and no hashing on the common paths.
 unsafe fn payload_fingerprint(cx: &Cx) -> Fallible<Owned> {
     let m = model();
     match cx.kind {
@@ -321,8 +331,8 @@ unsafe fn payload_fingerprint(cx: &Cx) -> Fallible<Owned> {
             if let Some(v) = values::small_int(lease) {
                 return Owned::take(objects::text(format!("hb:{v}").as_bytes()));
             }
-            // f"hb:{lease}" of an `int | None` field, as compiled: an int subtype (a bool)
-            // formats as the int it stands for, anything else is a TypeError.
+            // `hb:<lease>` of an `int | None` field: an int subtype (a bool) formats as the
+            // int it stands for, anything else is a TypeError.
             if ffi::PyLong_Check(lease) == 0 {
                 return Err(values::expected("int or None", lease));
             }
@@ -338,7 +348,7 @@ unsafe fn payload_fingerprint(cx: &Cx) -> Fallible<Owned> {
         }
         B_RELEASE | B_SWEEP => Ok(Owned::share(m.body_names[cx.kind])),
         _ => {
-            // sha256_hex(repr(body).encode())[:16]
+            // The SHA-256 of the body's `repr`, strictly UTF-8 encoded.
             let repr = Owned::take(ffi::PyObject_Repr(cx.body))?;
             let encoded = Owned::take(ffi::PyUnicode_AsUTF8String(repr.ptr()))?;
             let hex = values::sha256_hex(encoded.ptr())?;
@@ -347,11 +357,13 @@ unsafe fn payload_fingerprint(cx: &Cx) -> Fallible<Owned> {
     }
 }
 
-/// `_remember(recent, entry, t)`: `entry` added, entries older than the retry window
-/// other than grants forgotten.
+/// The retry memory `recent` with `memo` added; other entries older than the retry window
+/// (`RETRY_MEMORY_MS`) are forgotten, never a grant's: the id that won each grant is kept for
+/// the life of the state.
 unsafe fn remember(recent: P, memo: Owned, t: P) -> Fallible<Owned> {
     let n = objects::size(recent);
     let horizon = sub_int(t, RETRY_MEMORY_MS)?;
+    // Entries are in log-time order: while the oldest is inside the window, all are.
     let keep_all = n == 0 || gt(item(entry(recent, 0)?, R_LOG_TIME_MS), horizon.ptr())?;
     let mut kept: Vec<P> = Vec::with_capacity(n + 1);
     for i in 0..n {
@@ -364,8 +376,9 @@ unsafe fn remember(recent: P, memo: Owned, t: P) -> Fallible<Owned> {
     objects::plain_tuple(&kept)
 }
 
-/// `commit(state, request, fp, outcome, t, detail=..., payload_fp=..., **changes)`: a new
-/// state version and a decision with `changed=True`.
+/// A new state version with `changes`, and a decision with `changed=True` and `d`. The
+/// request's id joins the retry memory with its outcome, epoch, `fp` (the fingerprint of its
+/// token) and payload fingerprint (`payload_fp` when the rule has it already).
 pub unsafe fn commit(
     state: P,
     cx: &Cx,
@@ -394,7 +407,9 @@ pub unsafe fn commit(
     pair(new, decision)
 }
 
-/// `grant_changes(body, fp, t)`: everything a grant (first claim or reclaim) sets.
+/// Everything a grant (a first claim, a reclaim, the claim after an approval) sets on the
+/// state: the claim's terms, the holder `fp` and its worker, a lease from now, and none of
+/// the previous attempt's heartbeat, cancel, error, retryable flag or release.
 pub unsafe fn grant_changes(cx: &Cx, fp: P, changes: &mut Changes) -> Fallible<()> {
     let m = model();
     changes.share(S_STATUS, m.status[ST_CLAIMED]);
@@ -428,7 +443,7 @@ pub unsafe fn first_state(values: &[(usize, P)]) -> Fallible<Owned> {
     objects::tuple_shared(m.state, &fields)
 }
 
-/// A first state's decision, as `state, decide(state, request, outcome, t, True, ...)`.
+/// A first state version and its decision, with `changed=True`.
 pub unsafe fn created(state: Owned, cx: &Cx, outcome: usize, d: &Detail) -> Fallible<Owned> {
     let decision = decide(state.ptr(), cx, model().outcome[outcome], true, d)?;
     pair(state, decision)
