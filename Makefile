@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml constraints.txt
 # whenever one of their sources changes. ONCELOG_INTERPRETED=1 builds none. --force: an
 # unchanged module's cached build is copied with its old time, which oncelog._compiled would
 # take for a source edited since.
-CORE_SRC := oncelog/referee/fold.py oncelog/referee/verdicts.py oncelog/referee/approvals.py oncelog/referee/inherits.py oncelog/referee/judge.py oncelog/referee/validate.py oncelog/identity/tokens.py oncelog/identity/canonical_json.py oncelog/identity/ids.py oncelog/identity/validation.py oncelog/identity/partitioner.py oncelog/schemas/request_reader.py oncelog/schemas/request_reader_previous.py oncelog/schemas/decision_reader.py oncelog/schemas/decision_reader_previous.py oncelog/schemas/avro_read.py oncelog/schemas/previous.py oncelog/schemas/decision_derived.py oncelog/schemas/avro_write.py oncelog/schemas/byte_budget.py oncelog/schemas/record_writers.py oncelog/schemas/fast_paths.py oncelog/projector/row_builders.py oncelog/projector/known_ids.py oncelog/projector/states.py
+CORE_SRC := oncelog/referee/fold.py oncelog/referee/judge.py oncelog/referee/validate.py oncelog/identity/tokens.py oncelog/identity/canonical_json.py oncelog/identity/ids.py oncelog/identity/validation.py oncelog/identity/partitioner.py oncelog/schemas/request_reader.py oncelog/schemas/request_reader_previous.py oncelog/schemas/decision_reader.py oncelog/schemas/decision_reader_previous.py oncelog/schemas/avro_read.py oncelog/schemas/previous.py oncelog/schemas/decision_derived.py oncelog/schemas/avro_write.py oncelog/schemas/byte_budget.py oncelog/schemas/record_writers.py oncelog/schemas/fast_paths.py oncelog/projector/row_builders.py oncelog/projector/known_ids.py oncelog/projector/states.py
 # The Rust extension (oncelog._native, native/): setup.py builds it with the core, so an edit
 # to the crate rebuilds both. Every .rs file under native/src, at any depth.
 NATIVE_SRC := native/Cargo.toml native/Cargo.lock $(shell find native/src -name '*.rs')
@@ -87,11 +87,14 @@ test: jars toxiproxy linearizability gofakes3  ## the whole suite against a real
 
 # lint-imports checks the layer and fold-purity contracts of pyproject.toml. No cache: it
 # keys on mtimes to the second, and a file restored within the second passes on stale imports.
+# Rust's cargo as rustup installs it: on PATH, else in ~/.cargo/bin (setup.py looks there too).
+CARGO ?= $(shell command -v cargo || echo $(HOME)/.cargo/bin/cargo)
 lint: venv
 	$(PY) -m ruff check oncelog drills tests bench docsgen
 	$(PY) -m ruff format --check oncelog drills tests bench docsgen
 	$(PY) -m mypy --strict oncelog drills tests bench docsgen
 	$(VENV)/bin/lint-imports --no-cache
+	cd native && $(CARGO) fmt --check && PYO3_PYTHON=$(abspath $(PY)) $(CARGO) clippy --release --locked -- -D warnings
 
 format: venv
 	$(PY) -m ruff check --fix oncelog drills tests bench docsgen

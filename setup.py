@@ -3,9 +3,9 @@ and cargo builds the Rust extension ``oncelog._native`` from ``native/``.
 
 The modules (``oncelog._compiled.COMPILED``) are plain typed Python; a wheel,
 ``pip install .`` and ``make venv`` (in place) carry them compiled from the same
-files, so the projector, the rebuild, ``InMemoryLedger`` and the SDK all run one
-judge. The Rust extension is built by the same builds (``oncelog.native_core`` loads
-it). ``ONCELOG_INTERPRETED=1`` builds neither (a machine without a C compiler or cargo).
+files. The Rust extension holds the fold, the one judge of the projector, the rebuild,
+``InMemoryLedger`` and the SDK (``oncelog.native_core`` loads it): every build makes it.
+``ONCELOG_INTERPRETED=1`` builds it alone, without the mypyc core.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.errors import ExecError
 
@@ -37,10 +37,15 @@ _NATIVE_MODULE = "oncelog._native"
 
 
 def _ext_modules() -> list[object]:
-    if os.environ.get(_CORE["INTERPRETED_ENV"]) == "1" or not _BUILDS & set(sys.argv):
+    if not _BUILDS & set(sys.argv):
         return []
     # Before mypyc's minute of work: a build that cannot make the Rust extension stops now.
     _cargo()
+    # Built by cargo, not from C sources (CoreBuildExt): listed so every build runs it and a
+    # wheel is tagged for its platform.
+    native = Extension(_NATIVE_MODULE, sources=[])
+    if os.environ.get(_CORE["INTERPRETED_ENV"]) == "1":
+        return [native]
     from mypyc.build import mypycify  # noqa: PLC0415 (only a build has mypyc)
 
     paths = [name.replace(".", "/") + ".py" for name in _CORE["COMPILED"]]
@@ -55,7 +60,7 @@ def _ext_modules() -> list[object]:
     # mypyc writes the per-module files to build/ and the group's headers to build/oncelog/.
     for extension in extensions:
         extension.include_dirs.append(os.path.join("build", "oncelog"))
-    return extensions
+    return [native, *extensions]
 
 
 class ParallelBuildExt(build_ext):
@@ -83,8 +88,7 @@ class ParallelBuildExt(build_ext):
 def _cargo() -> str:
     """Rust's cargo: on PATH, else where rustup installs it (not on PATH in a fresh shell).
 
-    Without it the build fails, as it does without a C compiler: an install that quietly
-    lacks the extension must not pass for a built one.
+    Without it the build fails: the extension holds the fold, and the package has no other.
     """
     found = shutil.which("cargo")
     if found:
@@ -94,8 +98,8 @@ def _cargo() -> str:
         return str(installed)
     raise SystemExit(
         f"error: building oncelog's Rust extension ({_NATIVE_MANIFEST}) needs cargo, found "
-        f"neither on PATH nor at {installed}: install Rust with rustup (https://rustup.rs), or "
-        f"set {_CORE['INTERPRETED_ENV']}=1 to build oncelog without any compiled extension"
+        f"neither on PATH nor at {installed}: install Rust with rustup (https://rustup.rs); "
+        "the extension holds oncelog's fold, so no build goes without it"
     )
 
 
@@ -126,13 +130,13 @@ def _cargo_build() -> Path:
 
 
 class CoreBuildExt(ParallelBuildExt):
-    """The compiled core's ``build_ext``: the Rust extension with cargo, then mypyc's."""
+    """The compiled core's ``build_ext``: the Rust extension with cargo, mypyc's with C."""
 
-    def run(self) -> None:
-        # The same builds as mypyc's: none when it has no extensions (ONCELOG_INTERPRETED=1).
-        if self.extensions:
+    def build_extension(self, ext: Any) -> None:
+        if ext.name == _NATIVE_MODULE:
             self._build_native()
-        super().run()
+        else:
+            super().build_extension(ext)
 
     def _build_native(self) -> None:
         """The crate's library as ``oncelog/_native<EXT_SUFFIX>``: in place or in build_lib."""

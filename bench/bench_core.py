@@ -1,7 +1,6 @@
 """Decode+fold throughput of the referee on one core (not a test).
 
     python bench/bench_core.py [N] [--profile] [--generate-only] [--fastavro-requests] [--publish]
-                               [--native-fold]
 
 Generates N (default 1,000,000) encoded requests over many operations, in a
 realistic mix (a claim, a few heartbeats, a completion; some contention,
@@ -14,16 +13,13 @@ a ``--generate-only`` run. ``--fastavro-requests`` decodes with fastavro instead
 of the request reader generated from request.avsc. ``--publish`` adds what the
 projector does with each verdict (encode the decision; for a new state version
 its snapshot, its state blob and its history and executions rows; the audit row):
-subtract a run without it for the publish stage alone. ``--native-fold`` folds with the
-Rust fold (``oncelog._native.fold``, built from ``native/``) in place of
-``oncelog.referee.fold.fold``, the same loop around it.
+subtract a run without it for the publish stage alone.
 """
 
 from __future__ import annotations
 
 import cProfile
 import gc
-import importlib
 import pstats
 import random
 import sys
@@ -156,10 +152,6 @@ def main() -> None:
     if "--generate-only" in sys.argv:
         return
     decode = _decode_with_fastavro if "--fastavro-requests" in sys.argv else decode_request
-    if "--native-fold" in sys.argv:
-        global fold  # noqa: PLW0603 - decode_and_fold reads the module's ``fold``
-        fold = importlib.import_module("oncelog._native").fold
-        print("folding with the Rust fold, oncelog._native.fold")
     started = time.perf_counter()
     states = decode_and_fold(records, decode, publish if "--publish" in sys.argv else None)
     elapsed = time.perf_counter() - started

@@ -2,9 +2,9 @@
 
 The modules below are plain typed Python that ``setup.py`` also compiles with mypyc
 into C extensions beside their ``.py`` files; Python then imports the extension. The
-source is the fallback and the one judge either way: an install without the
-extensions (an editable install, ``ONCELOG_INTERPRETED=1`` at build time) runs it
-as it is.
+source is the fallback: an install without these extensions (``ONCELOG_INTERPRETED=1``
+at build time) runs it as it is. The fold itself is Rust, in every install
+(:mod:`oncelog.native_core`).
 
 ``ONCELOG_INTERPRETED=1`` at run time imports the source even where an extension
 exists (a debugger, a profiler that reads lines, a suspected compiler difference).
@@ -30,9 +30,6 @@ from typing import Final
 
 COMPILED: Final = (
     "oncelog.referee.fold",
-    "oncelog.referee.verdicts",
-    "oncelog.referee.approvals",
-    "oncelog.referee.inherits",
     "oncelog.referee.judge",
     "oncelog.referee.validate",
     "oncelog.identity.tokens",
@@ -58,7 +55,7 @@ COMPILED: Final = (
 """The modules mypyc compiles, by import name."""
 
 INTERPRETED_ENV: Final = "ONCELOG_INTERPRETED"
-"""Set to ``1``: build no extensions (``setup.py``) and import the source (run time)."""
+"""Set to ``1``: build none of these (``setup.py``) and import their source (run time)."""
 
 _PACKAGE_ROOT: Final = Path(__file__).resolve().parent
 

@@ -84,6 +84,11 @@ class JavaNotFoundError(ConfigError, code="java_not_found"):
     """No Java runtime, or one too old for the pinned Kafka broker."""
 
 
+class NativeCoreError(ConfigError, ImportError, code="native_core_unavailable"):
+    """The Rust extension ``oncelog._native`` (the fold) is not built, or in a source checkout
+    older than a file of its crate: ``make venv`` (or ``pip install .``, with cargo) builds it."""
+
+
 class InsecureBindError(ConfigError, code="insecure_bind"):
     """The HTTP API was asked to bind a non-loopback address without a bearer token."""
 

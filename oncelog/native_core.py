@@ -1,25 +1,23 @@
-"""The Rust extension ``oncelog._native``, or None where the package runs without it.
+"""The Rust extension ``oncelog._native``: the fold, and the codecs' native path.
 
-``setup.py`` builds the extension with cargo from ``native/`` wherever it builds the
-compiled core (``oncelog._compiled``): ``make venv`` in place, ``pip install .`` and
-``make wheel``. :data:`NATIVE` is the imported extension, or None
+``setup.py`` builds the extension with cargo in every build of the package: ``make venv``
+in place, ``pip install .`` and ``make wheel`` (with or without the mypyc core). It holds
+the referee's fold, the one judge (:mod:`oncelog.referee.fold`), so the package does not
+run without it: :func:`require` returns it, or raises
+:class:`~oncelog.errors.NativeCoreError` where it is not built or, in a source checkout,
+older than a file of its crate (edited since the last build: an edit never runs as its old
+build).
 
-- with ``ONCELOG_INTERPRETED=1`` at run time (the same switch as the compiled core's), or
-  ``ONCELOG_NATIVE=0`` (this extension alone off, the mypyc core still on: to rule it out,
-  or to measure it against the generated Python codecs),
-- where the install has none (an editable install before ``make venv``, a build with
-  ``ONCELOG_INTERPRETED=1``),
-- in a source checkout, where it is older than a file of the crate (edited since the
-  last build): a warning says so, and an edit never runs as its old build.
-
-Whatever uses it keeps a Python path for None.
+:data:`NATIVE` is what the codecs read and write records with: the extension, or None with
+``ONCELOG_INTERPRETED=1`` (the same switch as the compiled core's) or ``ONCELOG_NATIVE=0``
+(the Rust codecs alone off: to rule them out, or to measure them against the generated
+Python codecs). Neither switch changes the fold.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,12 +25,13 @@ from types import ModuleType
 from typing import Final
 
 from oncelog._compiled import INTERPRETED_ENV
+from oncelog.errors import NativeCoreError
 
 MODULE: Final = "oncelog._native"
 """The extension's import name."""
 
 NATIVE_ENV: Final = "ONCELOG_NATIVE"
-"""``ONCELOG_NATIVE=0`` runs without the extension (and only without it)."""
+"""``ONCELOG_NATIVE=0`` reads and writes records without the extension (the fold keeps it)."""
 
 _CHECKOUT: Final = Path(__file__).resolve().parent.parent
 
@@ -51,22 +50,28 @@ def is_stale(built: Path) -> bool:
     return any(p.stat().st_mtime > built_at for p in crate_sources(_CHECKOUT) if p.exists())
 
 
-def load(environ: Mapping[str, str] = os.environ) -> ModuleType | None:
-    """The extension, or None: switched off, not built, or stale (then with a warning)."""
-    if environ.get(INTERPRETED_ENV) == "1" or environ.get(NATIVE_ENV) == "0":
-        return None
+def require() -> ModuleType:
+    """The extension; :class:`~oncelog.errors.NativeCoreError` if not built, or stale."""
     spec = importlib.util.find_spec(MODULE)
     if spec is None or spec.origin is None:
-        return None
-    if is_stale(Path(spec.origin)):
-        logging.getLogger("oncelog").warning(
-            "%s is older than native/ (edited since the build): running without it "
-            "(make venv rebuilds)",
-            spec.origin,
+        raise NativeCoreError(
+            f"{MODULE} is not built: oncelog's fold is Rust. In a clone run make venv; "
+            "pip install . and make wheel build it too (they need cargo, https://rustup.rs)"
         )
-        return None
+    if is_stale(Path(spec.origin)):
+        raise NativeCoreError(
+            f"{spec.origin} is older than native/ (edited since the build), so it is not "
+            "what the source says: make venv rebuilds it"
+        )
     return importlib.import_module(MODULE)
 
 
+def load(environ: Mapping[str, str] = os.environ) -> ModuleType | None:
+    """The extension for the codecs, or None where a switch turns them off (:data:`NATIVE`)."""
+    if environ.get(INTERPRETED_ENV) == "1" or environ.get(NATIVE_ENV) == "0":
+        return None
+    return require()
+
+
 NATIVE: Final = load()
-"""``oncelog._native`` as this process runs it, or None (see the module's docstring)."""
+"""``oncelog._native`` as the codecs use it, or None (see the module's docstring)."""

@@ -1,4 +1,4 @@
-"""The Rust extension: a built checkout imports it, ONCELOG_INTERPRETED=1 runs without it."""
+"""The Rust extension: the fold, always; the codecs' native path, unless switched off."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from oncelog import _compiled, native_core
+from oncelog.errors import NativeCoreError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,15 +19,16 @@ _PROBE = (
     "import sys\n"
     "from oncelog.native_core import NATIVE\n"
     "print(NATIVE is not None and NATIVE is sys.modules['oncelog._native'])\n"
-    "print('oncelog._native' in sys.modules)\n"
     "from oncelog.schemas import codec\n"
     "print(getattr(codec._FAST_REQUESTS.read_current, '__self__', codec).__class__.__name__)\n"
+    "from oncelog.referee.fold import fold\n"
+    "print(fold is sys.modules['oncelog._native'].fold)\n"
 )
 
 
 def _probe(**env: str) -> list[str]:
-    """What a fresh interpreter's ``NATIVE`` is under ``env``: [is the extension, loaded,
-    the class reading the codec's requests].
+    """What a fresh interpreter runs under ``env``: [``NATIVE`` is the extension, the class
+    reading the codec's requests, the fold is the extension's].
 
     Run from outside the clone's root, as tests/test_compiled_core.py does: the extension
     must be found through the installed package, not the working directory.
@@ -43,31 +45,48 @@ def _probe(**env: str) -> list[str]:
     ).stdout.split()
 
 
-def _core_built() -> bool:
-    return any(_compiled.extension_path(name) for name in _compiled.COMPILED)
+def test_a_built_checkout_reads_and_folds_with_the_extension() -> None:
+    assert _probe() == ["True", "AvroReader", "True"]
 
 
-def test_a_built_checkout_imports_the_extension() -> None:
-    # The same builds make both: the compiled core without this one is a build that skipped it.
-    if not _core_built():
-        pytest.skip("no extensions built here (ONCELOG_INTERPRETED=1 at build time)")
-    assert _probe() == ["True", "True", "AvroReader"]
+@pytest.mark.parametrize("switch", [{"ONCELOG_INTERPRETED": "1"}, {"ONCELOG_NATIVE": "0"}])
+def test_a_switch_turns_off_the_rust_codecs_and_never_the_fold(switch: dict[str, str]) -> None:
+    assert _probe(**switch) == ["False", "module", "True"]
 
 
-def test_the_switch_runs_without_the_extension() -> None:
-    assert _probe(ONCELOG_INTERPRETED="1") == ["False", "False", "module"]
-
-
-def test_the_native_switch_turns_off_the_extension_alone() -> None:
-    assert _probe(ONCELOG_NATIVE="0") == ["False", "False", "module"]
-    assert native_core.load({native_core.NATIVE_ENV: "0"}) is None
-    assert native_core.load({native_core.NATIVE_ENV: "1"}) is not None or not _core_built()
-
-
-def test_load_follows_the_switch_in_process() -> None:
+def test_load_follows_the_switches_in_process() -> None:
     assert native_core.load({_compiled.INTERPRETED_ENV: "1"}) is None
-    if _core_built():
-        assert native_core.load({}) is sys.modules[native_core.MODULE]
+    assert native_core.load({native_core.NATIVE_ENV: "0"}) is None
+    assert native_core.load({native_core.NATIVE_ENV: "1"}) is sys.modules[native_core.MODULE]
+    assert native_core.load({}) is sys.modules[native_core.MODULE]
+
+
+def test_an_install_without_the_extension_says_how_to_build_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(native_core, "MODULE", "oncelog._native_not_built")
+    with pytest.raises(NativeCoreError, match="make venv") as raised:
+        native_core.require()
+    assert raised.value.code == "native_core_unavailable"
+    assert isinstance(raised.value, ImportError)  # what an import of a missing module raises
+    with pytest.raises(NativeCoreError):  # the switches turn off the codecs, not the fold's need
+        native_core.load({})
+
+
+def test_a_stale_build_is_refused_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A checkout whose crate was edited after the extension this process imported was built.
+    (tmp_path / ".git").mkdir()
+    source = tmp_path / "native" / "src" / "fold" / "rules.rs"
+    source.parent.mkdir(parents=True)
+    source.write_text("")
+    built = Path(sys.modules[native_core.MODULE].__file__ or "")
+    later = built.stat().st_mtime + 60
+    os.utime(source, (later, later))
+    monkeypatch.setattr(native_core, "_CHECKOUT", tmp_path)
+    with pytest.raises(NativeCoreError, match="older than native/"):
+        native_core.require()
+    os.utime(source, (later - 120, later - 120))  # built after the last edit
+    assert native_core.require() is sys.modules[native_core.MODULE]
 
 
 def test_a_build_older_than_the_crate_is_stale(
@@ -111,23 +130,38 @@ def test_make_rebuilds_when_any_file_of_the_crate_changes() -> None:
     assert crate <= prerequisites, f"not rebuilt on an edit: {sorted(crate - prerequisites)}"
 
 
-def test_a_build_without_cargo_fails_and_names_the_switch(tmp_path: Path) -> None:
-    # No cargo on PATH nor where rustup puts it: stopped before mypyc starts, never skipped.
+def test_a_build_without_cargo_fails_even_without_the_mypyc_core(tmp_path: Path) -> None:
+    # No cargo on PATH nor where rustup puts it: stopped before mypyc starts, never skipped,
+    # and ONCELOG_INTERPRETED=1 (no mypyc core) still needs the extension: it is the fold.
     nowhere = {"PATH": str(tmp_path), "CARGO_HOME": str(tmp_path / "no-cargo")}
-    command = [sys.executable, "setup.py", "-q", "build_ext", "--inplace"]
+    command = [sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(tmp_path)]
     environ = {k: v for k, v in os.environ.items() if k != _compiled.INTERPRETED_ENV}
-    failed = subprocess.run(
-        command,
-        env=environ | nowhere,
+    for switch in ({}, {_compiled.INTERPRETED_ENV: "1"}):
+        failed = subprocess.run(
+            command,
+            env=environ | nowhere | switch,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        assert failed.returncode != 0
+        assert "needs cargo" in failed.stderr
+    assert list(tmp_path.rglob("*.so")) == []
+
+
+def test_a_build_without_the_mypyc_core_builds_the_extension_alone(tmp_path: Path) -> None:
+    if shutil.which("cargo") is None and not (Path.home() / ".cargo" / "bin" / "cargo").exists():
+        pytest.fail("cargo is a prerequisite of the build (README)")
+    environ = {k: v for k, v in os.environ.items() if k != _compiled.INTERPRETED_ENV}
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(tmp_path)],
+        env=environ | {_compiled.INTERPRETED_ENV: "1"},
         cwd=ROOT,
+        check=True,
         capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
+        timeout=600,
     )
-    assert failed.returncode != 0
-    assert "needs cargo" in failed.stderr
-    assert f"{_compiled.INTERPRETED_ENV}=1" in failed.stderr
-    # The switch builds nothing, so it needs neither cargo nor a C compiler.
-    interpreted = environ | nowhere | {_compiled.INTERPRETED_ENV: "1"}
-    subprocess.run(command, env=interpreted, cwd=ROOT, check=True, capture_output=True, timeout=60)
+    built = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.so"))
+    assert [p.split(".")[0] for p in built] == ["oncelog/_native"]

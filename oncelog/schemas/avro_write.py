@@ -222,8 +222,8 @@ class StateBodies:
 # --- arrays that grow by one item a version ----------------------------------------
 
 # The items of recently written tuples, kept by their last item. A state's retry
-# memory is a tuple that each new version extends by one entry (``(*old, entry)``,
-# referee.verdicts), so the items of the new one are those of the old one, found by
+# memory is a tuple that each new version extends by one entry (``(*old, entry)``, as the
+# fold makes it), so the items of the new one are those of the old one, found by
 # its second-to-last item, plus one. Only tuples: they and their records cannot change.
 _RUNS: Final = IdentityMemo(16 << 20)
 

@@ -122,8 +122,9 @@ def test_code_cites_the_spec_by_its_path_and_an_existing_section() -> None:
     spec = (ROOT / "docs" / "spec.md").read_text()
     sections = set(re.findall(r"^## (\d+)\.", spec, flags=re.M))
     cited: set[str] = set()
-    for folder in ("oncelog", "tests", "drills", "bench"):
-        for path in (ROOT / folder).rglob("*.py"):
+    sources = [(folder, "*.py") for folder in ("oncelog", "tests", "drills", "bench")]
+    for folder, pattern in [*sources, ("native/src", "*.rs")]:  # the fold is Rust
+        for path in (ROOT / folder).rglob(pattern):
             text = path.read_text("utf-8")
             assert not re.search(r"(?<!docs/)\bspec(\.md)? §", text), f"{path}: say docs/spec.md"
             for group in re.findall(r"docs/spec\.md ((?:§\d+(?:, )?)+)", text):

@@ -34,6 +34,7 @@ CODES = {
     "InvalidRequestError": ("invalid_request", 422),
     "InvalidStateError": ("invalid_state", 409),
     "JavaNotFoundError": ("java_not_found", 500),
+    "NativeCoreError": ("native_core_unavailable", 500),
     "KafkaOperationError": ("kafka_error", 503),
     "ApprovalDeniedError": ("approval_denied", 409),
     "ApprovalExpiredError": ("approval_expired", 409),

@@ -1,14 +1,18 @@
-"""The fold calls no I/O builtin: what `lint-imports` cannot see.
+"""The fold reads no clock, randomness or I/O: what `lint-imports` cannot see.
 
-Its imports (no clock, randomness, I/O, Kafka or DuckDB) are import-linter
-contracts in pyproject.toml, checked by `make lint`. A builtin such as ``open``
-needs no import, so the modules the fold loads are also read here.
+The Python the fold loads is held by import-linter contracts in pyproject.toml (no clock,
+randomness, I/O, Kafka or DuckDB), checked by `make lint`; a builtin such as ``open``
+needs no import, so those modules are also read here. The fold's rules are Rust
+(``native/src/fold/``): its sources are read for the same, with the crate's dependencies
+and the Python modules it imports.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import re
+import tomllib
 from pathlib import Path
 
 import grimp
@@ -17,6 +21,13 @@ from oncelog._compiled import source_path
 
 FORBIDDEN_CALLS = {"print", "open", "input", "exec", "eval", "__import__"}
 FOLD = "oncelog.referee.fold"
+CRATE = Path(__file__).resolve().parents[2] / "native"
+# The fold's Rust: its module and the object helpers it calls.
+RUST_FOLD = [*sorted((CRATE / "src" / "fold").glob("*.rs")), CRATE / "src" / "objects.rs"]
+RUST_FORBIDDEN = re.compile(
+    r"\bstd::(?:time|fs|net|env|io|process|thread)\b|\b(?:SystemTime|Instant)\b"
+    r"|\b(?:println|eprintln|print|eprint|dbg)!|\brand\b|PyImport_|PyObject_Call|PyEval_"
+)
 
 
 def _fold_closure() -> set[str]:
@@ -54,3 +65,33 @@ def test_fold_closure_calls_no_io_builtins() -> None:
         for node in ast.walk(ast.parse(_source(module))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id not in FORBIDDEN_CALLS, f"{module} calls {node.func.id}"
+
+
+def _rust_code(path: Path) -> str:
+    """``path`` without its comments (``//`` to the end of a line; the sources have no ``/*``)."""
+    text = path.read_text("utf-8")
+    assert "/*" not in text, f"{path}: a block comment this reader does not strip"
+    return re.sub(r"//.*", "", text)
+
+
+def test_the_rust_fold_reads_no_clock_randomness_nor_io() -> None:
+    assert len(RUST_FOLD) > 5
+    for path in RUST_FOLD:
+        found = RUST_FORBIDDEN.search(_rust_code(path))
+        assert found is None, f"{path.name}: {found.group(0) if found else ''}"
+
+
+def test_the_rust_fold_imports_the_models_and_nothing_impure() -> None:
+    code = "".join(_rust_code(path) for path in RUST_FOLD)
+    imported = set(re.findall(r'\.import\("([^"]+)"\)', code))
+    assert imported == {"oncelog.schemas.models", "oncelog.identity.tokens", "dataclasses"}
+    # The package's modules among them are held by the fold's import-linter contract too.
+    pyproject = tomllib.loads((CRATE.parent / "pyproject.toml").read_text("utf-8"))
+    contracts = pyproject["tool"]["importlinter"]["contracts"]
+    (pure,) = [c for c in contracts if c["name"].startswith("The fold is pure")]
+    assert {"oncelog.schemas.models", "oncelog.identity.tokens"} <= set(pure["source_modules"])
+
+
+def test_the_crate_depends_on_pyo3_and_sha256_alone() -> None:
+    manifest = tomllib.loads((CRATE / "Cargo.toml").read_text("utf-8"))
+    assert set(manifest["dependencies"]) == {"pyo3", "sha2"}
