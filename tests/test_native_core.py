@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import subprocess
@@ -165,3 +166,23 @@ def test_a_build_without_the_mypyc_core_builds_the_extension_alone(tmp_path: Pat
     )
     built = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.so"))
     assert [p.split(".")[0] for p in built] == ["oncelog/_native"]
+
+
+def test_what_it_makes_is_left_to_refcounting_not_the_cycle_collector() -> None:
+    # Immutable, and holding only objects older than themselves: no cycle to collect, so
+    # a projector's cache of states is not walked again by every collection.
+    from oncelog.referee.fold import fold  # noqa: PLC0415 - the module under test above
+    from oncelog.schemas import codec  # noqa: PLC0415
+    from tests.projector.fold_factories import Op  # noqa: PLC0415
+
+    op = Op()
+    claimed, granted = fold(None, op.claim("A"), 1_000)
+    state, decision = fold(claimed, op.complete("A"), 2_000)
+    assert state is not None
+    assert state.recent
+    assert granted.state is claimed
+    made = [claimed, state, decision, state.recent, *state.recent, decision.state]
+    assert [gc.is_tracked(obj) for obj in made] == [False] * len(made)
+    request = codec.decode_request(codec.encode_request(op.complete("A")))
+    read_natively = native_core.NATIVE is not None  # else the Python codecs: CPython's tracking
+    assert (gc.is_tracked(request), gc.is_tracked(request.body)) == (not read_natively,) * 2

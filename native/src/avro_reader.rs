@@ -179,7 +179,7 @@ unsafe fn read_array(item: &Node, cur: &mut Cursor) -> Option<P> {
             items.push(Owned(read(item, cur)?));
         }
     }
-    let tuple = ffi::PyTuple_New(items.len() as ffi::Py_ssize_t);
+    let tuple = objects::untrack(ffi::PyTuple_New(items.len() as ffi::Py_ssize_t));
     if tuple.is_null() {
         return None;
     }

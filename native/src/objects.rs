@@ -51,13 +51,31 @@ pub unsafe fn bytes(s: &[u8]) -> P {
 }
 
 /// An instance of `tp` with `n` item slots, as `tp.__new__` allocates it before filling
-/// (a tuple subtype: `n` NULL items; a slotted class: `n` = 0, every slot NULL).
+/// (a tuple subtype: `n` NULL items; a slotted class: `n` = 0, every slot NULL), left out
+/// of the cycle collector's lists ([`untrack`]).
 #[inline(always)]
 pub unsafe fn allocate(tp: *mut PyTypeObject, n: usize) -> P {
-    match (*tp).tp_alloc {
+    let obj = match (*tp).tp_alloc {
         Some(alloc) => alloc(tp, n as Py_ssize_t),
         None => ffi::PyType_GenericAlloc(tp, n as Py_ssize_t),
+    };
+    untrack(obj)
+}
+
+/// `obj` (NULL passes through) without the cycle collector's tracking.
+///
+/// Only for what this module makes: the models and their tuples, immutable once filled,
+/// each holding references to objects that existed before it (strings, numbers, enum
+/// members, models made earlier) and never a dict or a list. Such an object cannot be part
+/// of a reference cycle, so the collector has nothing to find in it, and refcounting frees
+/// it as before; CPython untracks a tuple of atomic items the same way. Tracked, every
+/// collection walks each one again, and a projector's cache of states holds many.
+#[inline(always)]
+pub unsafe fn untrack(obj: P) -> P {
+    if !obj.is_null() && ffi::PyObject_IS_GC(obj) != 0 {
+        ffi::PyObject_GC_UnTrack(obj.cast());
     }
+    obj
 }
 
 /// Store the owned `value` in the empty slot at byte `offset` of `obj` (what a member
@@ -190,7 +208,7 @@ pub unsafe fn tuple_shared(tp: *mut PyTypeObject, items: &[P]) -> Fallible<Owned
 /// A plain tuple holding a new reference to each borrowed item.
 #[inline(always)]
 pub unsafe fn plain_tuple(items: &[P]) -> Fallible<Owned> {
-    let t = Owned::take(ffi::PyTuple_New(items.len() as Py_ssize_t))?;
+    let t = Owned::take(untrack(ffi::PyTuple_New(items.len() as Py_ssize_t)))?;
     for (i, v) in items.iter().enumerate() {
         ffi::PyTuple_SET_ITEM(t.0, i as Py_ssize_t, new_ref(*v));
     }

@@ -72,7 +72,8 @@ class PartitionClock(NamedTuple):
         clamped = broker_ts_ms if last is None or broker_ts_ms > last else last
         if clamped == last:
             return self, clamped
-        return PartitionClock(clamped), clamped
+        # As ``_make`` makes it: the class's own ``__new__`` runs an interpreted frame.
+        return tuple.__new__(PartitionClock, (clamped,)), clamped
 
 
 def snapshot_of(decision: Decision, partition: int, offset: int) -> ExecutionSnapshot:
