@@ -7,19 +7,23 @@ import subprocess
 import sys
 from pathlib import Path
 
-from oncelog import _compiled
+from oncelog import _compiled, native_core
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# The switches a probe leaves unset unless its test sets them: the suite may run under one.
+_SWITCHES = frozenset({_compiled.INTERPRETED_ENV, native_core.NATIVE_ENV})
 
 
 def probe(script: str, **env: str) -> list[str]:
     """The words ``python -c script`` prints in a fresh interpreter under this one's
-    environment, without ``ONCELOG_INTERPRETED`` unless ``env`` sets it, plus ``env``.
+    environment, without ``ONCELOG_INTERPRETED`` or ``ONCELOG_NATIVE`` unless ``env`` sets
+    them, plus ``env``.
 
     Run from ``tests/``, outside the clone's root: the extensions (mypyc's and the Rust one)
     must be found through the installed package, not the working directory.
     """
-    environ = {k: v for k, v in os.environ.items() if k != _compiled.INTERPRETED_ENV}
+    environ = {k: v for k, v in os.environ.items() if k not in _SWITCHES}
     return subprocess.run(
         [sys.executable, "-c", script],
         env=environ | env,
