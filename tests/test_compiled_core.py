@@ -5,13 +5,12 @@ from __future__ import annotations
 import importlib.machinery
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from oncelog import _compiled
+from tests.probe import probe
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,22 +22,9 @@ _PROBE = (
 
 
 def _compiled_flags(**env: str) -> list[bool]:
-    """Which of the compiled modules a fresh interpreter imports compiled, under ``env``.
-
-    Run from outside the clone: the extensions and their shared runtime must be found
-    through the installed package, not the working directory.
-    """
-    environ = {k: v for k, v in os.environ.items() if k != _compiled.INTERPRETED_ENV}
-    out = subprocess.run(
-        [sys.executable, "-c", _PROBE],
-        env=environ | env,
-        cwd=ROOT / "tests",
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout
-    return [flag == "1" for flag in out.split()]
+    """Which of the compiled modules a fresh interpreter imports compiled, under ``env``
+    (:func:`tests.probe.probe`: from outside the clone, as an install finds them)."""
+    return [flag == "1" for flag in probe(_PROBE, **env)]
 
 
 def test_every_built_module_imports_compiled() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from oncelog import _compiled, native_core
 from oncelog.errors import NativeCoreError
+from tests.probe import probe
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,22 +29,9 @@ _PROBE = (
 
 
 def _probe(**env: str) -> list[str]:
-    """What a fresh interpreter runs under ``env``: [``NATIVE`` is the extension, the class
-    reading the codec's requests, the fold is the extension's].
-
-    Run from outside the clone's root, as tests/test_compiled_core.py does: the extension
-    must be found through the installed package, not the working directory.
-    """
-    environ = {k: v for k, v in os.environ.items() if k != _compiled.INTERPRETED_ENV}
-    return subprocess.run(
-        [sys.executable, "-c", _PROBE],
-        env=environ | env,
-        cwd=ROOT / "tests",
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout.split()
+    """What a fresh interpreter says under ``env`` (:func:`tests.probe.probe`): [``NATIVE``
+    is the extension, the class reading the codec's requests, the fold is the extension's]."""
+    return probe(_PROBE, **env)
 
 
 def test_a_built_checkout_reads_and_folds_with_the_extension() -> None:

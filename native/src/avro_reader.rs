@@ -14,7 +14,7 @@
 //! lets fastavro give its exact verdict.
 
 use crate::objects::{self, Owned, P};
-use pyo3::exceptions::PyValueError;
+use crate::program::{Op, Program};
 use pyo3::ffi::{self, PyTypeObject};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple, PyType};
@@ -285,15 +285,11 @@ unsafe fn read_record(
 
 // --- the program, compiled once -----------------------------------------------------
 
-fn bad(what: String) -> PyErr {
-    PyValueError::new_err(format!("not a reader program: {what}"))
-}
+const READER: Program = Program("reader");
 
 fn compile(node: &Bound<'_, PyAny>) -> PyResult<Node> {
-    let node = node.downcast::<PyTuple>()?;
-    let op: String = node.get_item(0)?.extract()?;
-    let arg = |i: usize| node.get_item(i);
-    Ok(match op.as_str() {
+    let op = Op::of(node)?;
+    Ok(match op.name.as_str() {
         "null" => Node::Null,
         "boolean" => Node::Boolean,
         "int" => Node::Int,
@@ -302,14 +298,16 @@ fn compile(node: &Bound<'_, PyAny>) -> PyResult<Node> {
         "double" => Node::Double,
         "string" => Node::Text,
         "bytes" => Node::Bytes,
-        "fixed" => Node::Fixed(arg(1)?.extract()?),
+        "fixed" => Node::Fixed(op.arg(1)?.extract()?),
         "enum" => {
-            Node::Enum(arg(1)?.try_iter()?.map(|m| Ok(m?.unbind())).collect::<PyResult<_>>()?)
+            Node::Enum(op.arg(1)?.try_iter()?.map(|m| Ok(m?.unbind())).collect::<PyResult<_>>()?)
         }
-        "union" => Node::Union(arg(1)?.try_iter()?.map(|b| compile(&b?)).collect::<PyResult<_>>()?),
-        "array" => Node::Array(Box::new(compile(&arg(1)?)?)),
-        "record" => compile_record(&arg(1)?, &arg(2)?, &arg(3)?, &arg(4)?)?,
-        other => return Err(bad(format!("unknown node {other:?}"))),
+        "union" => {
+            Node::Union(op.arg(1)?.try_iter()?.map(|b| compile(&b?)).collect::<PyResult<_>>()?)
+        }
+        "array" => Node::Array(Box::new(compile(&op.arg(1)?)?)),
+        "record" => compile_record(&op.arg(1)?, &op.arg(2)?, &op.arg(3)?, &op.arg(4)?)?,
+        other => return Err(READER.unknown(other)),
     })
 }
 
@@ -324,7 +322,7 @@ fn compile_record(
 ) -> PyResult<Node> {
     let fields: Vec<Node> = fields.try_iter()?.map(|f| compile(&f?)).collect::<PyResult<_>>()?;
     if fields.len() > MAX_FIELDS {
-        return Err(bad(format!("a record of {} fields", fields.len())));
+        return Err(READER.bad(format!("a record of {} fields", fields.len())));
     }
     let mut names = Vec::new();
     let mut compiled = Vec::new();
@@ -338,13 +336,13 @@ fn compile_record(
         } else {
             let i: usize = index.extract()?;
             if i >= fields.len() {
-                return Err(bad(format!("field {i} of {}", fields.len())));
+                return Err(READER.bad(format!("field {i} of {}", fields.len())));
             }
             Source::Field(i)
         });
     }
     if !class.is_instance_of::<PyType>() {
-        return Err(bad("a record's class is not a type".into()));
+        return Err(READER.bad("a record's class is not a type"));
     }
     let is_tuple = class.downcast::<PyType>()?.is_subclass(&class.py().get_type::<PyTuple>())?;
     let build = match how.extract::<String>()?.as_str() {
@@ -352,26 +350,26 @@ fn compile_record(
             // Filled in place: exactly its fields, each a source.
             let fields: Option<usize> = class.getattr("_fields").and_then(|f| f.len()).ok();
             if !is_tuple || fields != Some(compiled.len()) {
-                return Err(
-                    bad("a tuple record's class is not a NamedTuple of its sources".into()),
-                );
+                return Err(READER.bad("a tuple record's class is not a NamedTuple of its sources"));
             }
             Build::Tuple
         }
         "slots" => {
             if is_tuple || names.is_empty() {
-                return Err(bad("a slotted record's class is a tuple, or has no slots".into()));
+                return Err(READER.bad("a slotted record's class is a tuple, or has no slots"));
             }
             let mut offsets = Vec::new();
             for name in &names {
                 let descr = class.getattr("__dict__")?.get_item(name)?;
                 let offset = unsafe { objects::slot_offset(descr.as_ptr()) };
-                offsets.push(offset.ok_or_else(|| bad(format!("{name} is not an object slot")))?);
+                offsets.push(
+                    offset.ok_or_else(|| READER.bad(format!("{name} is not an object slot")))?,
+                );
             }
             Build::Slots(offsets)
         }
         "call" => Build::Call,
-        other => return Err(bad(format!("unknown build {other:?}"))),
+        other => return Err(READER.bad(format!("unknown build {other:?}"))),
     };
     Ok(Node::Record { class: class.clone().unbind(), fields, sources: compiled, build })
 }

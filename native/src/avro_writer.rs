@@ -8,6 +8,7 @@
 //! OverflowError, AttributeError), and nothing is written.
 
 use crate::objects::{Owned, P};
+use crate::program::{Op, Program};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -221,41 +222,37 @@ unsafe fn write_record(
 
 // --- the program, compiled once -----------------------------------------------------
 
-fn bad(what: String) -> PyErr {
-    PyValueError::new_err(format!("not a writer program: {what}"))
-}
+const WRITER: Program = Program("writer");
 
 fn compile(node: &Bound<'_, PyAny>) -> PyResult<Node> {
-    let node = node.downcast::<PyTuple>()?;
-    let op: String = node.get_item(0)?.extract()?;
-    let arg = |i: usize| node.get_item(i);
-    Ok(match op.as_str() {
+    let op = Op::of(node)?;
+    Ok(match op.name.as_str() {
         "null" => Node::Null,
         "boolean" => Node::Boolean,
         "long" | "int" => Node::Long,
         "string" => Node::Text,
         "bytes" => Node::Bytes,
-        "enum" => Node::Enum(arg(1)?.downcast::<PyDict>()?.clone().unbind()),
-        "optional" => Node::Optional(Box::new(compile(&arg(1)?)?)),
+        "enum" => Node::Enum(op.arg(1)?.downcast::<PyDict>()?.clone().unbind()),
+        "optional" => Node::Optional(Box::new(compile(&op.arg(1)?)?)),
         "branches" => {
             let mut branches = Vec::new();
-            for branch in arg(1)?.try_iter()? {
+            for branch in op.arg(1)?.try_iter()? {
                 let branch = branch?;
                 let branch = branch.downcast::<PyTuple>()?;
                 let cls = branch.get_item(0)?;
                 if !cls.is_instance_of::<PyType>() {
-                    return Err(bad("a branch's class is not a type".into()));
+                    return Err(WRITER.bad("a branch's class is not a type"));
                 }
                 branches.push((cls.unbind(), compile(&branch.get_item(1)?)?));
             }
             if branches.len() > 63 {
-                return Err(bad("over 63 branches".into()));
+                return Err(WRITER.bad("over 63 branches"));
             }
             Node::Branches(branches)
         }
-        "array" => Node::Array(Box::new(compile(&arg(1)?)?)),
-        "record" => compile_record(&arg(1)?, &arg(2)?)?,
-        other => return Err(bad(format!("unknown node {other:?}"))),
+        "array" => Node::Array(Box::new(compile(&op.arg(1)?)?)),
+        "record" => compile_record(&op.arg(1)?, &op.arg(2)?)?,
+        other => return Err(WRITER.unknown(other)),
     })
 }
 
@@ -271,7 +268,7 @@ fn compile_record(size: &Bound<'_, PyAny>, fields: &Bound<'_, PyAny>) -> PyResul
         let access = field.get_item(0)?;
         let access = if let Ok(i) = access.extract::<usize>() {
             if size.is_none_or(|size| i >= size) {
-                return Err(bad(format!("item {i} of a record of {size:?}")));
+                return Err(WRITER.bad(format!("item {i} of a record of {size:?}")));
             }
             Access::Item(i)
         } else if access.is_instance_of::<pyo3::types::PyString>() {
@@ -279,7 +276,7 @@ fn compile_record(size: &Bound<'_, PyAny>, fields: &Bound<'_, PyAny>) -> PyResul
         } else if access.is_callable() {
             Access::Derived(access.unbind())
         } else {
-            return Err(bad("a field's access is no index, name or function".into()));
+            return Err(WRITER.bad("a field's access is no index, name or function"));
         };
         compiled.push((access, compile(&field.get_item(1)?)?));
     }

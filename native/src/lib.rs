@@ -9,6 +9,7 @@ mod avro_reader;
 mod avro_writer;
 mod fold;
 mod objects;
+mod program;
 
 use pyo3::prelude::*;
 

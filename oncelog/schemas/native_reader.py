@@ -23,7 +23,6 @@ is unsure, and the codec lets fastavro judge.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from typing import Any
 
 from oncelog.native_core import NATIVE
@@ -119,20 +118,13 @@ def program(schema: Any) -> tuple[Any, ...]:
     return _Builder(named_types(schema)).node(schema)
 
 
-def native_reader(native: Any, schema: Any) -> Callable[[bytes, int], Any]:
-    """``read(data, pos)`` of the extension ``native`` for ``schema``: the model in
-    ``data[pos:]``, which must end with it, or ``None`` when fastavro must judge."""
-    reader: Callable[[bytes, int], Any] = native.AvroReader(program(schema)).read
-    return reader
-
-
 def natively_read(path: FastPath, previous_schema: Any) -> FastPath:
     """``path`` with the extension's readers of its record type's current layout and of
-    ``previous_schema``, where the extension is built (else ``path`` as it is)."""
+    ``previous_schema``, where the extension is built (else ``path`` as it is). Each reader
+    is ``read(data, pos)``: the model in ``data[pos:]``, which must end with it, or ``None``
+    when fastavro must judge."""
     if NATIVE is None:
         return path
-    return dataclasses.replace(
-        path,
-        read_current=native_reader(NATIVE, CURRENT[path.name]),
-        read_previous=native_reader(NATIVE, previous_schema),
-    )
+    current = NATIVE.AvroReader(program(CURRENT[path.name]))
+    previous = NATIVE.AvroReader(program(previous_schema))
+    return dataclasses.replace(path, read_current=current.read, read_previous=previous.read)

@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from oncelog.native_core import NATIVE
 from oncelog.schemas import decision_derived, models
+from oncelog.schemas.avro_write import prefixed
 from oncelog.schemas.inline_reader import UnsupportedError
 from oncelog.schemas.layout import model_fields, model_of, named_types
 
@@ -110,6 +111,4 @@ def natively_written(
 
 def python_written(prefix: bytes, python: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
     """``write(model)``: ``prefix`` and the body the generated writer ``python`` writes."""
-    if not prefix:
-        return python
-    return lambda model: prefix + python(model)
+    return prefixed(prefix, python) if prefix else python

@@ -145,9 +145,9 @@ class _Emitter(Emitter):
         named = {
             model_of(r["name"]): (write_long(i), self.record(r)) for i, r in enumerate(records)
         }
-        table = {cls: _branch(i, self.scope[f]) for cls, (i, f) in named.items()}
+        table = {cls: _prefixed(i, self.scope[f]) for cls, (i, f) in named.items()}
         spelling = ", ".join(
-            f"models.{cls.__name__}: branch({i!r}, {f})" for cls, (i, f) in named.items()
+            f"models.{cls.__name__}: prefixed({i!r}, {f})" for cls, (i, f) in named.items()
         )
         branch = self.spell("U_", table, f"{{{spelling}}}")
         return f"{branch}[type({v})]({v})"
@@ -184,7 +184,7 @@ class _Emitter(Emitter):
         exec(code, self.scope)
 
 
-_branch: Final = avro_write.branch
+_prefixed: Final = avro_write.prefixed
 
 # The models whose derived fields are properties over the functions of a compiled module:
 # the writer calls the function, not the property (an interpreted frame a field).
@@ -242,9 +242,9 @@ from oncelog.schemas.avro_write import (
     StateBodies,
     array,
     blob,
-    branch,
     pack_d,
     pack_f,
+    prefixed,
     record_array,
     text,
 )

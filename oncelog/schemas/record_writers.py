@@ -17,9 +17,9 @@ from oncelog.schemas.avro_write import (
     StateBodies,
     array,
     blob,
-    branch,
     pack_d,
     pack_f,
+    prefixed,
     record_array,
     text,
 )
@@ -305,10 +305,10 @@ E_44: Any = {'CLAIMED': b'\x00', 'COMPLETED': b'\x02', 'FAILED': b'\x04', 'EXPIR
 E_53: Any = {'claimed': b'\x00', 'reclaimed': b'\x02', 'in_progress': b'\x04', 'replayed': b'\x06', 'conflict': b'\x08', 'result_expired': b'\n', 'failed': b'\x0c', 'heartbeat_ok': b'\x0e', 'completed': b'\x10', 'stale_claim': b'\x12', 'released': b'\x14', 'cancel_requested': b'\x16', 'expired': b'\x18', 'invalid_request': b'\x1a', 'state_absent': b'\x1c', 'state_claimed': b'\x1e', 'state_completed': b' ', 'state_failed': b'"', 'state_expired': b'$', 'inherited': b'&', 'awaiting_approval': b'(', 'approved': b'*', 'denied': b',', 'approval_expired': b'.', 'approval_refused': b'0'}
 E_90: Any = {'pure': b'\x00', 'external': b'\x02'}
 E_114: Any = {'pure': b'\x00', 'external': b'\x02'}
-U_124: Any = {models.Claim: branch(b'\x00', write_Claim_82), models.Heartbeat: branch(b'\x02', write_Heartbeat_91), models.Complete: branch(b'\x04', write_Complete_93), models.Fail: branch(b'\x06', write_Fail_95), models.Release: branch(b'\x08', write_Release_98), models.Cancel: branch(b'\n', write_Cancel_99), models.Sweep: branch(b'\x0c', write_Sweep_101), models.Get: branch(b'\x0e', write_Get_102), models.Inherit: branch(b'\x10', write_Inherit_103), models.Approve: branch(b'\x12', write_Approve_115), models.Deny: branch(b'\x14', write_Deny_119)}
+U_124: Any = {models.Claim: prefixed(b'\x00', write_Claim_82), models.Heartbeat: prefixed(b'\x02', write_Heartbeat_91), models.Complete: prefixed(b'\x04', write_Complete_93), models.Fail: prefixed(b'\x06', write_Fail_95), models.Release: prefixed(b'\x08', write_Release_98), models.Cancel: prefixed(b'\n', write_Cancel_99), models.Sweep: prefixed(b'\x0c', write_Sweep_101), models.Get: prefixed(b'\x0e', write_Get_102), models.Inherit: prefixed(b'\x10', write_Inherit_103), models.Approve: prefixed(b'\x12', write_Approve_115), models.Deny: prefixed(b'\x14', write_Deny_119)}
 E_149: Any = {'pure': b'\x00', 'external': b'\x02'}
 E_173: Any = {'pure': b'\x00', 'external': b'\x02'}
-U_174: Any = {models.Claim: branch(b'\x00', write_Claim_141), models.Heartbeat: branch(b'\x02', write_Heartbeat_150), models.Complete: branch(b'\x04', write_Complete_152), models.Fail: branch(b'\x06', write_Fail_154), models.Release: branch(b'\x08', write_Release_157), models.Cancel: branch(b'\n', write_Cancel_158), models.Sweep: branch(b'\x0c', write_Sweep_160), models.Get: branch(b'\x0e', write_Get_161), models.Inherit: branch(b'\x10', write_Inherit_162)}
+U_174: Any = {models.Claim: prefixed(b'\x00', write_Claim_141), models.Heartbeat: prefixed(b'\x02', write_Heartbeat_150), models.Complete: prefixed(b'\x04', write_Complete_152), models.Fail: prefixed(b'\x06', write_Fail_154), models.Release: prefixed(b'\x08', write_Release_157), models.Cancel: prefixed(b'\n', write_Cancel_158), models.Sweep: prefixed(b'\x0c', write_Sweep_160), models.Get: prefixed(b'\x0e', write_Get_161), models.Inherit: prefixed(b'\x10', write_Inherit_162)}
 NESTED_182: Any = STATE_BODIES.body
 E_183: Any = {'claimed': b'\x00', 'reclaimed': b'\x02', 'in_progress': b'\x04', 'replayed': b'\x06', 'conflict': b'\x08', 'result_expired': b'\n', 'failed': b'\x0c', 'heartbeat_ok': b'\x0e', 'completed': b'\x10', 'stale_claim': b'\x12', 'released': b'\x14', 'cancel_requested': b'\x16', 'expired': b'\x18', 'invalid_request': b'\x1a', 'state_absent': b'\x1c', 'state_claimed': b'\x1e', 'state_completed': b' ', 'state_failed': b'"', 'state_expired': b'$', 'inherited': b'&', 'awaiting_approval': b'(', 'approved': b'*', 'denied': b',', 'approval_expired': b'.', 'approval_refused': b'0'}
 E_206: Any = {'claim': b'\x00', 'heartbeat': b'\x02', 'complete': b'\x04', 'fail': b'\x06', 'release': b'\x08', 'cancel': b'\n', 'sweep': b'\x0c', 'get': b'\x0e', 'inherit': b'\x10', 'approve': b'\x12', 'deny': b'\x14'}
