@@ -139,15 +139,24 @@ class CoreBuildExt(ParallelBuildExt):
             super().build_extension(ext)
 
     def _build_native(self) -> None:
-        """The crate's library as ``oncelog/_native<EXT_SUFFIX>``: in place or in build_lib."""
-        built = _cargo_build()
+        """The crate's library as ``oncelog/_native<EXT_SUFFIX>`` in build_lib."""
         destination = self.get_ext_fullpath(_NATIVE_MODULE)
         os.makedirs(os.path.dirname(destination), exist_ok=True)
-        # A copy, then a rename over the old file: a process that has the old library
-        # loaded keeps its mapping intact, and the new file's time is the build's.
-        partial = destination + ".partial"
-        shutil.copyfile(built, partial)
-        os.replace(partial, destination)
+        _replace(_cargo_build(), destination)
+
+    def copy_file(self, infile: Any, outfile: Any, *args: Any, **kwargs: Any) -> tuple[str, bool]:
+        """How ``--inplace`` puts each built extension beside its source: :func:`_replace`."""
+        _replace(Path(infile), str(outfile))
+        return str(outfile), True
+
+
+def _replace(built: Path, destination: str) -> None:
+    """``built`` copied to ``destination``, then renamed over the old file: a process that has
+    the old library loaded keeps its mapping intact (a copy into the file itself would change
+    the pages under it), and the new file's time is the build's."""
+    partial = destination + ".partial"
+    shutil.copyfile(built, partial)
+    os.replace(partial, destination)
 
 
 setup(ext_modules=_ext_modules(), cmdclass={"build_ext": CoreBuildExt})
