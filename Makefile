@@ -14,8 +14,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 # The compiled core (oncelog/_compiled.py): mypyc builds its C extensions in place, again
 # whenever one of their sources changes (ONCELOG_INTERPRETED=1: the Rust extension alone).
-# --force: an unchanged module's cached build would keep its old time, which
-# oncelog._compiled would take for a source edited since.
+# --force: built from the sources, never from what an earlier build left in build/.
 CORE_SRC := oncelog/referee/fold.py oncelog/referee/judge.py oncelog/referee/validate.py oncelog/identity/tokens.py oncelog/identity/canonical_json.py oncelog/identity/ids.py oncelog/identity/validation.py oncelog/identity/partitioner.py oncelog/schemas/request_reader.py oncelog/schemas/request_reader_previous.py oncelog/schemas/decision_reader.py oncelog/schemas/decision_reader_previous.py oncelog/schemas/avro_read.py oncelog/schemas/previous.py oncelog/schemas/decision_derived.py oncelog/schemas/avro_write.py oncelog/schemas/byte_budget.py oncelog/schemas/record_writers.py oncelog/schemas/fast_paths.py oncelog/projector/row_builders.py oncelog/projector/known_ids.py oncelog/projector/states.py
 # The Rust extension (oncelog._native, native/): setup.py builds it with the core, so an edit
 # to the crate rebuilds both. Every .rs file under native/src, at any depth.
